@@ -1,0 +1,73 @@
+// Package config holds the scheduler's configuration and its validation.
+package config
+
+import (
+	"github.com/crsched/crs/acquire"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
+)
+
+// DefaultHeapCount is the number of heap shards used when HeapCount is 0.
+const DefaultHeapCount = 1
+
+// MaxHeapCount is the largest accepted HeapCount.
+const MaxHeapCount = 1024
+
+// DefaultEventQueueSize is the event queue capacity used when
+// EventQueueSize is 0.
+const DefaultEventQueueSize = 1024
+
+// Comparator orders resources: negative when a should be handed out before
+// b, positive when after, zero when they are equally good. It must be a
+// consistent total order and must not call back into the scheduler.
+type Comparator[T any] func(a, b T) int
+
+// KeyFunc returns the identity of a resource. It must return the same key
+// for every version of a resource passed to Update.
+type KeyFunc[T any, ID comparable] func(T) ID
+
+// Config configures a scheduler. The zero values of the optional fields
+// select the documented defaults.
+type Config[T any, ID comparable] struct {
+	// HeapCount is the number of independently locked heap shards.
+	// 0 means DefaultHeapCount; otherwise it must be in [1, MaxHeapCount].
+	HeapCount int
+	// Comparator orders resources (required).
+	Comparator Comparator[T]
+	// KeyFunc identifies resources (required).
+	KeyFunc KeyFunc[T, ID]
+	// AcquirePolicy decides whether Acquire leaves the resource in the pool
+	// (Shared, the zero value) or takes it out until Release (Exclusive).
+	AcquirePolicy AcquirePolicy
+	// AcquireStrategy picks the shard Acquire looks in first. nil means
+	// acquire.NewRoundRobin().
+	AcquireStrategy acquire.AcquireStrategy
+	// Observers receive events asynchronously on one dispatcher goroutine.
+	Observers []events.Observer[ID]
+	// EventQueueSize bounds the event queue; events that do not fit are
+	// dropped and counted. 0 means DefaultEventQueueSize.
+	EventQueueSize int
+}
+
+// Validate reports the first problem with c, as a sentinel from the errors
+// package, or nil.
+func (c Config[T, ID]) Validate() error {
+	switch {
+	case c.HeapCount < 0 || c.HeapCount > MaxHeapCount:
+		return crserrors.ErrInvalidHeapCount
+	case c.Comparator == nil:
+		return crserrors.ErrNilComparator
+	case c.KeyFunc == nil:
+		return crserrors.ErrNilKeyFunc
+	case !c.AcquirePolicy.valid():
+		return crserrors.ErrInvalidAcquirePolicy
+	case c.EventQueueSize < 0:
+		return crserrors.ErrInvalidEventQueueSize
+	}
+	return nil
+}
+
+// Validate is the function form of Config.Validate.
+func Validate[T any, ID comparable](c Config[T, ID]) error {
+	return c.Validate()
+}

@@ -1,0 +1,62 @@
+// Package errors holds the sentinel errors returned by the scheduler.
+//
+// Every error returned by this module either is one of these sentinels or
+// wraps one, so callers test with the standard library's errors.Is:
+//
+//	if errors.Is(err, crserrors.ErrNoResourceAvailable) { ... }
+//
+// The package shadows the standard library's name on purpose (the seed's
+// documented import path is .../errors); import it under an alias such as
+// crserrors when you also need the standard library's package.
+package errors
+
+import stderrors "errors"
+
+// Configuration errors, returned by config.Validate and scheduler.New.
+var (
+	// ErrInvalidHeapCount: HeapCount is negative or above config.MaxHeapCount.
+	ErrInvalidHeapCount = stderrors.New("crs: invalid heap count")
+	// ErrNilComparator: Comparator is nil.
+	ErrNilComparator = stderrors.New("crs: nil comparator")
+	// ErrNilKeyFunc: KeyFunc is nil.
+	ErrNilKeyFunc = stderrors.New("crs: nil key func")
+	// ErrInvalidAcquirePolicy: AcquirePolicy is neither Shared nor Exclusive.
+	ErrInvalidAcquirePolicy = stderrors.New("crs: invalid acquire policy")
+	// ErrInvalidEventQueueSize: EventQueueSize is negative.
+	ErrInvalidEventQueueSize = stderrors.New("crs: invalid event queue size")
+)
+
+// Operation errors.
+var (
+	// ErrInvalidAcquireStrategy: the AcquireStrategy returned a shard index
+	// outside [0, HeapCount).
+	ErrInvalidAcquireStrategy = stderrors.New("crs: acquire strategy returned an out-of-range shard")
+	// ErrNilResource: Add, BatchAdd or Update was given a nil resource.
+	ErrNilResource = stderrors.New("crs: nil resource")
+	// ErrDuplicateKey: the key of an added resource is already present, or
+	// appears twice in one batch.
+	ErrDuplicateKey = stderrors.New("crs: duplicate key")
+	// ErrResourceNotFound: no resource has this key.
+	ErrResourceNotFound = stderrors.New("crs: resource not found")
+	// ErrNotExclusive: Release was called on a scheduler with the Shared
+	// policy, where acquiring never takes a resource out of the pool.
+	ErrNotExclusive = stderrors.New("crs: release requires the exclusive acquire policy")
+	// ErrResourceNotInactive: Release or Include of a resource that is
+	// active (in the pool).
+	ErrResourceNotInactive = stderrors.New("crs: resource is active")
+	// ErrResourceNotActive: Exclude of a resource that is not active (held
+	// or already excluded).
+	ErrResourceNotActive = stderrors.New("crs: resource is not active")
+	// ErrResourceNotHeld: Release of a resource that was excluded, not
+	// acquired. Releasing it would bypass the exclusion.
+	ErrResourceNotHeld = stderrors.New("crs: resource is not held")
+	// ErrResourceNotExcluded: Include of a resource that is held by a
+	// caller. Including it would hand it to a second holder.
+	ErrResourceNotExcluded = stderrors.New("crs: resource is not excluded")
+	// ErrNoResourceAvailable: no active resource in any shard.
+	ErrNoResourceAvailable = stderrors.New("crs: no resource available")
+	// ErrSchedulerClosed: the scheduler has been shut down.
+	ErrSchedulerClosed = stderrors.New("crs: scheduler closed")
+	// ErrNilAffinityIdentifier: AcquireByAffinity was given a nil identifier.
+	ErrNilAffinityIdentifier = stderrors.New("crs: nil affinity identifier")
+)

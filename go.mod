@@ -1,0 +1,3 @@
+module github.com/crsched/crs
+
+go 1.22

@@ -1,0 +1,36 @@
+// Package stats defines the snapshot returned by Scheduler.Stats.
+package stats
+
+// Stats is a point-in-time snapshot of a scheduler. Each shard is read
+// under its own lock, so the per-shard figures are consistent with each
+// other; shards are read one after another, so totals may mix moments when
+// other goroutines change the pool during the call.
+type Stats struct {
+	HeapCount int
+	// TotalResources counts every resource that has been added and not
+	// removed: ActiveResources + InactiveResources.
+	TotalResources int
+	// ActiveResources are in a heap and can be acquired.
+	ActiveResources int
+	// InactiveResources are out of the heaps: HeldResources +
+	// ExcludedResources.
+	InactiveResources int
+	// HeldResources were acquired under the Exclusive policy and not yet
+	// released.
+	HeldResources int
+	// ExcludedResources were taken out of the pool by Exclude.
+	ExcludedResources int
+	EmptyHeaps        int
+	NonEmptyHeaps     int
+	// AcquirePolicy is "shared" or "exclusive".
+	AcquirePolicy string
+	// AcquireStrategy names the strategy: "round_robin", "weighted",
+	// "adaptive", or the String() / Go type of a custom one.
+	AcquireStrategy string
+	// HeapSizes holds the number of active resources in each shard.
+	HeapSizes []int
+	// DroppedEvents counts events dropped because the queue was full.
+	DroppedEvents uint64
+	// ObserverPanics counts panics recovered from Observer.OnEvent.
+	ObserverPanics uint64
+}
