@@ -1,0 +1,99 @@
+// Package dispatch delivers scheduler events to observers on one goroutine.
+package dispatch
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/crsched/crs/events"
+)
+
+// Dispatcher queues events in a bounded channel and delivers them to the
+// observers, in order, on its own goroutine. Emit never blocks: when the
+// queue is full the event is dropped and counted.
+type Dispatcher[ID comparable] struct {
+	queue     chan events.Event[ID]
+	observers []events.Observer[ID]
+	stop      chan struct{}
+	exited    chan struct{}
+	stopOnce  sync.Once
+	dropped   atomic.Uint64
+	panics    atomic.Uint64
+	delivered atomic.Uint64
+}
+
+// Start starts the dispatcher goroutine.
+func Start[ID comparable](size int, observers []events.Observer[ID]) *Dispatcher[ID] {
+	d := &Dispatcher[ID]{
+		queue:     make(chan events.Event[ID], size),
+		observers: append([]events.Observer[ID](nil), observers...),
+		stop:      make(chan struct{}),
+		exited:    make(chan struct{}),
+	}
+	go d.run()
+	return d
+}
+
+// Emit queues e, or drops and counts it when the queue is full.
+func (d *Dispatcher[ID]) Emit(e events.Event[ID]) {
+	select {
+	case d.queue <- e:
+	default:
+		d.dropped.Add(1)
+	}
+}
+
+// Stop delivers the events already queued, stops the goroutine and waits
+// for it to exit. It is idempotent and safe to call concurrently; every
+// call returns only after the goroutine has exited. Stop must not be called
+// from an observer (it would wait for itself).
+func (d *Dispatcher[ID]) Stop() {
+	d.stopOnce.Do(func() { close(d.stop) })
+	<-d.exited
+}
+
+// Dropped counts events dropped because the queue was full.
+func (d *Dispatcher[ID]) Dropped() uint64 { return d.dropped.Load() }
+
+// Panics counts panics recovered from observers.
+func (d *Dispatcher[ID]) Panics() uint64 { return d.panics.Load() }
+
+// Delivered counts events handed to all observers.
+func (d *Dispatcher[ID]) Delivered() uint64 { return d.delivered.Load() }
+
+func (d *Dispatcher[ID]) run() {
+	defer close(d.exited)
+	for {
+		select {
+		case e := <-d.queue:
+			d.deliver(e)
+		case <-d.stop:
+			for {
+				select {
+				case e := <-d.queue:
+					d.deliver(e)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (d *Dispatcher[ID]) deliver(e events.Event[ID]) {
+	for _, o := range d.observers {
+		d.call(o, e)
+	}
+	d.delivered.Add(1)
+}
+
+// call runs one observer, recovering and counting its panic so that one
+// faulty observer cannot stop delivery to the others.
+func (d *Dispatcher[ID]) call(o events.Observer[ID], e events.Event[ID]) {
+	defer func() {
+		if recover() != nil {
+			d.panics.Add(1)
+		}
+	}()
+	o.OnEvent(e)
+}

@@ -1,0 +1,128 @@
+// Package heap is a binary min-heap of nodes that keeps each node's
+// position in the node itself, so a node can be fixed or removed in
+// O(log n) without a search.
+//
+// It separates structural moves from ordering. Append and Delete change
+// which nodes the heap holds and call no user code; Up, Down, Fix and Init
+// restore the order and call the comparator, which is user code and may
+// panic. A panic between two swaps leaves every node at the index it
+// records, so the heap is still a valid container, only out of order; the
+// caller marks it for Init and carries on. This is what lets the scheduler
+// survive a panicking comparator without losing or duplicating a resource.
+package heap
+
+import "github.com/crsched/crs/internal/node"
+
+// Heap orders nodes by cmp on their values, smallest first.
+type Heap[T any, ID comparable] struct {
+	items []*node.Node[T, ID]
+	cmp   func(a, b T) int
+}
+
+// New returns an empty heap ordered by cmp.
+func New[T any, ID comparable](cmp func(a, b T) int) Heap[T, ID] {
+	return Heap[T, ID]{cmp: cmp}
+}
+
+// Len is the number of nodes in the heap.
+func (h *Heap[T, ID]) Len() int { return len(h.items) }
+
+// Top is the smallest node, or nil when the heap is empty.
+func (h *Heap[T, ID]) Top() *node.Node[T, ID] {
+	if len(h.items) == 0 {
+		return nil
+	}
+	return h.items[0]
+}
+
+// At returns the node at index i.
+func (h *Heap[T, ID]) At(i int) *node.Node[T, ID] { return h.items[i] }
+
+// Grow makes room for n more nodes without reallocating.
+func (h *Heap[T, ID]) Grow(n int) {
+	if free := cap(h.items) - len(h.items); free < n {
+		grown := make([]*node.Node[T, ID], len(h.items), len(h.items)+n)
+		copy(grown, h.items)
+		h.items = grown
+	}
+}
+
+// Append places n at the end without ordering it (structural).
+func (h *Heap[T, ID]) Append(n *node.Node[T, ID]) {
+	n.Index = len(h.items)
+	h.items = append(h.items, n)
+}
+
+// Delete takes the node at index i out of the heap by moving the last node
+// into its place (structural). If i < Len() afterwards, the moved node may
+// be out of order and the caller must Fix(i).
+func (h *Heap[T, ID]) Delete(i int) {
+	last := len(h.items) - 1
+	removed := h.items[i]
+	if i != last {
+		h.items[i] = h.items[last]
+		h.items[i].Index = i
+	}
+	h.items[last] = nil // let the garbage collector have removed nodes
+	h.items = h.items[:last]
+	removed.Index = -1
+}
+
+// Fix restores the order after the node at index i changed or moved.
+func (h *Heap[T, ID]) Fix(i int) {
+	if !h.Down(i) {
+		h.Up(i)
+	}
+}
+
+// Up moves the node at index i toward the root while it is smaller than
+// its parent.
+func (h *Heap[T, ID]) Up(i int) {
+	items := h.items
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h.cmp(items[i].Value, items[parent].Value) >= 0 {
+			return
+		}
+		h.swap(i, parent)
+		i = parent
+	}
+}
+
+// Down moves the node at index i toward the leaves while a child is
+// smaller, and reports whether it moved.
+func (h *Heap[T, ID]) Down(i int) bool {
+	items := h.items
+	n := len(items)
+	start := i
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if right := child + 1; right < n && h.cmp(items[right].Value, items[child].Value) < 0 {
+			child = right
+		}
+		if h.cmp(items[child].Value, items[i].Value) >= 0 {
+			break
+		}
+		h.swap(i, child)
+		i = child
+	}
+	return i > start
+}
+
+// Init orders the whole heap in O(n) (Floyd's method).
+func (h *Heap[T, ID]) Init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.Down(i)
+	}
+}
+
+// swap exchanges two nodes and their recorded indices. It calls no user
+// code, so a panic can only come between swaps, never inside one.
+func (h *Heap[T, ID]) swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.items[i].Index = i
+	h.items[j].Index = j
+}

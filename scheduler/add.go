@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"fmt"
+
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/node"
+)
+
+// Add puts a new resource into the pool, active. It returns ErrNilResource
+// for a nil value and ErrDuplicateKey if its key is already present.
+func (s *Scheduler[T, ID]) Add(v T) error {
+	if s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	if s.isNil(v) {
+		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
+	}
+	id := s.key(v)
+	if err := s.add(node.New(v, id, s.place(1))); err != nil {
+		return err
+	}
+	s.emit(events.EventAdd, id)
+	return nil
+}
+
+// place reserves n consecutive shard slots in rotation and returns the
+// first; resource i of the reservation goes to shard (first+i) % HeapCount.
+func (s *Scheduler[T, ID]) place(n int) int {
+	end := s.placed.Add(uint64(n))
+	return int((end - uint64(n)) % uint64(len(s.shards)))
+}
+
+func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) error {
+	sh := &s.shards[n.Shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.repair()
+	// The node is in the map before it is in the heap, but only while this
+	// shard's lock is held: anyone who finds it must take the lock, and by
+	// then it is either fully active or rolled back to Removed.
+	if !s.nodes.Insert(n.Key, n) {
+		return opError("add", n.Key, crserrors.ErrDuplicateKey)
+	}
+	done := false
+	defer func() {
+		if !done {
+			s.nodes.Delete(n.Key)
+		}
+	}()
+	sh.activate(n, node.Removed)
+	done = true
+	return nil
+}
+
+// BatchAdd adds all resources or none. It fails, inserting nothing, on a
+// nil value (ErrNilResource), on a key repeated within the batch or
+// already present (ErrDuplicateKey). No other goroutine sees part of the
+// batch: the shards it touches are locked together, in ascending order,
+// while it goes in.
+func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
+	if s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	keys := make([]ID, len(vs))
+	seen := make(map[ID]struct{}, len(vs))
+	for i, v := range vs {
+		if s.isNil(v) {
+			return fmt.Errorf("batch add: item %d: %w", i, crserrors.ErrNilResource)
+		}
+		k := s.key(v)
+		if _, dup := seen[k]; dup {
+			return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, k, crserrors.ErrDuplicateKey)
+		}
+		seen[k] = struct{}{}
+		keys[i] = k
+	}
+
+	// One allocation for all nodes of the batch.
+	slab := make([]node.Node[T, ID], len(vs))
+	nodes := make([]*node.Node[T, ID], len(vs))
+	first := s.place(len(vs))
+	for i, v := range vs {
+		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards)}
+		nodes[i] = &slab[i]
+	}
+	if err := s.batchAdd(keys, nodes, first); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s.emit(events.EventAdd, k)
+	}
+	return nil
+}
+
+func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) error {
+	// The batch fills shards first, first+1, ... in rotation, so it touches
+	// all shards or a contiguous (wrapping) run of them.
+	touched := s.shards
+	if len(nodes) < len(s.shards) {
+		touched = nil
+	}
+	isTouched := func(i int) bool {
+		return touched != nil || (i-first+len(s.shards))%len(s.shards) < len(nodes)
+	}
+	for i := range s.shards {
+		if isTouched(i) {
+			s.shards[i].mu.Lock()
+			defer s.shards[i].mu.Unlock()
+		}
+	}
+	for i := range s.shards {
+		if isTouched(i) {
+			s.shards[i].repair()
+		}
+	}
+	if dup := s.nodes.InsertAll(keys, nodes); dup >= 0 {
+		return opError("batch add", keys[dup], crserrors.ErrDuplicateKey)
+	}
+	done := false
+	defer func() {
+		if !done {
+			s.undoBatch(keys, nodes)
+		}
+	}()
+	added := make([]int, len(s.shards))
+	for _, n := range nodes {
+		added[n.Shard]++
+	}
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].heap.Grow(k)
+		}
+	}
+	for _, n := range nodes {
+		s.shards[n.Shard].heap.Append(n)
+		n.State = node.Active
+	}
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].order(k)
+		}
+	}
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].publish()
+			s.shards[i].arrivals.Add(1)
+		}
+	}
+	done = true
+	return nil
+}
+
+// undoBatch takes a half-inserted batch out again after a comparator
+// panic. It runs with the batch's shard locks held and calls no user code;
+// the shards stay marked for reordering.
+func (s *Scheduler[T, ID]) undoBatch(keys []ID, nodes []*node.Node[T, ID]) {
+	for _, n := range nodes {
+		if n.Index >= 0 {
+			sh := &s.shards[n.Shard]
+			sh.heap.Delete(n.Index)
+			sh.publish()
+		}
+		n.State = node.Removed
+	}
+	s.nodes.DeleteAll(keys)
+}

@@ -1,0 +1,180 @@
+package scheduler_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/scheduler"
+)
+
+type recorder struct {
+	mu  sync.Mutex
+	got []events.Event[string]
+}
+
+func (r *recorder) OnEvent(e events.Event[string]) {
+	r.mu.Lock()
+	r.got = append(r.got, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) events() []events.Event[string] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]events.Event[string](nil), r.got...)
+}
+
+func TestObserversReceiveEventsInOrder(t *testing.T) {
+	rec := &recorder{}
+	cfg := baseConfig(1, config.Exclusive)
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	steps := []error{s.Release("a"), s.Update(w("a", 2)), s.Exclude("a"), s.Include("a"), s.Remove("a")}
+	for _, err := range steps {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.Release("a") // refused: no event
+	s.Shutdown()       // delivers what is queued
+	want := []events.EventType{events.EventAdd, events.EventAcquire, events.EventRelease,
+		events.EventUpdate, events.EventExclude, events.EventInclude, events.EventRemove}
+	got := rec.events()
+	if len(got) != len(want) {
+		t.Fatalf("got %d events %v, want %v", len(got), got, want)
+	}
+	for i, e := range got {
+		if e.Type != want[i] || e.ID != "a" {
+			t.Fatalf("event %d = %v %s, want %v a", i, e.Type, e.ID, want[i])
+		}
+	}
+}
+
+// blockingObserver holds the dispatcher inside OnEvent until released, so
+// the queue behind it fills up.
+type blockingObserver struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingObserver) OnEvent(events.Event[string]) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+}
+
+func TestFullQueueDropsAndCountsEvents(t *testing.T) {
+	obs := &blockingObserver{entered: make(chan struct{}), release: make(chan struct{})}
+	cfg := baseConfig(1, config.Shared)
+	cfg.Observers = []events.Observer[string]{obs}
+	cfg.EventQueueSize = 4
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	<-obs.entered // the dispatcher is now stuck on the first event
+	for i := 0; i < 10; i++ {
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 10 acquire events: 4 fit in the queue, 6 are dropped.
+	if got := s.Stats().DroppedEvents; got != 6 {
+		t.Fatalf("DroppedEvents = %d, want 6", got)
+	}
+	close(obs.release)
+	s.Shutdown()
+}
+
+func TestPanickingObserverIsCountedAndOthersStillReceive(t *testing.T) {
+	rec := &recorder{}
+	panicky := events.ObserverFunc[string](func(events.Event[string]) { panic("observer bug") })
+	cfg := baseConfig(1, config.Shared)
+	cfg.Observers = []events.Observer[string]{panicky, rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1), w("b", 2))
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
+	if got := len(rec.events()); got != 3 {
+		t.Fatalf("second observer got %d events, want 3", got)
+	}
+	if got := s.Stats().ObserverPanics; got != 3 {
+		t.Fatalf("ObserverPanics = %d, want 3", got)
+	}
+}
+
+func TestObserverMayCallTheScheduler(t *testing.T) {
+	var s *scheduler.Scheduler[*worker, string]
+	excluded := make(chan error, 1)
+	reentrant := events.ObserverFunc[string](func(e events.Event[string]) {
+		if e.Type == events.EventRelease {
+			excluded <- s.Exclude(e.ID)
+		}
+	})
+	cfg := baseConfig(2, config.Exclusive)
+	cfg.Observers = []events.Observer[string]{reentrant}
+	s = newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-excluded; err != nil {
+		t.Fatalf("Exclude from observer: %v", err)
+	}
+	wantState(t, s, "a", "excluded")
+}
+
+func TestConcurrentShutdownsAllWaitForTheDispatcher(t *testing.T) {
+	rec := &recorder{}
+	cfg := baseConfig(2, config.Shared)
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, numbered(50)...)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Shutdown()
+			// Every Shutdown returns only once the queued events are in.
+			if got := len(rec.events()); got != 50 {
+				t.Errorf("after Shutdown returned, %d of 50 events delivered", got)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestEventTypeNames(t *testing.T) {
+	names := map[events.EventType]string{
+		events.EventAdd: "add", events.EventAcquire: "acquire", events.EventRelease: "release",
+		events.EventExclude: "exclude", events.EventInclude: "include", events.EventRemove: "remove",
+		events.EventUpdate: "update", events.EventType(0): "EventType(0)", events.EventType(200): "EventType(200)",
+	}
+	for typ, want := range names {
+		if got := typ.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", typ, got, want)
+		}
+	}
+}

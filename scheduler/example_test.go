@@ -1,0 +1,115 @@
+package scheduler_test
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/scheduler"
+)
+
+type Worker struct {
+	ID       string
+	Priority int // smaller is better
+}
+
+func workerConfig(policy config.AcquirePolicy) config.Config[*Worker, string] {
+	return config.Config[*Worker, string]{
+		Comparator:    func(a, b *Worker) int { return cmp.Compare(a.Priority, b.Priority) },
+		KeyFunc:       func(w *Worker) string { return w.ID },
+		AcquirePolicy: policy,
+	}
+}
+
+// The quick start: the best resource comes first.
+func Example() {
+	sched, err := scheduler.New(config.Config[*Worker, string]{
+		HeapCount:  1,
+		Comparator: func(a, b *Worker) int { return cmp.Compare(a.Priority, b.Priority) },
+		KeyFunc:    func(w *Worker) string { return w.ID },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sched.Shutdown()
+
+	_ = sched.Add(&Worker{ID: "worker-1", Priority: 50})
+	_ = sched.Add(&Worker{ID: "worker-2", Priority: 10})
+
+	res, _ := sched.Acquire()
+	fmt.Println("Acquired:", res.ID)
+	// Output: Acquired: worker-2
+}
+
+// BatchAdd inserts all resources or none.
+func Example_batch() {
+	sched, _ := scheduler.New(workerConfig(config.Shared))
+	defer sched.Shutdown()
+
+	err := sched.BatchAdd([]*Worker{{ID: "a", Priority: 3}, {ID: "b", Priority: 1}})
+	fmt.Println("first batch:", err, "len", sched.Len())
+
+	err = sched.BatchAdd([]*Worker{{ID: "c", Priority: 2}, {ID: "a", Priority: 9}})
+	fmt.Println("duplicate key:", errors.Is(err, crserrors.ErrDuplicateKey), "len", sched.Len())
+	// Output:
+	// first batch: <nil> len 2
+	// duplicate key: true len 2
+}
+
+// Under the Shared policy every caller gets the best resource, which stays
+// in the pool.
+func Example_shared() {
+	sched, _ := scheduler.New(workerConfig(config.Shared))
+	defer sched.Shutdown()
+	_ = sched.BatchAdd([]*Worker{{ID: "replica-a", Priority: 2}, {ID: "replica-b", Priority: 1}})
+
+	for i := 0; i < 3; i++ {
+		r, _ := sched.Acquire()
+		fmt.Println(r.ID)
+	}
+	fmt.Println("active:", sched.Stats().ActiveResources)
+	// Output:
+	// replica-b
+	// replica-b
+	// replica-b
+	// active: 2
+}
+
+// Under the Exclusive policy a resource leaves the pool until Release.
+func Example_exclusive() {
+	sched, _ := scheduler.New(workerConfig(config.Exclusive))
+	defer sched.Shutdown()
+	_ = sched.BatchAdd([]*Worker{{ID: "gpu-0", Priority: 1}, {ID: "gpu-1", Priority: 2}})
+
+	a, _ := sched.Acquire()
+	b, _ := sched.Acquire()
+	_, err := sched.Acquire()
+	fmt.Println(a.ID, b.ID, errors.Is(err, crserrors.ErrNoResourceAvailable))
+
+	_ = sched.Release(a.ID)
+	again, _ := sched.Acquire()
+	fmt.Println("after release:", again.ID)
+	// Output:
+	// gpu-0 gpu-1 true
+	// after release: gpu-0
+}
+
+// AcquireByAffinity sends the same identifier to the same place.
+func Example_affinity() {
+	cfg := workerConfig(config.Shared)
+	cfg.HeapCount = 4
+	sched, _ := scheduler.New(cfg)
+	defer sched.Shutdown()
+	for i := 0; i < 8; i++ {
+		_ = sched.Add(&Worker{ID: fmt.Sprintf("key-%d", i), Priority: i})
+	}
+
+	first, _ := sched.AcquireByAffinity(acquire.StringIdentifier("session-7"))
+	second, _ := sched.AcquireByAffinity(acquire.StringIdentifier("session-7"))
+	fmt.Println("same resource:", first.ID == second.ID)
+	// Output: same resource: true
+}

@@ -1,0 +1,183 @@
+package scheduler_test
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/scheduler"
+)
+
+// trap is a comparator that panics on its n-th call once armed.
+type trap struct{ countdown atomic.Int64 }
+
+func (tr *trap) arm(n int)   { tr.countdown.Store(int64(n)) }
+func (tr *trap) disarm()     { tr.countdown.Store(math.MinInt64 / 2) }
+func (tr *trap) armed() bool { return tr.countdown.Load() > 0 }
+
+func (tr *trap) compare(a, b *worker) int {
+	if tr.countdown.Add(-1) == 0 {
+		panic("comparator trap")
+	}
+	return cmp.Compare(a.Priority, b.Priority)
+}
+
+// callCatching runs f and returns what it panicked with, or nil.
+func callCatching(f func() error) (panicked any, err error) {
+	defer func() { panicked = recover() }()
+	return nil, f()
+}
+
+// TestComparatorPanicUndoesTheOperation arms the comparator to panic at
+// every possible comparison of every heap-changing operation. Each time,
+// the panic must reach the caller, the operation must have had no effect,
+// every invariant must hold, and the same operation must then succeed.
+func TestComparatorPanicUndoesTheOperation(t *testing.T) {
+	ops := []struct {
+		name    string
+		prepare func(t *testing.T, s *scheduler.Scheduler[*worker, string])
+		op      func(s *scheduler.Scheduler[*worker, string]) error
+		effect  func(s *scheduler.Scheduler[*worker, string]) string
+	}{
+		{"Add", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("x", -1)) },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("x") }},
+		{"BatchAdd", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error {
+				return s.BatchAdd([]*worker{w("x", -1), w("y", 500), w("z", 7)})
+			},
+			func(s *scheduler.Scheduler[*worker, string]) string {
+				return s.StateOf("x") + s.StateOf("y") + s.StateOf("z") + fmt.Sprint(s.Len())
+			}},
+		{"Acquire", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { _, err := s.Acquire(); return err },
+			func(s *scheduler.Scheduler[*worker, string]) string { return fmt.Sprint(s.Stats().ActiveResources) }},
+		{"Release",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+				if _, err := s.Acquire(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Release("w0") },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") }},
+		{"Update",
+			nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("w3", 1000)) },
+			func(s *scheduler.Scheduler[*worker, string]) string {
+				v, _ := s.Get("w3")
+				return fmt.Sprint(v.Priority)
+			}},
+		{"Exclude", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Exclude("w0") },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") }},
+		{"Include",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+				if err := s.Exclude("w0"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Include("w0") },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") }},
+		{"Remove", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("w0") },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") + fmt.Sprint(s.Len()) }},
+	}
+	for _, tt := range ops {
+		t.Run(tt.name, func(t *testing.T) {
+			panics := 0
+			for k := 1; ; k++ {
+				tr := &trap{}
+				tr.disarm()
+				cfg := baseConfig(1, config.Exclusive)
+				cfg.Comparator = tr.compare
+				s := newScheduler(t, cfg)
+				addAll(t, s, numbered(40)...)
+				if tt.prepare != nil {
+					tt.prepare(t, s)
+				}
+				before := tt.effect(s)
+				tr.arm(k)
+				panicked, _ := callCatching(func() error { return tt.op(s) })
+				stillArmed := tr.armed()
+				tr.disarm()
+				if panicked == nil {
+					if !stillArmed {
+						t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
+					}
+					break // the operation needs fewer than k comparisons: all covered
+				}
+				panics++
+				if after := tt.effect(s); after != before {
+					t.Fatalf("k=%d: panicked operation took effect: %q -> %q", k, before, after)
+				}
+				if err := s.CheckInvariants(); err != nil {
+					t.Fatalf("k=%d: %v", k, err)
+				}
+				if err := tt.op(s); err != nil {
+					t.Fatalf("k=%d: retry after panic: %v", k, err)
+				}
+				mustInvariants(t, s)
+			}
+			if panics == 0 {
+				t.Fatal("the comparator was never called: the test proves nothing")
+			}
+		})
+	}
+}
+
+func TestKeyFuncPanicLeavesSchedulerUsable(t *testing.T) {
+	cfg := baseConfig(1, config.Exclusive)
+	cfg.KeyFunc = func(v *worker) string {
+		if v.ID == "bad" {
+			panic("key func bug")
+		}
+		return v.ID
+	}
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	for _, op := range []func() error{
+		func() error { return s.Add(w("bad", 1)) },
+		func() error { return s.BatchAdd([]*worker{w("b", 1), w("bad", 2)}) },
+		func() error { return s.Update(w("bad", 3)) },
+	} {
+		if p, _ := callCatching(op); p == nil {
+			t.Fatal("KeyFunc panic did not reach the caller")
+		}
+	}
+	if s.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", s.Len())
+	}
+	addAll(t, s, w("c", 0))
+	if got, err := s.Acquire(); err != nil || got.ID != "c" {
+		t.Fatalf("Acquire after panics = %v, %v", got, err)
+	}
+}
+
+type panickingStrategy struct{ calls atomic.Int64 }
+
+func (p *panickingStrategy) Select(v acquire.ShardView) int {
+	if p.calls.Add(1) == 1 {
+		panic("strategy bug")
+	}
+	return 0
+}
+
+func TestStrategyPanicLeavesSchedulerUsable(t *testing.T) {
+	cfg := baseConfig(4, config.Exclusive)
+	cfg.AcquireStrategy = &panickingStrategy{}
+	s := newScheduler(t, cfg)
+	addAll(t, s, numbered(4)...)
+	if p, _ := callCatching(func() error { _, err := s.Acquire(); return err }); p == nil {
+		t.Fatal("strategy panic did not reach the caller")
+	}
+	if st := s.Stats(); st.ActiveResources != 4 {
+		t.Fatalf("panicking Acquire took a resource: %+v", st)
+	}
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,162 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+)
+
+type fixedStrategy int
+
+func (f fixedStrategy) Select(acquire.ShardView) int { return int(f) }
+
+func TestOutOfRangeStrategyResultIsAnError(t *testing.T) {
+	for _, idx := range []int{-1, 4, 1000} {
+		t.Run(fmt.Sprint(idx), func(t *testing.T) {
+			cfg := baseConfig(4, config.Exclusive)
+			cfg.AcquireStrategy = fixedStrategy(idx)
+			s := newScheduler(t, cfg)
+			addAll(t, s, numbered(8)...)
+			_, err := s.Acquire()
+			wantErr(t, "Acquire", err, crserrors.ErrInvalidAcquireStrategy)
+			if st := s.Stats(); st.ActiveResources != 8 {
+				t.Fatalf("failed Acquire took a resource: %+v", st)
+			}
+		})
+	}
+}
+
+func TestStrategyChoosesTheShard(t *testing.T) {
+	cfg := baseConfig(4, config.Shared)
+	cfg.AcquireStrategy = fixedStrategy(2)
+	s := newScheduler(t, cfg)
+	addAll(t, s, numbered(8)...) // round-robin placement: shard 2 holds w2 and w6
+	got, err := s.Acquire()
+	if err != nil || got.ID != "w2" {
+		t.Fatalf("Acquire = %v, %v; want w2, the best of shard 2", got, err)
+	}
+	if s.Stats().AcquireStrategy != "scheduler_test.fixedStrategy" {
+		t.Fatalf("strategy name %q", s.Stats().AcquireStrategy)
+	}
+}
+
+func TestRoundRobinVisitsEveryShard(t *testing.T) {
+	s := newScheduler(t, baseConfig(4, config.Shared))
+	addAll(t, s, numbered(4)...) // one per shard
+	seen := map[string]int{}
+	for i := 0; i < 40; i++ {
+		got, err := s.Acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[got.ID]++
+	}
+	for _, id := range []string{"w0", "w1", "w2", "w3"} {
+		if seen[id] != 10 {
+			t.Fatalf("shares %v, want 10 each", seen)
+		}
+	}
+}
+
+func TestBuiltInStrategiesAcquireFromEveryConfiguration(t *testing.T) {
+	strategies := map[string]acquire.AcquireStrategy{
+		"round_robin": acquire.NewRoundRobin(),
+		"weighted":    acquire.NewWeightedStrategy([]uint{1, 2, 3, 4}),
+		"adaptive":    acquire.NewAdaptiveStrategy(),
+	}
+	for name, st := range strategies {
+		t.Run(name, func(t *testing.T) {
+			cfg := baseConfig(4, config.Exclusive)
+			cfg.AcquireStrategy = st
+			s := newScheduler(t, cfg)
+			addAll(t, s, numbered(20)...)
+			for i := 0; i < 20; i++ {
+				if _, err := s.Acquire(); err != nil {
+					t.Fatalf("Acquire #%d: %v", i, err)
+				}
+			}
+			_, err := s.Acquire()
+			wantErr(t, "Acquire of 21st", err, crserrors.ErrNoResourceAvailable)
+			if s.Stats().AcquireStrategy != name {
+				t.Fatalf("strategy name %q", s.Stats().AcquireStrategy)
+			}
+		})
+	}
+}
+
+func TestAffinityReturnsSameResourceForSameIdentifier(t *testing.T) {
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, numbered(64)...)
+	for u := 0; u < 100; u++ {
+		id := acquire.StringIdentifier(fmt.Sprintf("user-%d", u))
+		first, err := s.AcquireByAffinity(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			again, _ := s.AcquireByAffinity(id)
+			if again != first {
+				t.Fatalf("%s got %s then %s", id, first.ID, again.ID)
+			}
+		}
+	}
+}
+
+func TestAffinitySpreadsOverShards(t *testing.T) {
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, numbered(8)...) // one per shard
+	seen := map[string]bool{}
+	for u := 0; u < 200; u++ {
+		got, err := s.AcquireByAffinity(acquire.StringIdentifier(fmt.Sprintf("user-%d", u)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[got.ID] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("200 users reached %d of 8 shards", len(seen))
+	}
+}
+
+func TestAffinityFallsBackDeterministically(t *testing.T) {
+	s := newScheduler(t, baseConfig(8, config.Exclusive))
+	addAll(t, s, numbered(8)...)
+	id := userID("sticky")
+	home, err := s.AcquireByAffinity(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Home shard now empty: the fallback must be the same every time.
+	fallback, err := s.AcquireByAffinity(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(fallback.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		again, err := s.AcquireByAffinity(id)
+		if err != nil || again.ID != fallback.ID {
+			t.Fatalf("fallback was %s, then %v (%v)", fallback.ID, again, err)
+		}
+		if err := s.Release(again.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Release(home.ID); err != nil {
+		t.Fatal(err)
+	}
+	if back, _ := s.AcquireByAffinity(id); back.ID != home.ID {
+		t.Fatalf("after release, %s instead of home %s", back.ID, home.ID)
+	}
+}
+
+func TestAffinityRejectsNilIdentifier(t *testing.T) {
+	s := newScheduler(t, baseConfig(2, config.Shared))
+	addAll(t, s, w("a", 1))
+	_, err := s.AcquireByAffinity(nil)
+	wantErr(t, "AcquireByAffinity(nil)", err, crserrors.ErrNilAffinityIdentifier)
+}
