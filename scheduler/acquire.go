@@ -40,6 +40,7 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	if id == nil {
 		return zero, crserrors.ErrNilAffinityIdentifier
 	}
+	s.ringOnce.Do(func() { s.ring = acquire.NewConsistentHashRing(len(s.shards)) })
 	return s.take(s.ring.GetShard(acquire.HashIdentifier(id)))
 }
 

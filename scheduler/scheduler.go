@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/crsched/crs/acquire"
@@ -30,8 +31,11 @@ type Scheduler[T any, ID comparable] struct {
 	nillable bool // T's kind has a nil value that Add must reject
 	policy   config.AcquirePolicy
 	strategy acquire.AcquireStrategy
-	ring     *acquire.ConsistentHashRing
 	view     acquire.ShardView
+	// ring routes AcquireByAffinity. It is built on first use: at 500
+	// points per shard it is large, and many schedulers never need it.
+	ring     *acquire.ConsistentHashRing
+	ringOnce sync.Once
 
 	shards []shard[T, ID]
 	nodes  *lookup.Map[ID, *node.Node[T, ID]]
@@ -58,7 +62,6 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		nillable: isNillable[T](),
 		policy:   cfg.AcquirePolicy,
 		strategy: cfg.AcquireStrategy,
-		ring:     acquire.NewConsistentHashRing(heapCount),
 		shards:   make([]shard[T, ID], heapCount),
 		nodes:    lookup.New[ID, *node.Node[T, ID]](),
 	}
