@@ -2,6 +2,8 @@
 package config
 
 import (
+	"time"
+
 	"github.com/crsched/crs/acquire"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
@@ -47,6 +49,17 @@ type Config[T any, ID comparable] struct {
 	// EventQueueSize bounds the event queue; events that do not fit are
 	// dropped and counted. 0 means DefaultEventQueueSize.
 	EventQueueSize int
+	// Capacity is how many holders a resource takes at once under the
+	// Exclusive policy; nil, or a result below 1, means 1. A resource stays
+	// acquirable until its last slot is taken. It is read when the
+	// resource is added and on each Update.
+	Capacity func(T) int
+	// LeaseTTL is how long a Lease lasts before the scheduler reclaims it;
+	// 0 means leases do not expire. Lease.Extend pushes a deadline back.
+	LeaseTTL time.Duration
+	// Clock is the source of time for lease deadlines and wait times; nil
+	// means SystemClock.
+	Clock Clock
 }
 
 // Validate reports the first problem with c, as a sentinel from the errors
@@ -63,6 +76,8 @@ func (c Config[T, ID]) Validate() error {
 		return crserrors.ErrInvalidAcquirePolicy
 	case c.EventQueueSize < 0:
 		return crserrors.ErrInvalidEventQueueSize
+	case c.LeaseTTL < 0:
+		return crserrors.ErrInvalidDuration
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ var (
 	ErrInvalidAcquirePolicy = stderrors.New("crs: invalid acquire policy")
 	// ErrInvalidEventQueueSize: EventQueueSize is negative.
 	ErrInvalidEventQueueSize = stderrors.New("crs: invalid event queue size")
+	// ErrInvalidDuration: a negative LeaseTTL, or a non-positive duration
+	// passed to Lease.Extend.
+	ErrInvalidDuration = stderrors.New("crs: invalid duration")
 )
 
 // Operation errors.
@@ -59,4 +62,20 @@ var (
 	ErrSchedulerClosed = stderrors.New("crs: scheduler closed")
 	// ErrNilAffinityIdentifier: AcquireByAffinity was given a nil identifier.
 	ErrNilAffinityIdentifier = stderrors.New("crs: nil affinity identifier")
+)
+
+// Lease errors.
+var (
+	// ErrLeaseReleased: the lease was already released.
+	ErrLeaseReleased = stderrors.New("crs: lease already released")
+	// ErrLeaseExpired: the lease passed its deadline and the scheduler
+	// reclaimed the resource.
+	ErrLeaseExpired = stderrors.New("crs: lease expired")
+	// ErrResourceLeased: Release(id) of a resource whose holds are all
+	// leases; release the Lease instead, so that a stale caller cannot end
+	// someone else's lease.
+	ErrResourceLeased = stderrors.New("crs: resource is held through leases")
+	// ErrResourceDraining: Add of a key whose resource was removed while
+	// held and still has holders; the key is free once they release.
+	ErrResourceDraining = stderrors.New("crs: removed resource still has holders")
 )

@@ -20,6 +20,8 @@ const (
 	EventInclude
 	EventRemove
 	EventUpdate
+	// EventExpire: a lease passed its deadline and was reclaimed.
+	EventExpire
 )
 
 var typeNames = [...]string{
@@ -30,6 +32,7 @@ var typeNames = [...]string{
 	EventInclude: "include",
 	EventRemove:  "remove",
 	EventUpdate:  "update",
+	EventExpire:  "expire",
 }
 
 // String returns the lower-case name of the event type, e.g. "acquire".

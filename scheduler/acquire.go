@@ -1,29 +1,25 @@
 package scheduler
 
 import (
-	"fmt"
-
 	"github.com/crsched/crs/acquire"
-	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
-	"github.com/crsched/crs/internal/node"
 )
 
 // Acquire returns the best resource of the shard the strategy selects, or,
 // when that shard is empty, of the next non-empty shard after it. Under the
-// Shared policy the resource stays active; under Exclusive it is held
-// until Release. It returns ErrNoResourceAvailable when no resource is
-// active and ErrInvalidAcquireStrategy when the strategy returns an index
-// out of range.
+// Shared policy the resource stays active; under Exclusive it takes one of
+// the resource's slots until Release. It returns ErrNoResourceAvailable
+// when no resource is active and ErrInvalidAcquireStrategy when the
+// strategy returns an index out of range. AcquireContext waits instead.
 func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	var zero T
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	start := s.strategy.Select(s.view)
-	if start < 0 || start >= len(s.shards) {
-		return zero, fmt.Errorf("%w: shard %d of %d", crserrors.ErrInvalidAcquireStrategy, start, len(s.shards))
+	start, err := s.strategyStart(nil)
+	if err != nil {
+		return zero, err
 	}
 	return s.take(start)
 }
@@ -37,11 +33,11 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	if id == nil {
-		return zero, crserrors.ErrNilAffinityIdentifier
+	start, err := s.affinityStart(id)
+	if err != nil {
+		return zero, err
 	}
-	s.ringOnce.Do(func() { s.ring = acquire.NewConsistentHashRing(len(s.shards)) })
-	return s.take(s.ring.GetShard(acquire.HashIdentifier(id)))
+	return s.take(start)
 }
 
 // take acquires from the first non-empty shard at or after start.
@@ -56,13 +52,13 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 // resource was taken by another caller, so the system as a whole made
 // progress.
 func (s *Scheduler[T, ID]) take(start int) (T, error) {
-	if v, ok := s.sweep(start); ok {
-		return v, nil
+	if g, ok := s.sweep(start, false); ok {
+		return g.value, nil
 	}
 	for {
 		before := s.arrivals()
-		if v, ok := s.sweep(start); ok {
-			return v, nil
+		if g, ok := s.sweep(start, false); ok {
+			return g.value, nil
 		}
 		if s.arrivals() == before {
 			var zero T
@@ -79,7 +75,9 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 	return sum
 }
 
-func (s *Scheduler[T, ID]) sweep(start int) (T, bool) {
+// sweep takes a hold (see hold) on the best resource of the first
+// non-empty shard at or after start.
+func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
 	for i := 0; i < len(s.shards); i++ {
 		idx := start + i
 		if idx >= len(s.shards) {
@@ -89,27 +87,23 @@ func (s *Scheduler[T, ID]) sweep(start int) (T, bool) {
 		if sh.active.Load() == 0 {
 			continue
 		}
-		if v, key, ok := s.takeFrom(sh); ok {
-			s.emit(events.EventAcquire, key)
-			return v, true
+		if g, ok := s.takeFrom(sh, lease); ok {
+			s.emit(events.EventAcquire, g.node.Key)
+			return g, true
 		}
 	}
-	var zero T
-	return zero, false
+	return grant[T, ID]{}, false
 }
 
-func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID]) (v T, key ID, ok bool) {
+func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], lease bool) (grant[T, ID], bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.repair()
+	s.mend(sh)
 	n := sh.heap.Top()
 	if n == nil {
-		return v, key, false
+		return grant[T, ID]{}, false
 	}
-	if s.policy == config.Exclusive {
-		sh.deactivate(n, node.Held)
-	}
-	return n.Value, n.Key, true
+	return s.hold(sh, n, lease), true
 }
 
 // shardView is the scheduler seen as an acquire.ShardView. It is a

@@ -8,8 +8,11 @@ import (
 	"github.com/crsched/crs/internal/node"
 )
 
-// Add puts a new resource into the pool, active. It returns ErrNilResource
-// for a nil value and ErrDuplicateKey if its key is already present.
+// Add puts a new resource into the pool, active, and hands it to the
+// oldest waiter if any. It returns ErrNilResource for a nil value and
+// ErrDuplicateKey if its key is already present (wrapping
+// ErrResourceDraining too when the key belongs to a resource removed while
+// held, whose holders have not all released yet).
 func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
@@ -18,8 +21,11 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
 	}
 	id := s.key(v)
-	if err := s.add(node.New(v, id, s.place(1))); err != nil {
-		return err
+	capacity := s.capacityOf(v)
+	served, ok := s.add(node.New(v, id, s.place(1), capacity))
+	yieldTo(served)
+	if !ok {
+		return s.duplicate("add", id)
 	}
 	s.emit(events.EventAdd, id)
 	return nil
@@ -32,16 +38,17 @@ func (s *Scheduler[T, ID]) place(n int) int {
 	return int((end - uint64(n)) % uint64(len(s.shards)))
 }
 
-func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) error {
+// add inserts n, or reports false if its key is present.
+func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served, ok bool) {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.repair()
+	s.mend(sh)
 	// The node is in the map before it is in the heap, but only while this
 	// shard's lock is held: anyone who finds it must take the lock, and by
 	// then it is either fully active or rolled back to Removed.
 	if !s.nodes.Insert(n.Key, n) {
-		return opError("add", n.Key, crserrors.ErrDuplicateKey)
+		return false, false
 	}
 	done := false
 	defer func() {
@@ -49,9 +56,25 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) error {
 			s.nodes.Delete(n.Key)
 		}
 	}()
-	sh.activate(n, node.Removed)
+	sh.activate(n)
 	done = true
-	return nil
+	s.size.Add(1)
+	return s.serve(sh), true
+}
+
+// duplicate builds the error for a key found present. It runs after the
+// failed call released its locks, since the resource under the key may sit
+// in another shard; its state is read only to say why.
+func (s *Scheduler[T, ID]) duplicate(op string, key ID) error {
+	if n, sh := s.find(key); n != nil {
+		sh.mu.Lock()
+		draining := n.State == node.Draining
+		sh.mu.Unlock()
+		if draining {
+			return fmt.Errorf("%s %v: %w: %w", op, key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
+		}
+	}
+	return opError(op, key, crserrors.ErrDuplicateKey)
 }
 
 // BatchAdd adds all resources or none. It fails, inserting nothing, on a
@@ -85,11 +108,13 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	nodes := make([]*node.Node[T, ID], len(vs))
 	first := s.place(len(vs))
 	for i, v := range vs {
-		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards)}
+		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards), Capacity: s.capacityOf(v)}
 		nodes[i] = &slab[i]
 	}
-	if err := s.batchAdd(keys, nodes, first); err != nil {
-		return err
+	served, dup := s.batchAdd(keys, nodes, first)
+	yieldTo(served)
+	if dup >= 0 {
+		return s.duplicate("batch add", keys[dup])
 	}
 	for _, k := range keys {
 		s.emit(events.EventAdd, k)
@@ -97,29 +122,27 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	return nil
 }
 
-func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) error {
+// batchAdd inserts the batch, or returns the index of a key already
+// present (-1 on success).
+func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) (served bool, dup int) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
-	touched := s.shards
-	if len(nodes) < len(s.shards) {
-		touched = nil
-	}
-	isTouched := func(i int) bool {
-		return touched != nil || (i-first+len(s.shards))%len(s.shards) < len(nodes)
+	touched := func(i int) bool {
+		return len(nodes) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(nodes)
 	}
 	for i := range s.shards {
-		if isTouched(i) {
+		if touched(i) {
 			s.shards[i].mu.Lock()
 			defer s.shards[i].mu.Unlock()
 		}
 	}
 	for i := range s.shards {
-		if isTouched(i) {
-			s.shards[i].repair()
+		if touched(i) {
+			s.mend(&s.shards[i])
 		}
 	}
 	if dup := s.nodes.InsertAll(keys, nodes); dup >= 0 {
-		return opError("batch add", keys[dup], crserrors.ErrDuplicateKey)
+		return false, dup
 	}
 	done := false
 	defer func() {
@@ -152,7 +175,13 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 		}
 	}
 	done = true
-	return nil
+	s.size.Add(int64(len(nodes)))
+	for i, k := range added {
+		if k > 0 && s.serve(&s.shards[i]) {
+			served = true
+		}
+	}
+	return served, -1
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator

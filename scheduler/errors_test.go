@@ -34,26 +34,32 @@ func TestOperationsFollowTheErrorTable(t *testing.T) {
 		{release, "held", nil, "active"},
 		{release, "excluded", crserrors.ErrResourceNotHeld, "excluded"},
 		{release, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{release, "draining", nil, "absent"},
 		{exclude, "active", nil, "excluded"},
 		{exclude, "held", crserrors.ErrResourceNotActive, "held"},
 		{exclude, "excluded", crserrors.ErrResourceNotActive, "excluded"},
 		{exclude, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{exclude, "draining", crserrors.ErrResourceNotFound, "draining"},
 		{include, "active", crserrors.ErrResourceNotInactive, "active"},
 		{include, "held", crserrors.ErrResourceNotExcluded, "held"},
 		{include, "excluded", nil, "active"},
 		{include, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{include, "draining", crserrors.ErrResourceNotFound, "draining"},
 		{remove, "active", nil, "absent"},
-		{remove, "held", nil, "absent"},
+		{remove, "held", nil, "draining"},
 		{remove, "excluded", nil, "absent"},
 		{remove, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{remove, "draining", crserrors.ErrResourceNotFound, "draining"},
 		{update, "active", nil, "active"},
 		{update, "held", nil, "held"},
 		{update, "excluded", nil, "excluded"},
 		{update, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{update, "draining", crserrors.ErrResourceNotFound, "draining"},
 		{get, "active", nil, "active"},
 		{get, "held", nil, "held"},
 		{get, "excluded", nil, "excluded"},
 		{get, "absent", crserrors.ErrResourceNotFound, "absent"},
+		{get, "draining", crserrors.ErrResourceNotFound, "draining"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.op.name+"/"+tt.state, func(t *testing.T) {
@@ -79,12 +85,17 @@ func putInState(t *testing.T, s *scheduler.Scheduler[*worker, string], id, state
 	}
 	addAll(t, s, w(id, 0))
 	switch state {
-	case "held":
+	case "held", "draining":
 		if got, err := s.Acquire(); err != nil || got.ID != id {
 			t.Fatalf("Acquire = %v, %v", got, err)
 		}
 	case "excluded":
 		if err := s.Exclude(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if state == "draining" {
+		if err := s.Remove(id); err != nil {
 			t.Fatal(err)
 		}
 	}

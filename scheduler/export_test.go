@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -16,7 +17,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		defer s.shards[i].mu.Unlock()
 	}
 	for i := range s.shards {
-		s.shards[i].repair()
+		s.mend(&s.shards[i])
 	}
 	inHeap := 0
 	for si := range s.shards {
@@ -39,26 +40,25 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		inHeap += h.Len()
 	}
-	held := make([]int, len(s.shards))
-	excluded := make([]int, len(s.shards))
+	type tally struct{ held, excluded, draining, holders int }
+	counted := make([]tally, len(s.shards))
 	var err error
-	total := 0
+	total, draining := 0, 0
 	s.nodes.Range(func(k ID, n *node.Node[T, ID]) {
 		total++
-		switch {
-		case err != nil:
-		case n.Key != k:
-			err = fmt.Errorf("map key %v holds node %v", k, n.Key)
-		case n.State == node.Removed:
-			err = fmt.Errorf("map holds removed node %v", k)
-		case (n.State == node.Active) != (n.Index >= 0):
-			err = fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
-		case n.State == node.Active && s.shards[n.Shard].heap.At(n.Index) != n:
-			err = fmt.Errorf("node %v not at its heap index", k)
-		case n.State == node.Held:
-			held[n.Shard]++
-		case n.State == node.Excluded:
-			excluded[n.Shard]++
+		if err == nil {
+			err = s.checkNode(k, n)
+		}
+		c := &counted[n.Shard]
+		c.holders += n.Holders
+		switch n.State {
+		case node.Held:
+			c.held++
+		case node.Excluded:
+			c.excluded++
+		case node.Draining:
+			c.draining++
+			draining++
 		}
 	})
 	if err != nil {
@@ -66,13 +66,51 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	}
 	off := 0
 	for si := range s.shards {
-		if held[si] != s.shards[si].held || excluded[si] != s.shards[si].excluded {
-			return fmt.Errorf("shard %d counts %d held, %d excluded; map has %d, %d", si, s.shards[si].held, s.shards[si].excluded, held[si], excluded[si])
+		sh := &s.shards[si]
+		want := tally{sh.held, sh.excluded, sh.draining, sh.holders}
+		if counted[si] != want {
+			return fmt.Errorf("shard %d counts %+v; its nodes add up to %+v", si, want, counted[si])
 		}
-		off += held[si] + excluded[si]
+		off += sh.held + sh.excluded + sh.draining
 	}
 	if total != inHeap+off {
 		return fmt.Errorf("map holds %d nodes, heaps %d and off-heap %d", total, inHeap, off)
+	}
+	if got := s.Len(); got != total-draining {
+		return fmt.Errorf("Len = %d, but the map holds %d live nodes", got, total-draining)
+	}
+	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 {
+		return fmt.Errorf("%d waiters wait while %d resources are acquirable", q, inHeap)
+	}
+	return nil
+}
+
+// checkNode verifies one node's own invariants. Requires its shard lock.
+func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
+	sh := &s.shards[n.Shard]
+	switch {
+	case n.Key != k:
+		return fmt.Errorf("map key %v holds node %v", k, n.Key)
+	case n.State == node.Removed:
+		return fmt.Errorf("map holds removed node %v", k)
+	case (n.State == node.Active) != (n.Index >= 0):
+		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
+	case n.State == node.Active && sh.heap.At(n.Index) != n:
+		return fmt.Errorf("node %v not at its heap index", k)
+	case n.Holders != n.Anonymous+len(n.Leases) || n.Anonymous < 0:
+		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases))
+	case n.Capacity < 1:
+		return fmt.Errorf("node %v has capacity %d", k, n.Capacity)
+	case sh.exclusive && n.Holders > n.Capacity:
+		return fmt.Errorf("node %v has %d holders over capacity %d", k, n.Holders, n.Capacity)
+	case n.State == node.Active && sh.full(n):
+		return fmt.Errorf("node %v is active with every slot taken", k)
+	case n.State == node.Held && !sh.full(n):
+		return fmt.Errorf("node %v is held with a free slot", k)
+	case n.State == node.Draining && n.Holders == 0:
+		return fmt.Errorf("node %v drains with no holders", k)
+	case !sh.exclusive && n.Anonymous != 0:
+		return fmt.Errorf("node %v has anonymous holds under the Shared policy", k)
 	}
 	return nil
 }

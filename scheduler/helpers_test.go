@@ -13,9 +13,10 @@ import (
 type worker struct {
 	ID       string
 	Priority int
+	Capacity int // read only by tests that configure Capacity
 }
 
-func w(id string, priority int) *worker { return &worker{ID: id, Priority: priority} }
+func w(id string, priority int) *worker { return &worker{ID: id, Priority: priority, Capacity: 1} }
 
 func byPriority(a, b *worker) int { return cmp.Compare(a.Priority, b.Priority) }
 

@@ -37,12 +37,24 @@ func callCatching(f func() error) (panicked any, err error) {
 // the panic must reach the caller, the operation must have had no effect,
 // every invariant must hold, and the same operation must then succeed.
 func TestComparatorPanicUndoesTheOperation(t *testing.T) {
+	var lease scheduler.Lease[*worker, string]
+	holdersAndActive := func(s *scheduler.Scheduler[*worker, string]) string {
+		st := s.Stats()
+		return fmt.Sprint(st.Holders, st.ActiveResources)
+	}
 	ops := []struct {
 		name    string
 		prepare func(t *testing.T, s *scheduler.Scheduler[*worker, string])
 		op      func(s *scheduler.Scheduler[*worker, string]) error
 		effect  func(s *scheduler.Scheduler[*worker, string]) string
 	}{
+		{"Lease", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { _, err := s.Lease(bg); return err },
+			holdersAndActive},
+		{"Lease.Release",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) { lease = mustLease(t, s) },
+			func(s *scheduler.Scheduler[*worker, string]) error { return lease.Release() },
+			holdersAndActive},
 		{"Add", nil,
 			func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("x", -1)) },
 			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("x") }},
@@ -86,49 +98,94 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 			func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("w0") },
 			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") + fmt.Sprint(s.Len()) }},
 	}
-	for _, tt := range ops {
-		t.Run(tt.name, func(t *testing.T) {
-			panics := 0
-			for k := 1; ; k++ {
-				tr := &trap{}
-				tr.disarm()
-				cfg := baseConfig(1, config.Exclusive)
-				cfg.Comparator = tr.compare
-				s := newScheduler(t, cfg)
-				addAll(t, s, numbered(40)...)
-				if tt.prepare != nil {
-					tt.prepare(t, s)
-				}
-				before := tt.effect(s)
-				tr.arm(k)
-				panicked, _ := callCatching(func() error { return tt.op(s) })
-				stillArmed := tr.armed()
-				tr.disarm()
-				if panicked == nil {
-					if !stillArmed {
-						t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
+	for _, multiSlot := range []bool{false, true} {
+		for _, tt := range ops {
+			t.Run(fmt.Sprintf("%s/multislot=%v", tt.name, multiSlot), func(t *testing.T) {
+				panics := 0
+				for k := 1; ; k++ {
+					tr := &trap{}
+					tr.disarm()
+					cfg := baseConfig(1, config.Exclusive)
+					cfg.Comparator = tr.compare
+					if multiSlot {
+						cfg.Capacity = func(v *worker) int { return v.Capacity }
 					}
-					break // the operation needs fewer than k comparisons: all covered
+					s := newScheduler(t, cfg)
+					ws := numbered(40)
+					for _, v := range ws {
+						v.Capacity = 3 // multi-slot: a hold reorders instead of removing
+					}
+					addAll(t, s, ws...)
+					if tt.prepare != nil {
+						tt.prepare(t, s)
+					}
+					before := tt.effect(s)
+					tr.arm(k)
+					panicked, _ := callCatching(func() error { return tt.op(s) })
+					stillArmed := tr.armed()
+					tr.disarm()
+					if panicked == nil {
+						if !stillArmed {
+							t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
+						}
+						break // the operation needs fewer than k comparisons: all covered
+					}
+					panics++
+					if after := tt.effect(s); after != before {
+						t.Fatalf("k=%d: panicked operation took effect: %q -> %q", k, before, after)
+					}
+					if err := s.CheckInvariants(); err != nil {
+						t.Fatalf("k=%d: %v", k, err)
+					}
+					if err := tt.op(s); err != nil {
+						t.Fatalf("k=%d: retry after panic: %v", k, err)
+					}
+					mustInvariants(t, s)
 				}
-				panics++
-				if after := tt.effect(s); after != before {
-					t.Fatalf("k=%d: panicked operation took effect: %q -> %q", k, before, after)
+				if panics == 0 {
+					t.Fatal("the comparator was never called: the test proves nothing")
 				}
-				if err := s.CheckInvariants(); err != nil {
-					t.Fatalf("k=%d: %v", k, err)
-				}
-				if err := tt.op(s); err != nil {
-					t.Fatalf("k=%d: retry after panic: %v", k, err)
-				}
-				mustInvariants(t, s)
-			}
-			if panics == 0 {
-				t.Fatal("the comparator was never called: the test proves nothing")
-			}
-		})
+			})
+		}
 	}
 }
 
+// TestPanicWhileServingAWaiterKeepsTheWaiterQueued: the comparator panics
+// while a BatchAdd hands one of its resources to a waiter. The panic goes
+// to the BatchAdd caller (whose batch is in); the waiter must not be lost,
+// and the next operation on the shard serves it.
+func TestPanicWhileServingAWaiterKeepsTheWaiterQueued(t *testing.T) {
+	tr := &trap{}
+	tr.disarm()
+	cfg := baseConfig(1, config.Exclusive)
+	cfg.Comparator = tr.compare
+	s := newScheduler(t, cfg)
+	r := acquireAsync(bg, s)
+	untilWaiters(t, s, 1)
+	// Ordering the batch of three takes two comparisons; the third comes
+	// while the best of them is handed to the waiter.
+	tr.arm(3)
+	p, _ := callCatching(func() error { return s.BatchAdd([]*worker{w("x", 3), w("y", 1), w("z", 2)}) })
+	tr.disarm()
+	if p == nil {
+		t.Fatal("serving the waiter did not panic: the test misses its target")
+	}
+	if got := s.Len(); got != 3 {
+		t.Fatalf("Len = %d: the batch itself should be in", got)
+	}
+	select {
+	case got := <-r:
+		t.Fatalf("waiter served despite the panic: %v", got)
+	default:
+	}
+	if _, err := s.Get("x"); err != nil { // any operation on the shard
+		t.Fatal(err)
+	}
+	if got := <-r; got.err != nil || got.v.ID != "y" {
+		t.Fatalf("waiter got %v, %v; want y, the best", got.v, got.err)
+	}
+	mustInvariants(t, s)
+}
 func TestKeyFuncPanicLeavesSchedulerUsable(t *testing.T) {
 	cfg := baseConfig(1, config.Exclusive)
 	cfg.KeyFunc = func(v *worker) string {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -13,13 +14,15 @@ import (
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/waitq"
 )
 
 // Scheduler hands out resources of type T, identified by keys of type ID,
 // best first by the configured comparator. All methods are safe for
 // concurrent use.
 //
-// Lock order: a shard lock, then the lookup map's lock. No method holds two
+// Lock order: a shard lock, then the lookup map's, the waiter queue's or
+// the expiry queue's lock (never two of those at once). No method holds two
 // shard locks, except BatchAdd, which takes the shards it touches in
 // ascending index order. No user code (comparator aside, see below) runs
 // under a lock; the comparator runs under the lock of the shard it orders,
@@ -28,8 +31,12 @@ import (
 type Scheduler[T any, ID comparable] struct {
 	cmp      func(a, b T) int
 	key      func(T) ID
-	nillable bool // T's kind has a nil value that Add must reject
+	capacity func(T) int // nil: every resource has capacity 1
+	nillable bool        // T's kind has a nil value that Add must reject
 	policy   config.AcquirePolicy
+	leaseTTL time.Duration
+	clock    config.Clock
+	epoch    time.Time // the clock's zero for deadlines kept as int64
 	strategy acquire.AcquireStrategy
 	view     acquire.ShardView
 	// ring routes AcquireByAffinity. It is built on first use: at 500
@@ -39,8 +46,15 @@ type Scheduler[T any, ID comparable] struct {
 
 	shards []shard[T, ID]
 	nodes  *lookup.Map[ID, *node.Node[T, ID]]
+	// size counts resources added and not removed (draining ones are
+	// removed); Len reads it.
+	size atomic.Int64
 	// placed spreads new resources over the shards in rotation.
 	placed atomic.Uint64
+
+	waiters waitq.Queue[grant[T, ID]]
+	expiry  expiry[T, ID]
+	expired atomic.Uint64 // leases reclaimed at their deadline
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
@@ -59,8 +73,11 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s := &Scheduler[T, ID]{
 		cmp:      cfg.Comparator,
 		key:      cfg.KeyFunc,
+		capacity: cfg.Capacity,
 		nillable: isNillable[T](),
 		policy:   cfg.AcquirePolicy,
+		leaseTTL: cfg.LeaseTTL,
+		clock:    cfg.Clock,
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard[T, ID], heapCount),
 		nodes:    lookup.New[ID, *node.Node[T, ID]](),
@@ -68,10 +85,15 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	if s.strategy == nil {
 		s.strategy = acquire.NewRoundRobin()
 	}
+	if s.clock == nil {
+		s.clock = config.SystemClock{}
+	}
+	s.epoch = s.clock.Now()
 	for i := range s.shards {
-		s.shards[i] = newShard[T, ID](s.cmp)
+		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive)
 	}
 	s.view = (*shardView[T, ID])(s)
+	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		size := cfg.EventQueueSize
 		if size == 0 {
@@ -83,18 +105,23 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 }
 
 // Shutdown closes the scheduler: every later call returns
-// ErrSchedulerClosed. It delivers the events already queued, stops the
+// ErrSchedulerClosed, and every waiting call returns it too. It stops the
+// lease-expiry timer, delivers the events already queued, stops the
 // dispatcher and returns once it has exited. It is idempotent and safe to
 // call concurrently, but not from an observer.
 func (s *Scheduler[T, ID]) Shutdown() {
 	s.closed.Store(true)
+	for _, w := range s.waiters.Close() {
+		w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
+	}
+	s.expiry.stop()
 	if s.events != nil {
 		s.events.Stop()
 	}
 }
 
 // Len is the number of resources in the scheduler, whatever their state.
-func (s *Scheduler[T, ID]) Len() int { return s.nodes.Len() }
+func (s *Scheduler[T, ID]) Len() int { return int(s.size.Load()) }
 
 // Get returns the current value of the resource with key id, whatever its
 // state.
@@ -109,11 +136,29 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if n.State == node.Removed {
+	s.mend(sh)
+	if gone(n) {
 		return zero, notFound("get", id)
 	}
 	return n.Value, nil
 }
+
+// gone reports whether n was removed, as far as every operation but the
+// release of its holds is concerned.
+func gone[T any, ID comparable](n *node.Node[T, ID]) bool {
+	return n.State == node.Removed || n.State == node.Draining
+}
+
+// capacityOf runs the user's Capacity function, outside any lock.
+func (s *Scheduler[T, ID]) capacityOf(v T) int {
+	if s.capacity == nil {
+		return 1
+	}
+	return max(s.capacity(v), 1)
+}
+
+// now is the clock's reading as nanoseconds since New, for deadlines.
+func (s *Scheduler[T, ID]) now() int64 { return int64(s.clock.Now().Sub(s.epoch)) }
 
 // find returns the node for id and its shard, or nil. The caller must lock
 // the shard and check that the node was not removed in between.

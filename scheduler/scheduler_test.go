@@ -163,7 +163,7 @@ func TestExcludedResourceIsNeverAcquired(t *testing.T) {
 	wantState(t, s, "a", "active")
 }
 
-func TestRemoveDeletesInAnyState(t *testing.T) {
+func TestRemoveDeletesInAnyStateAndDrainsHeldOnes(t *testing.T) {
 	s := newScheduler(t, baseConfig(1, config.Exclusive))
 	addAll(t, s, w("held", 1), w("excluded", 2), w("active", 3))
 	if got, _ := s.Acquire(); got.ID != "held" {
@@ -172,11 +172,11 @@ func TestRemoveDeletesInAnyState(t *testing.T) {
 	if err := s.Exclude("excluded"); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"active", "held", "excluded"} {
+	for id, after := range map[string]string{"active": "absent", "excluded": "absent", "held": "draining"} {
 		if err := s.Remove(id); err != nil {
 			t.Fatalf("Remove(%s): %v", id, err)
 		}
-		wantState(t, s, id, "absent")
+		wantState(t, s, id, after)
 		_, err := s.Get(id)
 		wantErr(t, "Get after Remove", err, crserrors.ErrResourceNotFound)
 		wantErr(t, "second Remove", s.Remove(id), crserrors.ErrResourceNotFound)
@@ -184,16 +184,26 @@ func TestRemoveDeletesInAnyState(t *testing.T) {
 	if s.Len() != 0 {
 		t.Fatalf("Len = %d after removing everything", s.Len())
 	}
-	wantErr(t, "Release of removed held resource", s.Release("held"), crserrors.ErrResourceNotFound)
+	if err := s.Release("held"); err != nil {
+		t.Fatalf("holder's Release of the drained resource: %v", err)
+	}
+	wantState(t, s, "held", "absent")
+	wantErr(t, "second Release", s.Release("held"), crserrors.ErrResourceNotFound)
 }
 
-func TestReAddAfterRemoveStartsFresh(t *testing.T) {
+func TestRemovedHeldKeyIsFreeOnlyAfterLastRelease(t *testing.T) {
 	s := newScheduler(t, baseConfig(4, config.Exclusive))
 	addAll(t, s, w("a", 1))
 	if _, err := s.Acquire(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Add(w("a", 2))
+	wantErr(t, "Add while draining", err, crserrors.ErrDuplicateKey)
+	wantErr(t, "Add while draining", err, crserrors.ErrResourceDraining)
+	if err := s.Release("a"); err != nil {
 		t.Fatal(err)
 	}
 	addAll(t, s, w("a", 2))

@@ -13,21 +13,31 @@ import (
 // A resource belongs to one shard for its whole life, so every transition
 // of a resource happens under that shard's lock alone.
 //
-// Every method below requires mu to be held. The state-changing methods are
-// transactions: if the comparator panics part-way, they undo the structural
-// change (which calls no user code), restore the node's state and leave the
-// heap marked for reordering, then let the panic continue to the caller.
+// Every method below requires mu to be held. Operations change a node's
+// bookkeeping first (holders, leases, state counters: no user code), then
+// call place, activate or deactivate, which move the node in or out of the
+// heap and reorder it. Those run the comparator, which may panic; they are
+// transactions that undo their structural move and leave the heap marked
+// for reordering, and the operation's own deferred undo restores the
+// bookkeeping, so a panic leaves the node exactly as it was.
 type shard[T any, ID comparable] struct {
 	mu sync.Mutex
 
 	// Guarded by mu.
-	heap     heap.Heap[T, ID]
-	held     int
-	excluded int
+	heap      heap.Heap[T, ID]
+	exclusive bool // the scheduler's policy; set at New, never changed
+	held      int
+	excluded  int
+	draining  int
+	holders   int // sum of the Holders of this shard's nodes
 	// dirty is set while the comparator runs on the heap and cleared when
 	// it returns. Finding it set on lock means a comparator panicked
 	// mid-sift and the heap order must be rebuilt before use.
 	dirty bool
+	// unserved is set when a comparator panic interrupted serving waiters,
+	// which may leave a resource of this shard idle while a waiter waits;
+	// the next holder of mu serves them (see Scheduler.mend).
+	unserved bool
 
 	// active mirrors heap.Len() for readers that take no lock (ShardView,
 	// and Acquire skipping empty shards). Written only under mu.
@@ -42,8 +52,8 @@ type shard[T any, ID comparable] struct {
 	_ [64]byte
 }
 
-func newShard[T any, ID comparable](cmp func(a, b T) int) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp)}
+func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive bool) shard[T, ID] {
+	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive}
 }
 
 // repair rebuilds the heap order if a comparator panicked during an earlier
@@ -59,34 +69,47 @@ func (s *shard[T, ID]) repair() {
 // publish refreshes the lock-free view of the heap size.
 func (s *shard[T, ID]) publish() { s.active.Store(int64(s.heap.Len())) }
 
-// count moves n between the per-state counters; the heap length is the
-// count of active nodes.
-func (s *shard[T, ID]) count(from, to node.State) {
-	switch from {
-	case node.Held:
-		s.held--
-	case node.Excluded:
-		s.excluded--
-	}
-	switch to {
-	case node.Held:
-		s.held++
-	case node.Excluded:
-		s.excluded++
-	}
+// full reports whether every slot of n is taken. Under the Shared policy a
+// resource is never full: holders are only counted.
+func (s *shard[T, ID]) full(n *node.Node[T, ID]) bool {
+	return s.exclusive && n.Holders >= n.Capacity
 }
 
-// activate moves n from state from into the heap.
-func (s *shard[T, ID]) activate(n *node.Node[T, ID], from node.State) {
+// counter returns the count of nodes in an off-heap state, or nil.
+func (s *shard[T, ID]) counter(st node.State) *int {
+	switch st {
+	case node.Held:
+		return &s.held
+	case node.Excluded:
+		return &s.excluded
+	case node.Draining:
+		return &s.draining
+	}
+	return nil
+}
+
+// setState changes n's state and keeps the per-state counters; the heap
+// length is the count of active nodes.
+func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
+	if c := s.counter(n.State); c != nil {
+		*c--
+	}
+	if c := s.counter(to); c != nil {
+		*c++
+	}
+	n.State = to
+}
+
+// activate moves n, off the heap, into the heap.
+func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
+	from := n.State
 	s.heap.Append(n)
-	s.count(from, node.Active)
-	n.State = node.Active
+	s.setState(n, node.Active)
 	done := false
 	defer func() {
 		if !done {
 			s.heap.Delete(n.Index)
-			s.count(node.Active, from)
-			n.State = from
+			s.setState(n, from)
 		}
 		s.publish()
 		if done {
@@ -103,14 +126,12 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID], from node.State) {
 func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 	i := n.Index
 	s.heap.Delete(i)
-	s.count(node.Active, to)
-	n.State = to
+	s.setState(n, to)
 	done := false
 	defer func() {
 		if !done {
 			s.heap.Append(n)
-			s.count(to, node.Active)
-			n.State = node.Active
+			s.setState(n, node.Active)
 		}
 		s.publish()
 	}()
@@ -122,30 +143,26 @@ func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 	done = true
 }
 
-// move changes the state of n, which must be off the heap, to another
-// off-heap state.
-func (s *shard[T, ID]) move(n *node.Node[T, ID], to node.State) {
-	s.count(n.State, to)
-	n.State = to
-}
-
-// replace gives n a new value and restores the heap order around it.
-func (s *shard[T, ID]) replace(n *node.Node[T, ID], v T) {
-	old := n.Value
-	n.Value = v
-	if n.State != node.Active {
-		return
-	}
-	done := false
-	defer func() {
-		if !done {
-			n.Value = old
-		}
-	}()
+// fix restores the order around active node n after its value or holder
+// count changed. A panic leaves the heap marked for reordering.
+func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 	s.dirty = true
 	s.heap.Fix(n.Index)
 	s.dirty = false
-	done = true
+}
+
+// place puts n where its holders and capacity say it belongs: an active
+// node that is full leaves the heap as held, a held node with a free slot
+// returns, and an active node is reordered.
+func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
+	switch {
+	case n.State == node.Active && s.full(n):
+		s.deactivate(n, node.Held)
+	case n.State == node.Held && !s.full(n):
+		s.activate(n)
+	case n.State == node.Active:
+		s.fix(n)
+	}
 }
 
 // order restores the heap order after k nodes were appended: sifting each

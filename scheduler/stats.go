@@ -16,12 +16,14 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		HeapSizes:       make([]int, len(s.shards)),
 	}
 	for i := range s.shards {
-		active, held, excluded := s.shards[i].counts()
-		st.HeapSizes[i] = active
-		st.ActiveResources += active
-		st.HeldResources += held
-		st.ExcludedResources += excluded
-		if active == 0 {
+		c := s.shards[i].counts()
+		st.HeapSizes[i] = c.active
+		st.ActiveResources += c.active
+		st.HeldResources += c.held
+		st.ExcludedResources += c.excluded
+		st.DrainingResources += c.draining
+		st.Holders += c.holders
+		if c.active == 0 {
 			st.EmptyHeaps++
 		}
 	}
@@ -32,13 +34,18 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		st.DroppedEvents = s.events.Dropped()
 		st.ObserverPanics = s.events.Panics()
 	}
+	st.Waiters = s.waiters.Len()
+	st.Waits, st.CancelledWaits, st.WaitTime = s.waiters.Totals()
+	st.ExpiredLeases = s.expired.Load()
 	return st
 }
 
-func (s *shard[T, ID]) counts() (active, held, excluded int) {
+type shardCounts struct{ active, held, excluded, draining, holders int }
+
+func (s *shard[T, ID]) counts() shardCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.heap.Len(), s.held, s.excluded
+	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders}
 }
 
 func strategyName(st any) string {

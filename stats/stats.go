@@ -1,6 +1,8 @@
 // Package stats defines the snapshot returned by Scheduler.Stats.
 package stats
 
+import "time"
+
 // Stats is a point-in-time snapshot of a scheduler. Each shard is read
 // under its own lock, so the per-shard figures are consistent with each
 // other; shards are read one after another, so totals may mix moments when
@@ -15,13 +17,19 @@ type Stats struct {
 	// InactiveResources are out of the heaps: HeldResources +
 	// ExcludedResources.
 	InactiveResources int
-	// HeldResources were acquired under the Exclusive policy and not yet
-	// released.
+	// HeldResources have every slot taken (Exclusive policy) and wait for
+	// a holder to release.
 	HeldResources int
 	// ExcludedResources were taken out of the pool by Exclude.
 	ExcludedResources int
-	EmptyHeaps        int
-	NonEmptyHeaps     int
+	// DrainingResources were removed while held and still have holders;
+	// they are not counted in TotalResources.
+	DrainingResources int
+	// Holders is the number of holds outstanding: exclusive acquisitions
+	// not yet released plus leases (under either policy).
+	Holders       int
+	EmptyHeaps    int
+	NonEmptyHeaps int
 	// AcquirePolicy is "shared" or "exclusive".
 	AcquirePolicy string
 	// AcquireStrategy names the strategy: "round_robin", "weighted",
@@ -33,4 +41,15 @@ type Stats struct {
 	DroppedEvents uint64
 	// ObserverPanics counts panics recovered from Observer.OnEvent.
 	ObserverPanics uint64
+
+	// Waiters is the number of callers waiting for a resource now.
+	Waiters int
+	// Waits counts calls that had to wait, however the wait ended.
+	Waits uint64
+	// CancelledWaits counts waits ended by their context.
+	CancelledWaits uint64
+	// WaitTime is the total time spent waiting, over all Waits.
+	WaitTime time.Duration
+	// ExpiredLeases counts leases reclaimed at their deadline.
+	ExpiredLeases uint64
 }

@@ -13,7 +13,9 @@ package heap
 
 import "github.com/crsched/crs/internal/node"
 
-// Heap orders nodes by cmp on their values, smallest first.
+// Heap orders nodes by cmp on their values, smallest first; among equal
+// values, the node with fewer holders comes first, so equally good
+// resources share the load.
 type Heap[T any, ID comparable] struct {
 	items []*node.Node[T, ID]
 	cmp   func(a, b T) int
@@ -81,7 +83,7 @@ func (h *Heap[T, ID]) Up(i int) {
 	items := h.items
 	for i > 0 {
 		parent := (i - 1) / 2
-		if h.cmp(items[i].Value, items[parent].Value) >= 0 {
+		if !h.less(items[i], items[parent]) {
 			return
 		}
 		h.swap(i, parent)
@@ -100,10 +102,10 @@ func (h *Heap[T, ID]) Down(i int) bool {
 		if child >= n {
 			break
 		}
-		if right := child + 1; right < n && h.cmp(items[right].Value, items[child].Value) < 0 {
+		if right := child + 1; right < n && h.less(items[right], items[child]) {
 			child = right
 		}
-		if h.cmp(items[child].Value, items[i].Value) >= 0 {
+		if !h.less(items[child], items[i]) {
 			break
 		}
 		h.swap(i, child)
@@ -118,6 +120,17 @@ func (h *Heap[T, ID]) Init() {
 		h.Down(i)
 	}
 }
+
+// less is the heap order: the comparator, then fewer holders first.
+func (h *Heap[T, ID]) less(a, b *node.Node[T, ID]) bool {
+	if c := h.cmp(a.Value, b.Value); c != 0 {
+		return c < 0
+	}
+	return a.Holders < b.Holders
+}
+
+// Less reports whether a goes before b, as the heap orders them.
+func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return h.less(a, b) }
 
 // swap exchanges two nodes and their recorded indices. It calls no user
 // code, so a panic can only come between swaps, never inside one.

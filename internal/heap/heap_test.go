@@ -42,7 +42,7 @@ func TestPopYieldsAscendingOrder(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	h := newIntHeap()
 	for i := 0; i < 500; i++ {
-		push(&h, node.New(rng.Intn(100), i, 0))
+		push(&h, node.New(rng.Intn(100), i, 0, 1))
 		valid(t, &h)
 	}
 	prev := -1
@@ -66,7 +66,7 @@ func TestDeleteAndFixKeepTheHeapValid(t *testing.T) {
 	for step := 0; step < 5000; step++ {
 		switch op := rng.Intn(3); {
 		case op == 0 || len(live) == 0:
-			n := node.New(rng.Intn(1000), step, 0)
+			n := node.New(rng.Intn(1000), step, 0, 1)
 			push(&h, n)
 			live = append(live, n)
 		case op == 1:
@@ -98,7 +98,7 @@ func TestInitOrdersAnyPermutation(t *testing.T) {
 	h := newIntHeap()
 	h.Grow(300)
 	for i := 0; i < 300; i++ {
-		h.Append(node.New(rng.Intn(50), i, 0))
+		h.Append(node.New(rng.Intn(50), i, 0, 1))
 	}
 	h.Init()
 	valid(t, &h)
@@ -120,7 +120,7 @@ func TestPanickingComparatorLeavesAValidContainer(t *testing.T) {
 		func() {
 			defer func() { _ = recover() }()
 			for i := 0; i < 64; i++ {
-				push(&h, node.New(64-i, i, 0))
+				push(&h, node.New(64-i, i, 0, 1))
 			}
 		}()
 		for i := 0; i < h.Len(); i++ {

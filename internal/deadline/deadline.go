@@ -1,0 +1,64 @@
+// Package deadline is a min-heap of items keyed by a deadline, for the
+// scheduler's single expiry timer.
+package deadline
+
+// Entry is an item due at At (nanoseconds on the scheduler's clock).
+type Entry[E any] struct {
+	At   int64
+	Item E
+}
+
+// Queue orders entries by deadline, earliest first. It is not safe for
+// concurrent use.
+type Queue[E any] struct {
+	entries []Entry[E]
+}
+
+// Len is the number of entries.
+func (q *Queue[E]) Len() int { return len(q.entries) }
+
+// Next returns the earliest deadline; the queue must not be empty.
+func (q *Queue[E]) Next() int64 { return q.entries[0].At }
+
+// Push adds an entry.
+func (q *Queue[E]) Push(at int64, item E) {
+	q.entries = append(q.entries, Entry[E]{At: at, Item: item})
+	for i := len(q.entries) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q.entries[parent].At <= q.entries[i].At {
+			break
+		}
+		q.entries[i], q.entries[parent] = q.entries[parent], q.entries[i]
+		i = parent
+	}
+}
+
+// PopDue removes the entries due at or before now and appends them to dst.
+func (q *Queue[E]) PopDue(now int64, dst []Entry[E]) []Entry[E] {
+	for len(q.entries) > 0 && q.entries[0].At <= now {
+		dst = append(dst, q.pop())
+	}
+	return dst
+}
+
+func (q *Queue[E]) pop() Entry[E] {
+	top := q.entries[0]
+	last := len(q.entries) - 1
+	q.entries[0] = q.entries[last]
+	q.entries[last] = Entry[E]{}
+	q.entries = q.entries[:last]
+	for i := 0; ; {
+		least := i
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < last && q.entries[c].At < q.entries[least].At {
+				least = c
+			}
+		}
+		if least == i {
+			break
+		}
+		q.entries[i], q.entries[least] = q.entries[least], q.entries[i]
+		i = least
+	}
+	return top
+}

@@ -1,0 +1,114 @@
+package scheduler
+
+import (
+	"sync"
+	"time"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/deadline"
+	"github.com/crsched/crs/internal/node"
+)
+
+// expiry reclaims leases that pass their deadline, with one timer for the
+// whole scheduler: a queue of deadlines and a single clock timer armed for
+// the earliest. Extending a lease queues its new deadline and leaves the
+// old entry to be skipped when it comes due, so nothing is searched.
+type expiry[T any, ID comparable] struct {
+	s *Scheduler[T, ID]
+
+	mu      sync.Mutex
+	queue   deadline.Queue[leaseRef[T, ID]] // guarded by mu
+	timer   config.Timer                    // guarded by mu; nil when not armed
+	armedAt int64                           // guarded by mu
+	closed  bool                            // guarded by mu
+	// running counts timer callbacks in progress, so stop can wait for
+	// them. Add is called only under mu while not closed.
+	running sync.WaitGroup
+}
+
+type leaseRef[T any, ID comparable] struct {
+	node  *node.Node[T, ID]
+	token uint64
+}
+
+func (e *expiry[T, ID]) init(s *Scheduler[T, ID]) { e.s = s }
+
+// schedule queues a lease deadline. Called with the lease's shard lock
+// held (lock order: shard, then expiry).
+func (e *expiry[T, ID]) schedule(at int64, n *node.Node[T, ID], token uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	e.queue.Push(at, leaseRef[T, ID]{n, token})
+	if e.timer == nil || at < e.armedAt {
+		e.arm(at)
+	}
+}
+
+// arm points the single timer at the deadline at. Requires mu.
+func (e *expiry[T, ID]) arm(at int64) {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.armedAt = at
+	e.timer = e.s.clock.AfterFunc(time.Duration(at-e.s.now()), e.fire)
+}
+
+// fire reclaims the due leases and re-arms the timer for the next one.
+func (e *expiry[T, ID]) fire() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.running.Add(1)
+	defer e.running.Done()
+	due := e.queue.PopDue(e.s.now(), nil)
+	e.timer = nil
+	if e.queue.Len() > 0 {
+		e.arm(e.queue.Next())
+	}
+	e.mu.Unlock()
+	for _, d := range due {
+		e.s.expire(d.Item.node, d.Item.token)
+	}
+}
+
+// stop disarms the timer and waits for a callback in progress to finish.
+func (e *expiry[T, ID]) stop() {
+	e.mu.Lock()
+	e.closed = true
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	e.mu.Unlock()
+	e.running.Wait()
+}
+
+// expire reclaims the lease with token on n if it is still there and its
+// deadline (which Extend may have moved) has passed.
+func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
+	sh := &s.shards[n.Shard]
+	expired := func() bool {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		s.mend(sh)
+		i := n.FindLease(token)
+		if i < 0 || s.now() < n.Leases[i].Deadline {
+			return false // released, or extended
+		}
+		s.unhold(sh, n, i)
+		s.expired.Add(1)
+		// The timer goroutine has nothing else to do, so a waiter served
+		// here gets a processor without yielding.
+		s.serve(sh)
+		return true
+	}()
+	if expired {
+		s.emit(events.EventExpire, n.Key)
+	}
+}

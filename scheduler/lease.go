@@ -1,0 +1,173 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/crsched/crs/acquire"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/node"
+)
+
+// Lease is one hold on a resource, returned by Scheduler.Lease. It is a
+// small value: keep it in a variable and call its methods on that
+// variable (they take a pointer, so that Release can remember it was
+// called). A Lease identifies its hold by a token that is never reused, so
+// a stale Lease (released, expired, or from before a Remove) can never end
+// or extend a later lease of the same resource.
+//
+// Under the Exclusive policy a lease takes one of the resource's slots
+// (see config.Config.Capacity) until it is released or expires. Under the
+// Shared policy it takes no slot; it counts the caller as in flight, which
+// the least-loaded tie-break and Stats use.
+type Lease[T any, ID comparable] struct {
+	s        *Scheduler[T, ID]
+	node     *node.Node[T, ID]
+	token    uint64
+	value    T
+	deadline int64 // as granted or last extended through this handle; 0: none
+	released bool
+}
+
+// Value is the resource's value when the lease was granted.
+func (l *Lease[T, ID]) Value() T { return l.value }
+
+// Key is the resource's key.
+func (l *Lease[T, ID]) Key() ID {
+	var zero ID
+	if l.node == nil {
+		return zero
+	}
+	return l.node.Key
+}
+
+// Release ends the lease and returns the slot to the pool (or to the
+// oldest waiter). It returns ErrLeaseReleased if the lease was already
+// released, and ErrLeaseExpired if it passed its deadline first; in both
+// cases it changes nothing. Releasing a lease on a resource removed while
+// leased succeeds, and the resource leaves for good with its last lease.
+func (l *Lease[T, ID]) Release() error {
+	if l.released || l.s == nil {
+		return crserrors.ErrLeaseReleased
+	}
+	if l.s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	err := l.s.endHold(l.node, l.token, l.deadline, events.EventRelease)
+	if err == nil {
+		l.released = true
+	}
+	return err
+}
+
+// Extend moves the lease's deadline to d from now, whatever LeaseTTL is
+// (a lease without a deadline gets one). It returns ErrInvalidDuration for
+// d <= 0, and ErrLeaseReleased or ErrLeaseExpired if the lease has ended.
+func (l *Lease[T, ID]) Extend(d time.Duration) error {
+	switch {
+	case d <= 0:
+		return fmt.Errorf("extend by %v: %w", d, crserrors.ErrInvalidDuration)
+	case l.released || l.s == nil:
+		return crserrors.ErrLeaseReleased
+	case l.s.closed.Load():
+		return crserrors.ErrSchedulerClosed
+	}
+	deadline, err := l.s.extend(l.node, l.token, l.deadline, d)
+	if err == nil {
+		l.deadline = deadline
+	}
+	return err
+}
+
+// Lease waits like AcquireContext and returns a lease on the resource. The
+// lease must be released (or left to expire, with LeaseTTL set).
+func (s *Scheduler[T, ID]) Lease(ctx context.Context) (Lease[T, ID], error) {
+	return s.leaseFrom(s.obtain(ctx, s.strategyStart, nil, true))
+}
+
+// LeaseByAffinity waits like AcquireByAffinityContext and returns a lease.
+func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.AffinityIdentifier) (Lease[T, ID], error) {
+	return s.leaseFrom(s.obtain(ctx, s.affinityStart, id, true))
+}
+
+func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], error) {
+	if err != nil {
+		return Lease[T, ID]{}, err
+	}
+	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline}, nil
+}
+
+// endHold ends a hold on n, the lease with token or, with token 0, an
+// anonymous hold, and serves waiters from the freed slot. handleDeadline
+// tells an expired lease from a released one when the node no longer has
+// it. A lease found past its deadline is expired here rather than
+// released, so expiry is exact whenever the timer runs late.
+func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, event events.EventType) error {
+	sh := &s.shards[n.Shard]
+	served, err := func() (bool, error) {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		s.mend(sh)
+		i := -1
+		if token != 0 {
+			if i = n.FindLease(token); i < 0 {
+				return false, s.leaseGone(handleDeadline)
+			}
+			if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
+				s.unhold(sh, n, i)
+				s.expired.Add(1)
+				return s.serve(sh), crserrors.ErrLeaseExpired
+			}
+		}
+		s.unhold(sh, n, i)
+		return s.serve(sh), nil
+	}()
+	yieldTo(served)
+	if err == nil {
+		s.emit(event, n.Key)
+	} else if err == crserrors.ErrLeaseExpired {
+		s.emit(events.EventExpire, n.Key)
+	}
+	return err
+}
+
+// leaseGone says why a lease is no longer on its node: it expired if the
+// handle's deadline has passed, otherwise it was released (through a copy
+// of the handle).
+func (s *Scheduler[T, ID]) leaseGone(handleDeadline int64) error {
+	if handleDeadline != 0 && s.now() >= handleDeadline {
+		return crserrors.ErrLeaseExpired
+	}
+	return crserrors.ErrLeaseReleased
+}
+
+func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadline int64, d time.Duration) (int64, error) {
+	sh := &s.shards[n.Shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	i := n.FindLease(token)
+	if i < 0 {
+		return 0, s.leaseGone(handleDeadline)
+	}
+	now := s.now()
+	if old := n.Leases[i].Deadline; old != 0 && now >= old {
+		return 0, crserrors.ErrLeaseExpired // the timer is about to reclaim it
+	}
+	deadline := now + int64(d)
+	n.Leases[i].Deadline = deadline
+	s.expiry.schedule(deadline, n, token)
+	return deadline, nil
+}
+
+// yieldTo gives the processor to a waiter just handed a resource. The
+// hand-off wakes the waiter into this P's run-next slot, where it would
+// otherwise sit until this goroutine blocks, however long the caller goes
+// on working (jackc/puddle issue 46).
+func yieldTo(served bool) {
+	if served {
+		runtime.Gosched()
+	}
+}
