@@ -2,9 +2,11 @@ package scheduler_test
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -112,4 +114,67 @@ func Example_affinity() {
 	second, _ := sched.AcquireByAffinity(acquire.StringIdentifier("session-7"))
 	fmt.Println("same resource:", first.ID == second.ID)
 	// Output: same resource: true
+}
+
+// AcquireContext waits for a resource instead of failing, until its
+// context ends.
+func ExampleScheduler_AcquireContext() {
+	sched, _ := scheduler.New(workerConfig(config.Exclusive))
+	defer sched.Shutdown()
+	_ = sched.Add(&Worker{ID: "gpu-0", Priority: 1})
+
+	first, _ := sched.AcquireContext(context.Background())
+	go func() { _ = sched.Release(first.ID) }() // another caller finishes
+
+	second, err := sched.AcquireContext(context.Background()) // waits for the release
+	fmt.Println(second.ID, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = sched.AcquireContext(ctx) // nobody releases: the context ends the wait
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// gpu-0 <nil>
+	// true
+}
+
+// A Lease is released exactly once; a second Release is refused.
+func ExampleScheduler_Lease() {
+	sched, _ := scheduler.New(workerConfig(config.Exclusive))
+	defer sched.Shutdown()
+	_ = sched.Add(&Worker{ID: "key-1", Priority: 1})
+
+	lease, err := sched.Lease(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("leased", lease.Key())
+	fmt.Println(lease.Release())
+	fmt.Println(errors.Is(lease.Release(), crserrors.ErrLeaseReleased))
+	// Output:
+	// leased key-1
+	// <nil>
+	// true
+}
+
+// With Capacity, a resource takes several holders at once, and equally
+// good resources share the load.
+func Example_capacity() {
+	cfg := workerConfig(config.Exclusive)
+	cfg.Capacity = func(*Worker) int { return 2 } // two requests per replica
+	sched, _ := scheduler.New(cfg)
+	defer sched.Shutdown()
+	_ = sched.BatchAdd([]*Worker{{ID: "replica-a", Priority: 1}, {ID: "replica-b", Priority: 1}})
+
+	load := map[string]int{}
+	for i := 0; i < 4; i++ {
+		r, _ := sched.Acquire()
+		load[r.ID]++
+	}
+	_, err := sched.Acquire()
+	fmt.Println(load)
+	fmt.Println("fifth:", errors.Is(err, crserrors.ErrNoResourceAvailable))
+	// Output:
+	// map[replica-a:2 replica-b:2]
+	// fifth: true
 }
