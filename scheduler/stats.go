@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 
+	"github.com/crsched/crs/internal/histogram"
 	"github.com/crsched/crs/stats"
 )
 
@@ -35,7 +36,10 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		st.ObserverPanics = s.events.Panics()
 	}
 	st.Waiters = s.waiters.Len()
-	st.Waits, st.CancelledWaits, st.WaitTime = s.waiters.Totals()
+	var counts []uint64
+	counts, st.WaitTime, st.CancelledWaits = s.waiters.Totals()
+	st.WaitHistogram = stats.Histogram{Bounds: histogram.Bounds, Counts: counts}
+	st.Waits = st.WaitHistogram.Total()
 	st.ExpiredLeases = s.expired.Load()
 	return st
 }

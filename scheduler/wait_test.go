@@ -81,7 +81,7 @@ func TestWaitersAreServedInArrivalOrder(t *testing.T) {
 			}
 		}
 	}
-	if st := s.Stats(); st.Waits != 5 || st.Waiters != 0 || st.WaitTime <= 0 {
+	if st := s.Stats(); st.Waits != 5 || st.Waiters != 0 || st.WaitTime <= 0 || st.WaitHistogram.Total() != 5 {
 		t.Fatalf("stats %+v", st)
 	}
 }

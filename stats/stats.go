@@ -50,6 +50,26 @@ type Stats struct {
 	CancelledWaits uint64
 	// WaitTime is the total time spent waiting, over all Waits.
 	WaitTime time.Duration
+	// WaitHistogram distributes the Waits by how long they lasted.
+	WaitHistogram Histogram
 	// ExpiredLeases counts leases reclaimed at their deadline.
 	ExpiredLeases uint64
+}
+
+// Histogram is a distribution of durations over fixed buckets.
+type Histogram struct {
+	// Bounds are the buckets' inclusive upper bounds, ascending.
+	Bounds []time.Duration
+	// Counts has one entry per bound, plus a last one for durations above
+	// the last bound. Counts are per bucket, not cumulative.
+	Counts []uint64
+}
+
+// Total is the number of durations counted.
+func (h Histogram) Total() uint64 {
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crsched/crs/internal/histogram"
 )
 
 // Waiter is one goroutine waiting for a grant of type G.
@@ -37,9 +39,8 @@ type Queue[G any] struct {
 	// lock to skip the queue when nobody waits; it is updated under mu.
 	len atomic.Int64
 
-	waits     atomic.Uint64
 	cancelled atomic.Uint64
-	waited    atomic.Int64 // nanoseconds
+	waited    histogram.Histogram
 }
 
 // Len is the number of queued waiters.
@@ -141,15 +142,16 @@ func (q *Queue[G]) unlink(w *Waiter[G]) {
 
 // Waited records a wait that ended after d, cancelled or not.
 func (q *Queue[G]) Waited(d time.Duration, cancelled bool) {
-	q.waits.Add(1)
-	q.waited.Add(int64(d))
+	q.waited.Record(d)
 	if cancelled {
 		q.cancelled.Add(1)
 	}
 }
 
-// Totals returns the number of waits, of cancelled waits, and the total
-// time spent waiting.
-func (q *Queue[G]) Totals() (waits, cancelled uint64, waited time.Duration) {
-	return q.waits.Load(), q.cancelled.Load(), time.Duration(q.waited.Load())
+// Totals returns the wait-time histogram (bucket counts over
+// histogram.Bounds, then overflow), the total time waited, and the number
+// of waits that were cancelled.
+func (q *Queue[G]) Totals() (counts []uint64, waited time.Duration, cancelled uint64) {
+	counts, waited = q.waited.Snapshot()
+	return counts, waited, q.cancelled.Load()
 }
