@@ -57,9 +57,21 @@ type Config[T any, ID comparable] struct {
 	// LeaseTTL is how long a Lease lasts before the scheduler reclaims it;
 	// 0 means leases do not expire. Lease.Extend pushes a deadline back.
 	LeaseTTL time.Duration
-	// Clock is the source of time for lease deadlines and wait times; nil
-	// means SystemClock.
+	// Clock is the source of time for deadlines, rate limits and wait
+	// times; nil means SystemClock.
 	Clock Clock
+	// ReleaseCooldown suspends every resource for this long when a hold on
+	// it ends (Release, Lease.Release, or a lease expiring), in the same
+	// step, so no other caller can take it in between; 0 means none.
+	ReleaseCooldown time.Duration
+	// Ejection takes resources that keep failing out of the pool; the
+	// zero value is off.
+	Ejection Ejection
+	// RateLimit returns a resource's limit: it is handed out at most
+	// burst + perSecond*t times in any window of length t. nil, or a
+	// perSecond <= 0, means unlimited; a burst below 1 means 1. It is read
+	// when the resource is added and on each Update.
+	RateLimit func(T) (perSecond float64, burst int)
 }
 
 // Validate reports the first problem with c, as a sentinel from the errors
@@ -76,8 +88,11 @@ func (c Config[T, ID]) Validate() error {
 		return crserrors.ErrInvalidAcquirePolicy
 	case c.EventQueueSize < 0:
 		return crserrors.ErrInvalidEventQueueSize
-	case c.LeaseTTL < 0:
+	case c.LeaseTTL < 0, c.ReleaseCooldown < 0:
 		return crserrors.ErrInvalidDuration
+	}
+	if err := c.Ejection.Validate(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -24,9 +24,13 @@ var (
 	ErrInvalidAcquirePolicy = stderrors.New("crs: invalid acquire policy")
 	// ErrInvalidEventQueueSize: EventQueueSize is negative.
 	ErrInvalidEventQueueSize = stderrors.New("crs: invalid event queue size")
-	// ErrInvalidDuration: a negative LeaseTTL, or a non-positive duration
-	// passed to Lease.Extend.
+	// ErrInvalidDuration: a negative LeaseTTL or ReleaseCooldown, or a
+	// non-positive duration passed to Suspend, Lease.Extend or
+	// Lease.Cooldown.
 	ErrInvalidDuration = stderrors.New("crs: invalid duration")
+	// ErrInvalidEjection: Ejection settings with a negative count or
+	// duration, a share outside [0, 1], or no BaseTime.
+	ErrInvalidEjection = stderrors.New("crs: invalid ejection settings")
 )
 
 // Operation errors.

@@ -22,6 +22,13 @@ const (
 	EventUpdate
 	// EventExpire: a lease passed its deadline and was reclaimed.
 	EventExpire
+	// EventSuspend: a resource was suspended (Suspend, or a cooldown).
+	EventSuspend
+	// EventEject: a resource was ejected after repeated failures.
+	EventEject
+	// EventResume: a suspension or ejection ended and the resource is
+	// available again (unless excluded, or every slot is taken).
+	EventResume
 )
 
 var typeNames = [...]string{
@@ -33,6 +40,9 @@ var typeNames = [...]string{
 	EventRemove:  "remove",
 	EventUpdate:  "update",
 	EventExpire:  "expire",
+	EventSuspend: "suspend",
+	EventEject:   "eject",
+	EventResume:  "resume",
 }
 
 // String returns the lower-case name of the event type, e.g. "acquire".

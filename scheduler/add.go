@@ -20,9 +20,10 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.isNil(v) {
 		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
 	}
-	id := s.key(v)
-	capacity := s.capacityOf(v)
-	served, ok := s.add(node.New(v, id, s.place(1), capacity))
+	n := node.New(v, s.key(v), s.place(1), s.capacityOf(v))
+	n.Bucket = s.bucketOf(v)
+	id := n.Key
+	served, ok := s.add(n)
 	yieldTo(served)
 	if !ok {
 		return s.duplicate("add", id)
@@ -108,7 +109,8 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	nodes := make([]*node.Node[T, ID], len(vs))
 	first := s.place(len(vs))
 	for i, v := range vs {
-		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards), Capacity: s.capacityOf(v)}
+		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards),
+			Capacity: s.capacityOf(v), Bucket: s.bucketOf(v)}
 		nodes[i] = &slab[i]
 	}
 	served, dup := s.batchAdd(keys, nodes, first)

@@ -89,26 +89,41 @@ func (e *expiry[T, ID]) stop() {
 	e.running.Wait()
 }
 
-// expire reclaims the lease with token on n if it is still there and its
-// deadline (which Extend may have moved) has passed.
+// expire handles a due entry: with token 0 the end of n's rest, otherwise
+// the deadline of the lease with that token. Either may be stale: the rest
+// extended or ended early, the lease released or extended.
 func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 	sh := &s.shards[n.Shard]
-	expired := func() bool {
+	var first, second events.EventType
+	func() {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
 		s.mend(sh)
-		i := n.FindLease(token)
-		if i < 0 || s.now() < n.Leases[i].Deadline {
-			return false // released, or extended
+		now := s.now()
+		if token == 0 {
+			if n.RestUntil == 0 || now < n.RestUntil {
+				return // ended early, or extended: a later entry is queued
+			}
+			if n.Rest == node.Suspended || n.Rest == node.Ejected {
+				first = events.EventResume
+			}
+			sh.place(n)
+		} else {
+			i := n.FindLease(token)
+			if i < 0 || now < n.Leases[i].Deadline {
+				return // released, or extended
+			}
+			first = events.EventExpire
+			second = s.unhold(sh, n, i, ending{how: reclaimed})
+			s.expired.Add(1)
 		}
-		s.unhold(sh, n, i)
-		s.expired.Add(1)
 		// The timer goroutine has nothing else to do, so a waiter served
 		// here gets a processor without yielding.
 		s.serve(sh)
-		return true
 	}()
-	if expired {
-		s.emit(events.EventExpire, n.Key)
+	for _, e := range []events.EventType{first, second} {
+		if e != 0 {
+			s.emit(e, n.Key)
+		}
 	}
 }

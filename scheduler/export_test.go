@@ -40,7 +40,10 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		inHeap += h.Len()
 	}
-	type tally struct{ held, excluded, draining, holders int }
+	type tally struct {
+		held, excluded, draining, holders int
+		resting                           [node.RestKinds]int
+	}
 	counted := make([]tally, len(s.shards))
 	var err error
 	total, draining := 0, 0
@@ -59,6 +62,8 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		case node.Draining:
 			c.draining++
 			draining++
+		case node.Resting:
+			c.resting[n.Rest]++
 		}
 	})
 	if err != nil {
@@ -67,11 +72,23 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	off := 0
 	for si := range s.shards {
 		sh := &s.shards[si]
-		want := tally{sh.held, sh.excluded, sh.draining, sh.holders}
+		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, sh.resting}
 		if counted[si] != want {
 			return fmt.Errorf("shard %d counts %+v; its nodes add up to %+v", si, want, counted[si])
 		}
 		off += sh.held + sh.excluded + sh.draining
+		for _, r := range sh.resting {
+			off += r
+		}
+	}
+	ejected := 0
+	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+		if n.Rest == node.Ejected {
+			ejected++
+		}
+	})
+	if got := int(s.pool.ejected.Load()); got != ejected {
+		return fmt.Errorf("pool counts %d ejected, nodes %d", got, ejected)
 	}
 	if total != inHeap+off {
 		return fmt.Errorf("map holds %d nodes, heaps %d and off-heap %d", total, inHeap, off)
@@ -111,6 +128,14 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v drains with no holders", k)
 	case !sh.exclusive && n.Anonymous != 0:
 		return fmt.Errorf("node %v has anonymous holds under the Shared policy", k)
+	case n.State == node.Resting && (n.RestUntil == 0 || n.Rest == node.NoRest):
+		return fmt.Errorf("node %v rests with no rest (until %d, %v)", k, n.RestUntil, n.Rest)
+	case (n.RestUntil == 0) != (n.Rest == node.NoRest):
+		return fmt.Errorf("node %v rests until %d for %v", k, n.RestUntil, n.Rest)
+	case n.State == node.Resting && n.RestUntil <= s.now() && n.Rest != node.NoRest && !s.expiryPending(n):
+		return fmt.Errorf("node %v still rests after its rest ended, with no timer to end it", k)
+	case (n.State == node.Active || n.State == node.Held) && n.RestUntil > s.now():
+		return fmt.Errorf("node %v is %v during its rest", k, n.State)
 	}
 	return nil
 }
@@ -125,4 +150,11 @@ func (s *Scheduler[T, ID]) StateOf(id ID) string {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return n.State.String()
+}
+
+// expiryPending reports whether a rest-end entry for n is queued.
+func (s *Scheduler[T, ID]) expiryPending(n *node.Node[T, ID]) bool {
+	s.expiry.mu.Lock()
+	defer s.expiry.mu.Unlock()
+	return s.expiry.queue.Has(func(r leaseRef[T, ID]) bool { return r.node == n && r.token == 0 })
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -18,30 +20,46 @@ type grant[T any, ID comparable] struct {
 	err      error
 }
 
-// hold gives the caller one hold on n, the top of sh: a lease when lease is
-// set; otherwise an anonymous hold under the Exclusive policy, and nothing
-// under Shared (a shared resource is not held, only read). Requires sh.mu.
+// hold hands n, the top of sh, to a caller: it takes a rate-limit token
+// if n is limited, and a hold: a lease when lease is set, otherwise an
+// anonymous hold under the Exclusive policy and none under Shared (a
+// shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
 	g := grant[T, ID]{node: n, value: n.Value}
-	if !lease && !sh.exclusive {
+	holds := lease || sh.exclusive
+	limited := n.Bucket.Limited()
+	if !holds && !limited {
 		return g
 	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
 		deadline = s.now() + int64(s.leaseTTL)
 	}
-	n.Holders++
-	sh.holders++
-	if lease {
-		n.Issued++
-		g.token = n.Issued
-		n.Leases = append(n.Leases, node.Lease{Token: g.token, Deadline: deadline})
-	} else {
-		n.Anonymous++
+	bucket, rest, why := n.Bucket, n.RestUntil, n.Rest
+	if limited {
+		if next := n.Bucket.Take(s.now()); next > n.RestUntil {
+			sh.setRest(n, next, node.RateLimited)
+		}
+	}
+	if holds {
+		n.Holders++
+		sh.holders++
+		if lease {
+			n.Issued++
+			g.token = n.Issued
+			n.Leases = append(n.Leases, node.Lease{Token: g.token, Deadline: deadline})
+		} else {
+			n.Anonymous++
+		}
 	}
 	done := false
 	defer func() {
-		if !done {
+		if done {
+			return
+		}
+		n.Bucket = bucket
+		sh.setRest(n, rest, why)
+		if holds {
 			n.Holders--
 			sh.holders--
 			if lease {
@@ -53,6 +71,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	}()
 	sh.place(n)
 	done = true
+	if n.RestUntil != rest {
+		s.expiry.schedule(n.RestUntil, n, 0)
+	}
 	if deadline != 0 {
 		g.deadline = deadline
 		s.expiry.schedule(deadline, n, g.token)
@@ -60,10 +81,31 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	return g
 }
 
+// outcome is how a hold ended, for the resource's health.
+type outcome uint8
+
+const (
+	succeeded outcome = iota // Release: a success, which resets the failure count
+	failed                   // Lease.Fail: counts toward ejection
+	cooled                   // Lease.Cooldown: neither success nor failure
+	reclaimed                // the lease expired: neither
+	unused                   // given back unused by a waiter: no cooldown either
+)
+
+// ending describes the end of a hold: how it went and, for Cooldown, how
+// long the resource must rest.
+type ending struct {
+	how  outcome
+	rest time.Duration
+}
+
 // unhold ends one hold on n: the lease at position i of n.Leases, or an
-// anonymous hold when i < 0. A draining node whose last hold this was
-// leaves the scheduler. Requires sh.mu.
-func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int) {
+// anonymous hold when i < 0. It applies the resource's health rules in
+// the same step: the release cooldown, the failure count and ejection. A
+// draining node whose last hold this was leaves the scheduler. It returns
+// the event a resulting rest calls for (EventSuspend, EventEject), or 0.
+// Requires sh.mu.
+func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
@@ -73,27 +115,108 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int) 
 	} else {
 		n.Anonymous--
 	}
+	failures, ejections, rest, why := n.Failures, n.Ejections, n.RestUntil, n.Rest
+	switch end.how {
+	case succeeded:
+		n.Failures = 0
+	case failed:
+		n.Failures++
+	}
 	if n.State == node.Draining {
 		if n.Holders == 0 {
 			sh.setState(n, node.Removed)
 			s.nodes.Delete(n.Key)
 		}
-		return
+		s.count(end, 0)
+		return 0
 	}
+	event := s.restAfter(sh, n, end)
 	done := false
 	defer func() {
-		if !done {
-			n.Holders++
-			sh.holders++
-			if i >= 0 {
-				n.Leases = append(n.Leases, ended)
-			} else {
-				n.Anonymous++
-			}
+		if done {
+			return
+		}
+		n.Failures, n.Ejections = failures, ejections
+		sh.setRest(n, rest, why) // also gives back an ejection reserved above
+		n.Holders++
+		sh.holders++
+		if i >= 0 {
+			n.Leases = append(n.Leases, ended)
+		} else {
+			n.Anonymous++
 		}
 	}()
 	sh.place(n)
 	done = true
+	if n.RestUntil != rest {
+		s.expiry.schedule(n.RestUntil, n, 0)
+	}
+	s.count(end, event)
+	return event
+}
+
+// restAfter decides whether n rests after a hold on it ended: ejected when
+// its failures reach the threshold and the pool allows another ejection,
+// suspended for a cooldown. It reports the event to emit. Requires sh.mu.
+func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
+	var event events.EventType
+	if end.how == failed && s.ejection.Enabled() && n.Failures >= s.ejection.ConsecutiveFailures &&
+		(n.Rest == node.Ejected || s.reserveEjection()) {
+		reserved := n.Rest != node.Ejected
+		n.Ejections++
+		n.Failures = 0
+		if until := s.now() + int64(s.ejection.Duration(n.Ejections)); until > n.RestUntil || reserved {
+			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
+		}
+		event = events.EventEject
+	}
+	cooldown := end.rest
+	if end.how != unused {
+		cooldown = max(cooldown, s.releaseCooldown)
+	}
+	if cooldown > 0 {
+		if until := s.now() + int64(cooldown); until > n.RestUntil {
+			sh.setRest(n, until, node.Suspended)
+		}
+		if event == 0 {
+			event = events.EventSuspend
+		}
+	}
+	return event
+}
+
+// reserveEjection takes one of the pool's ejection slots, if any is left:
+// ejection never takes the last resource that is neither ejected nor
+// excluded, nor more than MaxEjectedShare of the pool (but always allows
+// one, as Envoy does).
+func (s *Scheduler[T, ID]) reserveEjection() bool {
+	size := s.size.Load()
+	limit := size - s.pool.excluded.Load() - 1
+	if share := s.ejection.MaxEjectedShare; share > 0 {
+		limit = min(limit, max(1, int64(share*float64(size))))
+	}
+	for {
+		cur := s.pool.ejected.Load()
+		if cur >= limit {
+			return false
+		}
+		if s.pool.ejected.CompareAndSwap(cur, cur+1) {
+			return true
+		}
+	}
+}
+
+// count adds an ended hold to the health totals.
+func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
+	if end.how == failed {
+		s.totals.failures.Add(1)
+	}
+	switch event {
+	case events.EventEject:
+		s.totals.ejections.Add(1)
+	case events.EventSuspend:
+		s.totals.suspensions.Add(1)
+	}
 }
 
 // serve hands the best resources of sh to waiters, oldest first, for as
@@ -160,5 +283,5 @@ func (s *Scheduler[T, ID]) giveBack(g grant[T, ID]) {
 	if g.token == 0 && !s.shards[g.node.Shard].exclusive {
 		return // a shared, non-lease grant holds nothing
 	}
-	_ = s.endHold(g.node, g.token, 0, events.EventRelease)
+	_ = s.endHold(g.node, g.token, 0, ending{how: unused})
 }

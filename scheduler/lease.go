@@ -45,18 +45,37 @@ func (l *Lease[T, ID]) Key() ID {
 }
 
 // Release ends the lease and returns the slot to the pool (or to the
-// oldest waiter). It returns ErrLeaseReleased if the lease was already
-// released, and ErrLeaseExpired if it passed its deadline first; in both
-// cases it changes nothing. Releasing a lease on a resource removed while
-// leased succeeds, and the resource leaves for good with its last lease.
-func (l *Lease[T, ID]) Release() error {
+// oldest waiter), counting a success: it resets the resource's failure
+// count. It returns ErrLeaseReleased if the lease was already released,
+// and ErrLeaseExpired if it passed its deadline first; in both cases it
+// changes nothing. Releasing a lease on a resource removed while leased
+// succeeds, and the resource leaves for good with its last lease.
+func (l *Lease[T, ID]) Release() error { return l.end(ending{how: succeeded}) }
+
+// Cooldown ends the lease and suspends the resource for d, in one step,
+// so no other caller can take it in between: for an API key that answered
+// 429 with a retry-after, say. It counts neither success nor failure. It
+// returns ErrInvalidDuration for d <= 0, and otherwise what Release does.
+func (l *Lease[T, ID]) Cooldown(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("cooldown %v: %w", d, crserrors.ErrInvalidDuration)
+	}
+	return l.end(ending{how: cooled, rest: d})
+}
+
+// Fail ends the lease and counts a failure of the resource. With Ejection
+// configured, enough failures in a row eject it. It returns what Release
+// does.
+func (l *Lease[T, ID]) Fail() error { return l.end(ending{how: failed}) }
+
+func (l *Lease[T, ID]) end(how ending) error {
 	if l.released || l.s == nil {
 		return crserrors.ErrLeaseReleased
 	}
 	if l.s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	err := l.s.endHold(l.node, l.token, l.deadline, events.EventRelease)
+	err := l.s.endHold(l.node, l.token, l.deadline, how)
 	if err == nil {
 		l.released = true
 	}
@@ -105,8 +124,9 @@ func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], e
 // tells an expired lease from a released one when the node no longer has
 // it. A lease found past its deadline is expired here rather than
 // released, so expiry is exact whenever the timer runs late.
-func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, event events.EventType) error {
+func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end ending) error {
 	sh := &s.shards[n.Shard]
+	var rest events.EventType
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
@@ -117,19 +137,23 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 				return false, s.leaseGone(handleDeadline)
 			}
 			if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
-				s.unhold(sh, n, i)
+				rest = s.unhold(sh, n, i, ending{how: reclaimed})
 				s.expired.Add(1)
 				return s.serve(sh), crserrors.ErrLeaseExpired
 			}
 		}
-		s.unhold(sh, n, i)
+		rest = s.unhold(sh, n, i, end)
 		return s.serve(sh), nil
 	}()
 	yieldTo(served)
-	if err == nil {
-		s.emit(event, n.Key)
-	} else if err == crserrors.ErrLeaseExpired {
+	switch {
+	case err == nil:
+		s.emit(events.EventRelease, n.Key)
+	case err == crserrors.ErrLeaseExpired:
 		s.emit(events.EventExpire, n.Key)
+	}
+	if rest != 0 {
+		s.emit(rest, n.Key)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
@@ -24,10 +25,11 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 	if s.policy != config.Exclusive {
 		return crserrors.ErrNotExclusive
 	}
-	return s.transition("release", id, true, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	var rest events.EventType
+	err := s.transition("release", id, true, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.Anonymous > 0:
-			s.unhold(sh, n, -1)
+			rest = s.unhold(sh, n, -1, ending{how: succeeded})
 			return s.serve(sh), nil
 		case n.Holders > 0:
 			return false, crserrors.ErrResourceLeased
@@ -37,45 +39,108 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 			return false, crserrors.ErrResourceNotHeld
 		}
 	})
+	if rest != 0 {
+		s.emit(rest, id)
+	}
+	return err
 }
 
-// Exclude takes an active resource out of the pool until Include; its
-// current holders keep their holds. It returns ErrResourceNotActive if the
-// resource is held (every slot taken) or already excluded.
+// Exclude takes an active or resting resource out of the pool until
+// Include; its current holders keep their holds, and a suspension or
+// ejection it was serving ends (a rate-limit rest is kept). It returns
+// ErrResourceNotActive if the resource is held (every slot taken) or
+// already excluded.
 func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition("exclude", id, false, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		if n.State != node.Active {
+		switch n.State {
+		case node.Active:
+			sh.deactivate(n, node.Excluded)
+		case node.Resting:
+			sh.setState(n, node.Excluded)
+		default:
 			return false, crserrors.ErrResourceNotActive
 		}
-		sh.deactivate(n, node.Excluded)
+		if n.Rest == node.Suspended || n.Rest == node.Ejected {
+			sh.setRest(n, 0, node.NoRest)
+		}
 		return false, nil
 	})
 }
 
-// Include returns an excluded resource to the pool, or to the oldest
-// waiter. It returns ErrResourceNotInactive if the resource is active and
+// Include returns an excluded resource to the pool, or ends a suspension
+// or ejection early, and hands the resource to the oldest waiter if there
+// is one; it also clears the resource's failure count. It returns
+// ErrResourceNotInactive if the resource is active, and
 // ErrResourceNotExcluded if it is held (including it would hand it to a
-// second holder).
+// second holder) or only waits for its next rate-limit token (which no one
+// may hand out early).
 func (s *Scheduler[T, ID]) Include(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition("include", id, false, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		switch n.State {
-		case node.Active:
+		switch {
+		case n.State == node.Active:
 			return false, crserrors.ErrResourceNotInactive
-		case node.Held:
+		case n.State == node.Held,
+			n.State == node.Resting && n.Rest == node.RateLimited:
 			return false, crserrors.ErrResourceNotExcluded
 		}
-		if sh.full(n) { // every slot was taken while it was excluded
-			sh.setState(n, node.Held)
-			return false, nil
+		state, rest, why, failures := n.State, n.RestUntil, n.Rest, n.Failures
+		done := false
+		defer func() {
+			if !done {
+				sh.setState(n, state)
+				sh.setRest(n, rest, why)
+				n.Failures = failures
+			}
+		}()
+		if why != node.RateLimited {
+			sh.setRest(n, 0, node.NoRest)
 		}
-		sh.activate(n)
+		n.Failures = 0
+		sh.setState(n, node.Held) // off the heap, for place to decide
+		sh.place(n)
+		done = true
 		return s.serve(sh), nil
+	})
+}
+
+// Suspend makes a resource unavailable until d from now; it then comes
+// back by itself and is handed to the oldest waiter. Suspending a resource
+// that already rests keeps the later deadline. A resource with holders
+// stops taking new ones now, and rests when the last one releases if the
+// deadline has not passed. Include ends a suspension early. It returns
+// ErrInvalidDuration for d <= 0.
+func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
+	if s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	if d <= 0 {
+		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
+	}
+	return s.transition("suspend", id, false, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		until := s.now() + int64(d)
+		rest, why := n.RestUntil, n.Rest
+		if until > rest {
+			sh.setRest(n, until, node.Suspended)
+		}
+		done := false
+		defer func() {
+			if !done {
+				sh.setRest(n, rest, why)
+			}
+		}()
+		sh.place(n)
+		done = true
+		if n.RestUntil != rest {
+			s.expiry.schedule(n.RestUntil, n, 0)
+		}
+		s.totals.suspensions.Add(1)
+		return false, nil
 	})
 }
 
@@ -118,17 +183,29 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	}
 	id := s.key(v)
 	capacity := s.capacityOf(v)
+	limit := s.bucketOf(v)
 	return s.transition("update", id, false, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		oldValue, oldCapacity := n.Value, n.Capacity
+		old := *n
 		n.Value, n.Capacity = v, capacity
+		now := s.now()
+		n.Bucket.Retune(limit, now)
+		if next := n.Bucket.Empty(now); next > n.RestUntil {
+			sh.setRest(n, next, node.RateLimited)
+		} else if next == 0 && n.Rest == node.RateLimited {
+			sh.setRest(n, 0, node.NoRest) // a new limit without one
+		}
 		done := false
 		defer func() {
 			if !done {
-				n.Value, n.Capacity = oldValue, oldCapacity
+				n.Value, n.Capacity, n.Bucket = old.Value, old.Capacity, old.Bucket
+				sh.setRest(n, old.RestUntil, old.Rest)
 			}
 		}()
 		sh.place(n)
 		done = true
+		if n.RestUntil != old.RestUntil && n.RestUntil != 0 {
+			s.expiry.schedule(n.RestUntil, n, 0)
+		}
 		return s.serve(sh), nil
 	})
 }

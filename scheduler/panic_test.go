@@ -6,9 +6,11 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
 
@@ -38,6 +40,9 @@ func callCatching(f func() error) (panicked any, err error) {
 // every invariant must hold, and the same operation must then succeed.
 func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 	var lease scheduler.Lease[*worker, string]
+	// On a single-slot resource these move it between off-heap states
+	// (held to resting) without comparing anything.
+	offHeapOnly := map[string]bool{"Lease.Cooldown": true, "Lease.Fail": true}
 	holdersAndActive := func(s *scheduler.Scheduler[*worker, string]) string {
 		st := s.Stats()
 		return fmt.Sprint(st.Holders, st.ActiveResources)
@@ -55,6 +60,30 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) { lease = mustLease(t, s) },
 			func(s *scheduler.Scheduler[*worker, string]) error { return lease.Release() },
 			holdersAndActive},
+		{"Lease.Cooldown",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) { lease = mustLease(t, s) },
+			func(s *scheduler.Scheduler[*worker, string]) error { return lease.Cooldown(time.Minute) },
+			func(s *scheduler.Scheduler[*worker, string]) string {
+				return holdersAndActive(s) + s.StateOf("w0") + fmt.Sprint(s.Stats().Suspensions)
+			}},
+		{"Lease.Fail",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) { lease = mustLease(t, s) },
+			func(s *scheduler.Scheduler[*worker, string]) error { return lease.Fail() },
+			func(s *scheduler.Scheduler[*worker, string]) string {
+				st := s.Stats()
+				return holdersAndActive(s) + s.StateOf("w0") + fmt.Sprint(st.Failures, st.Ejections)
+			}},
+		{"Suspend", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Suspend("w0", time.Minute) },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") }},
+		{"Include of suspended",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+				if err := s.Suspend("w0", time.Minute); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(s *scheduler.Scheduler[*worker, string]) error { return s.Include("w0") },
+			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("w0") }},
 		{"Add", nil,
 			func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("x", -1)) },
 			func(s *scheduler.Scheduler[*worker, string]) string { return s.StateOf("x") }},
@@ -107,6 +136,8 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 					tr.disarm()
 					cfg := baseConfig(1, config.Exclusive)
 					cfg.Comparator = tr.compare
+					cfg.Clock = fakeclock.New()
+					cfg.Ejection = config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Minute}
 					if multiSlot {
 						cfg.Capacity = func(v *worker) int { return v.Capacity }
 					}
@@ -142,7 +173,7 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 					}
 					mustInvariants(t, s)
 				}
-				if panics == 0 {
+				if panics == 0 && !(offHeapOnly[tt.name] && !multiSlot) {
 					t.Fatal("the comparator was never called: the test proves nothing")
 				}
 			})

@@ -37,8 +37,12 @@ type Scheduler[T any, ID comparable] struct {
 	leaseTTL time.Duration
 	clock    config.Clock
 	epoch    time.Time // the clock's zero for deadlines kept as int64
-	strategy acquire.AcquireStrategy
-	view     acquire.ShardView
+
+	releaseCooldown time.Duration
+	ejection        config.Ejection
+	rateLimit       func(T) (float64, int) // nil: unlimited
+	strategy        acquire.AcquireStrategy
+	view            acquire.ShardView
 	// ring routes AcquireByAffinity. It is built on first use: at 500
 	// points per shard it is large, and many schedulers never need it.
 	ring     *acquire.ConsistentHashRing
@@ -55,6 +59,8 @@ type Scheduler[T any, ID comparable] struct {
 	waiters waitq.Queue[grant[T, ID]]
 	expiry  expiry[T, ID]
 	expired atomic.Uint64 // leases reclaimed at their deadline
+	pool    poolCounts
+	totals  struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
@@ -78,6 +84,11 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		policy:   cfg.AcquirePolicy,
 		leaseTTL: cfg.LeaseTTL,
 		clock:    cfg.Clock,
+
+		releaseCooldown: cfg.ReleaseCooldown,
+		ejection:        cfg.Ejection,
+		rateLimit:       cfg.RateLimit,
+
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard[T, ID], heapCount),
 		nodes:    lookup.New[ID, *node.Node[T, ID]](),
@@ -90,7 +101,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
-		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive)
+		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, &s.pool, s.now)
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.expiry.init(s)
@@ -155,6 +166,20 @@ func (s *Scheduler[T, ID]) capacityOf(v T) int {
 		return 1
 	}
 	return max(s.capacity(v), 1)
+}
+
+// bucketOf runs the user's RateLimit function, outside any lock, and
+// returns the resource's token bucket, full.
+func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
+	if s.rateLimit == nil {
+		return node.Bucket{}
+	}
+	perSecond, burst := s.rateLimit(v)
+	if perSecond <= 0 {
+		return node.Bucket{}
+	}
+	b := float64(max(burst, 1))
+	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}
 }
 
 // now is the clock's reading as nanoseconds since New, for deadlines.

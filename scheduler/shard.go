@@ -24,12 +24,17 @@ type shard[T any, ID comparable] struct {
 	mu sync.Mutex
 
 	// Guarded by mu.
-	heap      heap.Heap[T, ID]
-	exclusive bool // the scheduler's policy; set at New, never changed
-	held      int
-	excluded  int
-	draining  int
-	holders   int // sum of the Holders of this shard's nodes
+	heap     heap.Heap[T, ID]
+	held     int
+	excluded int
+	draining int
+	resting  [node.RestKinds]int // resting nodes by why they rest
+	holders  int                 // sum of the Holders of this shard's nodes
+
+	// Set at New, never changed.
+	exclusive bool // the scheduler's policy
+	pool      *poolCounts
+	now       func() int64 // the scheduler's clock, as deadlines count it
 	// dirty is set while the comparator runs on the heap and cleared when
 	// it returns. Finding it set on lock means a comparator panicked
 	// mid-sift and the heap order must be rebuilt before use.
@@ -52,8 +57,16 @@ type shard[T any, ID comparable] struct {
 	_ [64]byte
 }
 
-func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive bool) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive}
+// poolCounts are the scheduler-wide counts that ejection decisions need
+// across shards. They change only on exclusion, inclusion and ejection, so
+// keeping them in shared atomics costs the hot path nothing.
+type poolCounts struct {
+	excluded atomic.Int64
+	ejected  atomic.Int64
+}
+
+func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive bool, pool *poolCounts, now func() int64) shard[T, ID] {
+	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, pool: pool, now: now}
 }
 
 // repair rebuilds the heap order if a comparator panicked during an earlier
@@ -75,15 +88,17 @@ func (s *shard[T, ID]) full(n *node.Node[T, ID]) bool {
 	return s.exclusive && n.Holders >= n.Capacity
 }
 
-// counter returns the count of nodes in an off-heap state, or nil.
-func (s *shard[T, ID]) counter(st node.State) *int {
-	switch st {
+// counter returns the count n is counted in while off the heap, or nil.
+func (s *shard[T, ID]) counter(n *node.Node[T, ID]) *int {
+	switch n.State {
 	case node.Held:
 		return &s.held
 	case node.Excluded:
 		return &s.excluded
 	case node.Draining:
 		return &s.draining
+	case node.Resting:
+		return &s.resting[n.Rest]
 	}
 	return nil
 }
@@ -91,13 +106,49 @@ func (s *shard[T, ID]) counter(st node.State) *int {
 // setState changes n's state and keeps the per-state counters; the heap
 // length is the count of active nodes.
 func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
-	if c := s.counter(n.State); c != nil {
+	if c := s.counter(n); c != nil {
 		*c--
 	}
-	if c := s.counter(to); c != nil {
-		*c++
+	if n.State == node.Excluded {
+		s.pool.excluded.Add(-1)
 	}
 	n.State = to
+	if c := s.counter(n); c != nil {
+		*c++
+	}
+	if to == node.Excluded {
+		s.pool.excluded.Add(1)
+	}
+}
+
+// setRest records that n rests until until, for why, and keeps the
+// counters. It does not move n: place does. An ejection must have been
+// reserved in pool.ejected (see Scheduler.reserveEjection); setRest
+// releases the reservation when the ejection ends or is overridden.
+func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) {
+	if c := s.counter(n); c != nil {
+		*c--
+	}
+	if n.Rest == node.Ejected && why != node.Ejected {
+		s.pool.ejected.Add(-1)
+	}
+	n.RestUntil, n.Rest = until, why
+	if c := s.counter(n); c != nil {
+		*c++
+	}
+}
+
+// resting reports whether n's rest is still running, and forgets a rest
+// that has ended.
+func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
+	if n.RestUntil == 0 {
+		return false
+	}
+	if s.now() < n.RestUntil {
+		return true
+	}
+	s.setRest(n, 0, node.NoRest)
+	return false
 }
 
 // activate moves n, off the heap, into the heap.
@@ -151,18 +202,41 @@ func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 	s.dirty = false
 }
 
-// place puts n where its holders and capacity say it belongs: an active
-// node that is full leaves the heap as held, a held node with a free slot
-// returns, and an active node is reordered.
+// place puts n where it belongs: resting while its rest runs, held while
+// every slot is taken, otherwise active (and in order). Excluded and
+// draining nodes stay where they are: those states are the operator's
+// decisions and outrank the others.
 func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
-	switch {
-	case n.State == node.Active && s.full(n):
-		s.deactivate(n, node.Held)
-	case n.State == node.Held && !s.full(n):
-		s.activate(n)
-	case n.State == node.Active:
-		s.fix(n)
+	switch n.State {
+	case node.Excluded, node.Draining, node.Removed:
+		return
 	}
+	rest, why := n.RestUntil, n.Rest
+	want := node.Active
+	switch {
+	case s.stillResting(n):
+		want = node.Resting
+	case s.full(n):
+		want = node.Held
+	}
+	done := false
+	defer func() {
+		if !done && n.RestUntil != rest { // undo the forgetting of an ended rest
+			s.setRest(n, rest, why)
+		}
+	}()
+	switch {
+	case n.State == want && want == node.Active:
+		s.fix(n)
+	case n.State == want:
+	case n.State == node.Active:
+		s.deactivate(n, want)
+	case want == node.Active:
+		s.activate(n)
+	default:
+		s.setState(n, want)
+	}
+	done = true
 }
 
 // order restores the heap order after k nodes were appended: sifting each

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/crsched/crs/internal/histogram"
+	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/stats"
 )
 
@@ -23,13 +24,17 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		st.HeldResources += c.held
 		st.ExcludedResources += c.excluded
 		st.DrainingResources += c.draining
+		st.SuspendedResources += c.resting[node.Suspended]
+		st.EjectedResources += c.resting[node.Ejected]
+		st.RateLimitedResources += c.resting[node.RateLimited]
 		st.Holders += c.holders
 		if c.active == 0 {
 			st.EmptyHeaps++
 		}
 	}
 	st.NonEmptyHeaps = st.HeapCount - st.EmptyHeaps
-	st.InactiveResources = st.HeldResources + st.ExcludedResources
+	st.InactiveResources = st.HeldResources + st.ExcludedResources +
+		st.SuspendedResources + st.EjectedResources + st.RateLimitedResources
 	st.TotalResources = st.ActiveResources + st.InactiveResources
 	if s.events != nil {
 		st.DroppedEvents = s.events.Dropped()
@@ -41,15 +46,21 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st.WaitHistogram = stats.Histogram{Bounds: histogram.Bounds, Counts: counts}
 	st.Waits = st.WaitHistogram.Total()
 	st.ExpiredLeases = s.expired.Load()
+	st.Suspensions = s.totals.suspensions.Load()
+	st.Ejections = s.totals.ejections.Load()
+	st.Failures = s.totals.failures.Load()
 	return st
 }
 
-type shardCounts struct{ active, held, excluded, draining, holders int }
+type shardCounts struct {
+	active, held, excluded, draining, holders int
+	resting                                   [node.RestKinds]int
+}
 
 func (s *shard[T, ID]) counts() shardCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders}
+	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders, s.resting}
 }
 
 func strategyName(st any) string {

@@ -15,13 +15,20 @@ type Stats struct {
 	// ActiveResources are in a heap and can be acquired.
 	ActiveResources int
 	// InactiveResources are out of the heaps: HeldResources +
-	// ExcludedResources.
+	// ExcludedResources + SuspendedResources + EjectedResources +
+	// RateLimitedResources.
 	InactiveResources int
 	// HeldResources have every slot taken (Exclusive policy) and wait for
 	// a holder to release.
 	HeldResources int
 	// ExcludedResources were taken out of the pool by Exclude.
 	ExcludedResources int
+	// SuspendedResources rest until a deadline (Suspend, a cooldown), and
+	// EjectedResources after repeated failures; RateLimitedResources wait
+	// for their next token. All three are counted in InactiveResources.
+	SuspendedResources   int
+	EjectedResources     int
+	RateLimitedResources int
 	// DrainingResources were removed while held and still have holders;
 	// they are not counted in TotalResources.
 	DrainingResources int
@@ -54,6 +61,11 @@ type Stats struct {
 	WaitHistogram Histogram
 	// ExpiredLeases counts leases reclaimed at their deadline.
 	ExpiredLeases uint64
+	// Suspensions counts suspensions (Suspend and cooldowns), Ejections
+	// ejections, and Failures the failures reported with Lease.Fail.
+	Suspensions uint64
+	Ejections   uint64
+	Failures    uint64
 }
 
 // Histogram is a distribution of durations over fixed buckets.

@@ -62,3 +62,14 @@ func (q *Queue[E]) pop() Entry[E] {
 	}
 	return top
 }
+
+// Has reports whether an entry satisfies match (a linear scan, for tests
+// and assertions).
+func (q *Queue[E]) Has(match func(E) bool) bool {
+	for _, e := range q.entries {
+		if match(e.Item) {
+			return true
+		}
+	}
+	return false
+}

@@ -24,9 +24,35 @@ const (
 	// the release of its holds, and keeps its key in the lookup map (so the
 	// key cannot be added again) until the last holder releases.
 	Draining
+	// Resting: off the heap until RestUntil (see Rest for why). Existing
+	// holders keep their holds; it comes back by itself.
+	Resting
 )
 
-var stateNames = [...]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining"}
+var stateNames = [...]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining", Resting: "resting"}
+
+// Rest says why a node rests.
+type Rest uint8
+
+const (
+	NoRest      Rest = iota
+	Suspended        // Suspend, or a cooldown after release
+	Ejected          // repeated failures
+	RateLimited      // out of tokens until the next one
+	restKinds
+)
+
+// RestKinds is the number of Rest values, for per-kind counters.
+const RestKinds = int(restKinds)
+
+var restNames = [...]string{NoRest: "none", Suspended: "suspended", Ejected: "ejected", RateLimited: "rate-limited"}
+
+func (r Rest) String() string {
+	if int(r) < len(restNames) {
+		return restNames[r]
+	}
+	return "invalid"
+}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -60,6 +86,76 @@ type Node[T any, ID comparable] struct {
 	// Issued is the token of the latest lease on this node; tokens of a
 	// node are never reused, so a stale handle never matches a later lease.
 	Issued uint64
+
+	// RestUntil is when the node's rest ends, in scheduler clock
+	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
+	// (state Resting) while RestUntil is in the future, unless it is
+	// excluded or draining, which take precedence.
+	RestUntil int64
+	Rest      Rest
+	// Failures counts failures in a row; Ejections, times ejected.
+	Failures  int
+	Ejections int
+	// Bucket limits how often the node is handed out.
+	Bucket Bucket
+}
+
+// Bucket is a token bucket: Rate tokens a second up to Burst, one taken
+// per hand-out. A Rate of 0 means unlimited.
+type Bucket struct {
+	Rate     float64
+	Burst    float64
+	Tokens   float64
+	Refilled int64 // clock nanoseconds of the last refill
+}
+
+// Limited reports whether the bucket limits anything.
+func (b *Bucket) Limited() bool { return b.Rate > 0 }
+
+// Take refills the bucket to now and takes one token, which must be
+// there. It returns when the next token will be there if none is left,
+// or 0.
+func (b *Bucket) Take(now int64) (next int64) {
+	b.refill(now)
+	b.Tokens--
+	return b.Empty(now)
+}
+
+// Retune applies a new limit from now on, keeping the tokens earned so
+// far (up to the new burst). A bucket that was unlimited starts full.
+func (b *Bucket) Retune(to Bucket, now int64) {
+	if !to.Limited() {
+		*b = Bucket{}
+		return
+	}
+	if !b.Limited() {
+		*b = to
+		b.Tokens, b.Refilled = to.Burst, now
+		return
+	}
+	b.refill(now)
+	b.Rate, b.Burst = to.Rate, to.Burst
+	b.Tokens = min(b.Tokens, b.Burst)
+}
+
+// Empty returns when the bucket next holds a whole token, if it does not
+// now, or 0. It rounds up, so a node never comes back before its token.
+func (b *Bucket) Empty(now int64) int64 {
+	if !b.Limited() {
+		return 0
+	}
+	b.refill(now)
+	if b.Tokens >= 1 {
+		return 0
+	}
+	return now + int64((1-b.Tokens)/b.Rate*1e9) + 1
+}
+
+func (b *Bucket) refill(now int64) {
+	if elapsed := now - b.Refilled; elapsed > 0 {
+		b.Tokens = min(b.Burst, b.Tokens+float64(elapsed)*b.Rate/1e9)
+		b.Refilled = now
+	}
 }
 
 // Lease is one outstanding lease on a node.
