@@ -178,3 +178,57 @@ func Example_capacity() {
 	// map[replica-a:2 replica-b:2]
 	// fifth: true
 }
+
+type APIKey struct {
+	ID        string
+	Remaining int // quota left: more is better
+	RPM       int // requests per minute the provider allows
+}
+
+// An API-key pool: the key with the most quota first, a 429 rests the key
+// until its retry-after, repeated failures eject it, and no key is used
+// faster than its RPM.
+func Example_apiKeyPool() {
+	sched, _ := scheduler.New(config.Config[*APIKey, string]{
+		Comparator:    func(a, b *APIKey) int { return cmp.Compare(b.Remaining, a.Remaining) },
+		KeyFunc:       func(k *APIKey) string { return k.ID },
+		AcquirePolicy: config.Exclusive,
+		RateLimit:     func(k *APIKey) (float64, int) { return float64(k.RPM) / 60, max(1, k.RPM/60) },
+		Ejection:      config.Ejection{ConsecutiveFailures: 2, BaseTime: time.Minute, MaxTime: 10 * time.Minute},
+	})
+	defer sched.Shutdown()
+	_ = sched.BatchAdd([]*APIKey{
+		{ID: "key-a", Remaining: 900, RPM: 600},
+		{ID: "key-b", Remaining: 500, RPM: 600},
+		{ID: "key-c", Remaining: 100, RPM: 1},
+	})
+	ctx := context.Background()
+
+	l, _ := sched.Lease(ctx)
+	fmt.Println(l.Key(), "answered 429, retry after 30s")
+	_ = l.Cooldown(30 * time.Second)
+
+	for i := 0; i < 2; i++ {
+		l, _ = sched.Lease(ctx)
+		fmt.Println(l.Key(), "failed")
+		_ = l.Fail()
+	}
+
+	l, _ = sched.Lease(ctx)
+	fmt.Println(l.Key(), "served a request; quota left 99")
+	_ = sched.Update(&APIKey{ID: "key-c", Remaining: 99, RPM: 1})
+	_ = l.Release()
+
+	_, err := sched.Acquire()
+	st := sched.Stats()
+	fmt.Println("next:", errors.Is(err, crserrors.ErrNoResourceAvailable))
+	fmt.Printf("suspended %d, ejected %d, rate-limited %d\n",
+		st.SuspendedResources, st.EjectedResources, st.RateLimitedResources)
+	// Output:
+	// key-a answered 429, retry after 30s
+	// key-b failed
+	// key-b failed
+	// key-c served a request; quota left 99
+	// next: true
+	// suspended 1, ejected 1, rate-limited 1
+}

@@ -20,10 +20,13 @@
 // (stats.Stats.DroppedEvents), so under load a release may never start a
 // cooldown at all.
 //
-// This matches the extension of the original library; use it where a
-// missed cooldown costs little. Where a resource must never be handed out
-// during its cooldown, wait for the core's exact cooldown (planned), which
-// will take the resource out of the pool in the same step as Release.
+// This matches the extension of the original library, and is kept so that
+// code written for it keeps working. New code should use the core's exact
+// cooldowns instead: config.Config.ReleaseCooldown rests every released
+// resource, Lease.Cooldown rests one for a given time (a 429's
+// retry-after), and Scheduler.Suspend rests any resource; each takes the
+// resource out of the pool in the same step as the release, needs no
+// observer, and cannot be dropped.
 //
 // # Wiring: the initialization cycle
 //
