@@ -44,6 +44,10 @@ type Config[T any, ID comparable] struct {
 	// AcquireStrategy picks the shard Acquire looks in first. nil means
 	// acquire.NewRoundRobin().
 	AcquireStrategy acquire.AcquireStrategy
+	// Ordering decides whether Acquire returns the best resource of one
+	// shard (ShardOrder, the zero value) or of the whole pool
+	// (GlobalOrder).
+	Ordering Ordering
 	// Observers receive events asynchronously on one dispatcher goroutine.
 	Observers []events.Observer[ID]
 	// EventQueueSize bounds the event queue; events that do not fit are
@@ -86,6 +90,8 @@ func (c Config[T, ID]) Validate() error {
 		return crserrors.ErrNilKeyFunc
 	case !c.AcquirePolicy.valid():
 		return crserrors.ErrInvalidAcquirePolicy
+	case !c.Ordering.valid():
+		return crserrors.ErrInvalidOrdering
 	case c.EventQueueSize < 0:
 		return crserrors.ErrInvalidEventQueueSize
 	case c.LeaseTTL < 0, c.ReleaseCooldown < 0:

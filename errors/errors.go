@@ -22,6 +22,8 @@ var (
 	ErrNilKeyFunc = stderrors.New("crs: nil key func")
 	// ErrInvalidAcquirePolicy: AcquirePolicy is neither Shared nor Exclusive.
 	ErrInvalidAcquirePolicy = stderrors.New("crs: invalid acquire policy")
+	// ErrInvalidOrdering: Ordering is neither ShardOrder nor GlobalOrder.
+	ErrInvalidOrdering = stderrors.New("crs: invalid ordering")
 	// ErrInvalidEventQueueSize: EventQueueSize is negative.
 	ErrInvalidEventQueueSize = stderrors.New("crs: invalid event queue size")
 	// ErrInvalidDuration: a negative LeaseTTL or ReleaseCooldown, or a

@@ -4,6 +4,7 @@ import (
 	"github.com/crsched/crs/acquire"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/node"
 )
 
 // Acquire returns the best resource of the shard the strategy selects, or,
@@ -24,20 +25,26 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	return s.take(start)
 }
 
-// AcquireByAffinity is Acquire starting from the shard that the consistent
-// hash ring assigns to id, so that the same identifier always starts from
-// the same shard. When that shard is empty it falls back to the following
-// shards in order, so the fallback is deterministic too.
+// AcquireByAffinity returns the resource that id maps to, so that the same
+// identifier keeps getting the same resource while that resource is
+// available, whatever the priorities do. While it is not (held, resting,
+// excluded, removed), the identifier gets the next available resource in
+// an order fixed by the identifier, so the fallback is deterministic too.
+// Identifiers spread evenly over the resources. Priority plays no part,
+// except when no resource in the identifier's order is available, when it
+// returns the best available like Acquire.
 func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, error) {
 	var zero T
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	start, err := s.affinityStart(id)
-	if err != nil {
-		return zero, err
+	if id == nil {
+		return zero, crserrors.ErrNilAffinityIdentifier
 	}
-	return s.take(start)
+	if g, ok := s.sweepAffinity(id, false); ok {
+		return g.value, nil
+	}
+	return s.take(0)
 }
 
 // take acquires from the first non-empty shard at or after start.
@@ -76,31 +83,91 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 }
 
 // sweep takes a hold (see hold) on the best resource of the first
-// non-empty shard at or after start.
+// non-empty shard at or after start, or with GlobalOrder on the best
+// resource of all shards (ties going to the first from start).
 func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
+	if s.global {
+		return s.sweepGlobal(start, lease)
+	}
 	for i := 0; i < len(s.shards); i++ {
 		idx := start + i
 		if idx >= len(s.shards) {
 			idx -= len(s.shards)
 		}
 		sh := &s.shards[idx]
+		if s.lockFree && !lease {
+			if n := sh.top.Load(); n != nil {
+				return s.acquired(grant[T, ID]{node: n, value: n.Load()}), true
+			}
+			continue
+		}
 		if sh.active.Load() == 0 {
 			continue
 		}
-		if g, ok := s.takeFrom(sh, lease); ok {
-			s.emit(events.EventAcquire, g.node.Key)
-			return g, true
+		if g, ok := s.takeFrom(sh, nil, lease); ok {
+			return s.acquired(g), true
 		}
 	}
 	return grant[T, ID]{}, false
 }
 
-func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], lease bool) (grant[T, ID], bool) {
+// sweepGlobal compares the published best of every shard, without locks,
+// and takes the best one if it is still its shard's best once locked;
+// otherwise someone took or changed it, and it looks again. Each retry
+// means another caller's operation went through, so the loop ends.
+func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool) (grant[T, ID], bool) {
+	for {
+		idx, n, v := s.bestTop(start)
+		if n == nil {
+			return grant[T, ID]{}, false
+		}
+		if s.lockFree && !lease {
+			return s.acquired(grant[T, ID]{node: n, value: v}), true
+		}
+		if g, ok := s.takeFrom(&s.shards[idx], n, lease); ok {
+			return s.acquired(g), true
+		}
+	}
+}
+
+// bestTop returns the shard whose published top is best, that top and its
+// value; ties go to the first shard at or after start, so the strategy
+// spreads callers among equally good resources.
+func (s *Scheduler[T, ID]) bestTop(start int) (int, *node.Node[T, ID], T) {
+	bestIdx := -1
+	var best *node.Node[T, ID]
+	var bestValue T
+	for i := 0; i < len(s.shards); i++ {
+		idx := start + i
+		if idx >= len(s.shards) {
+			idx -= len(s.shards)
+		}
+		n := s.shards[idx].top.Load()
+		if n == nil {
+			continue
+		}
+		v := n.Load()
+		if best == nil || s.cmp(v, bestValue) < 0 {
+			bestIdx, best, bestValue = idx, n, v
+		}
+	}
+	return bestIdx, best, bestValue
+}
+
+// acquired emits the event of an acquisition.
+func (s *Scheduler[T, ID]) acquired(g grant[T, ID]) grant[T, ID] {
+	s.emit(events.EventAcquire, g.node.Key)
+	return g
+}
+
+// takeFrom takes a hold on the top of sh; with want set, only if want is
+// still the top.
+func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], want *node.Node[T, ID], lease bool) (grant[T, ID], bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.mend(sh)
 	n := sh.heap.Top()
-	if n == nil {
+	if n == nil || (want != nil && n != want) {
 		return grant[T, ID]{}, false
 	}
 	return s.hold(sh, n, lease), true

@@ -60,6 +60,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served, ok bool) {
 	sh.activate(n)
 	done = true
 	s.size.Add(1)
+	s.membershipChanged()
 	return s.serve(sh), true
 }
 
@@ -109,9 +110,11 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	nodes := make([]*node.Node[T, ID], len(vs))
 	first := s.place(len(vs))
 	for i, v := range vs {
-		slab[i] = node.Node[T, ID]{Value: v, Key: keys[i], Index: -1, Shard: (first + i) % len(s.shards),
-			Capacity: s.capacityOf(v), Bucket: s.bucketOf(v)}
-		nodes[i] = &slab[i]
+		n := &slab[i]
+		n.Key, n.Index, n.Shard = keys[i], -1, (first+i)%len(s.shards)
+		n.Capacity, n.Bucket = s.capacityOf(v), s.bucketOf(v)
+		n.Set(v)
+		nodes[i] = n
 	}
 	served, dup := s.batchAdd(keys, nodes, first)
 	yieldTo(served)
@@ -178,6 +181,7 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 	}
 	done = true
 	s.size.Add(int64(len(nodes)))
+	s.membershipChanged()
 	for i, k := range added {
 		if k > 0 && s.serve(&s.shards[i]) {
 			served = true

@@ -48,6 +48,14 @@ func newScheduler(t testing.TB, cfg config.Config[*worker, string]) *scheduler.S
 	return s
 }
 
+func newSchedulerErr(cfg config.Config[*worker, string]) (*scheduler.Scheduler[*worker, string], error) {
+	s, err := scheduler.New(cfg)
+	if err == nil {
+		s.Shutdown()
+	}
+	return s, err
+}
+
 func addAll(t testing.TB, s *scheduler.Scheduler[*worker, string], ws ...*worker) {
 	t.Helper()
 	for _, v := range ws {

@@ -126,6 +126,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		if n.Holders == 0 {
 			sh.setState(n, node.Removed)
 			s.nodes.Delete(n.Key)
+			s.membershipChanged()
 		}
 		s.count(end, 0)
 		return 0

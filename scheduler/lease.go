@@ -104,12 +104,15 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 // Lease waits like AcquireContext and returns a lease on the resource. The
 // lease must be released (or left to expire, with LeaseTTL set).
 func (s *Scheduler[T, ID]) Lease(ctx context.Context) (Lease[T, ID], error) {
-	return s.leaseFrom(s.obtain(ctx, s.strategyStart, nil, true))
+	return s.leaseFrom(s.obtain(ctx, nil, true))
 }
 
 // LeaseByAffinity waits like AcquireByAffinityContext and returns a lease.
 func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.AffinityIdentifier) (Lease[T, ID], error) {
-	return s.leaseFrom(s.obtain(ctx, s.affinityStart, id, true))
+	if id == nil {
+		return Lease[T, ID]{}, crserrors.ErrNilAffinityIdentifier
+	}
+	return s.leaseFrom(s.obtain(ctx, id, true))
 }
 
 func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], error) {

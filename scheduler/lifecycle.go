@@ -165,6 +165,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
+			s.membershipChanged()
 		}
 		s.size.Add(-1)
 		return false, nil
@@ -185,8 +186,15 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
 	return s.transition("update", id, false, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		old := *n
-		n.Value, n.Capacity = v, capacity
+		old := struct {
+			value     T
+			capacity  int
+			bucket    node.Bucket
+			restUntil int64
+			rest      node.Rest
+		}{n.Value, n.Capacity, n.Bucket, n.RestUntil, n.Rest}
+		n.Set(v)
+		n.Capacity = capacity
 		now := s.now()
 		n.Bucket.Retune(limit, now)
 		if next := n.Bucket.Empty(now); next > n.RestUntil {
@@ -197,13 +205,14 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		done := false
 		defer func() {
 			if !done {
-				n.Value, n.Capacity, n.Bucket = old.Value, old.Capacity, old.Bucket
-				sh.setRest(n, old.RestUntil, old.Rest)
+				n.Set(old.value)
+				n.Capacity, n.Bucket = old.capacity, old.bucket
+				sh.setRest(n, old.restUntil, old.rest)
 			}
 		}()
 		sh.place(n)
 		done = true
-		if n.RestUntil != old.RestUntil && n.RestUntil != 0 {
+		if n.RestUntil != old.restUntil && n.RestUntil != 0 {
 			s.expiry.schedule(n.RestUntil, n, 0)
 		}
 		return s.serve(sh), nil

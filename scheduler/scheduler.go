@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +33,11 @@ type Scheduler[T any, ID comparable] struct {
 	capacity func(T) int // nil: every resource has capacity 1
 	nillable bool        // T's kind has a nil value that Add must reject
 	policy   config.AcquirePolicy
+	global   bool // Ordering is GlobalOrder
+	// lockFree: Acquire may read a shard's published top without its lock
+	// (Shared policy, no rate limits: a shared acquisition then changes
+	// nothing).
+	lockFree bool
 	leaseTTL time.Duration
 	clock    config.Clock
 	epoch    time.Time // the clock's zero for deadlines kept as int64
@@ -43,10 +47,6 @@ type Scheduler[T any, ID comparable] struct {
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
 	view            acquire.ShardView
-	// ring routes AcquireByAffinity. It is built on first use: at 500
-	// points per shard it is large, and many schedulers never need it.
-	ring     *acquire.ConsistentHashRing
-	ringOnce sync.Once
 
 	shards []shard[T, ID]
 	nodes  *lookup.Map[ID, *node.Node[T, ID]]
@@ -56,11 +56,12 @@ type Scheduler[T any, ID comparable] struct {
 	// placed spreads new resources over the shards in rotation.
 	placed atomic.Uint64
 
-	waiters waitq.Queue[grant[T, ID]]
-	expiry  expiry[T, ID]
-	expired atomic.Uint64 // leases reclaimed at their deadline
-	pool    poolCounts
-	totals  struct{ suspensions, ejections, failures atomic.Uint64 }
+	affinity affinity[T, ID]
+	waiters  waitq.Queue[grant[T, ID]]
+	expiry   expiry[T, ID]
+	expired  atomic.Uint64 // leases reclaimed at their deadline
+	pool     poolCounts
+	totals   struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
@@ -82,6 +83,8 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		capacity: cfg.Capacity,
 		nillable: isNillable[T](),
 		policy:   cfg.AcquirePolicy,
+		global:   cfg.Ordering == config.GlobalOrder,
+		lockFree: cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil,
 		leaseTTL: cfg.LeaseTTL,
 		clock:    cfg.Clock,
 

@@ -44,9 +44,12 @@ type shard[T any, ID comparable] struct {
 	// the next holder of mu serves them (see Scheduler.mend).
 	unserved bool
 
-	// active mirrors heap.Len() for readers that take no lock (ShardView,
-	// and Acquire skipping empty shards). Written only under mu.
+	// active mirrors heap.Len() and top mirrors heap.Top() for readers
+	// that take no lock: ShardView, Acquire skipping empty shards, the
+	// Shared policy's lock-free Acquire and GlobalOrder's comparison of
+	// shard tops. Written only under mu, by publish.
 	active atomic.Int64
+	top    atomic.Pointer[node.Node[T, ID]]
 	// arrivals counts resources that became active in this shard. It is
 	// incremented under mu after active is updated, and lets Acquire prove
 	// that all shards were empty at one instant before it reports
@@ -76,11 +79,20 @@ func (s *shard[T, ID]) repair() {
 	if s.dirty {
 		s.heap.Init()
 		s.dirty = false
+		s.publish()
 	}
 }
 
-// publish refreshes the lock-free view of the heap size.
-func (s *shard[T, ID]) publish() { s.active.Store(int64(s.heap.Len())) }
+// publish refreshes the lock-free view of the heap. It skips stores that
+// would change nothing: an atomic store is a locked instruction.
+func (s *shard[T, ID]) publish() {
+	if n := int64(s.heap.Len()); s.active.Load() != n {
+		s.active.Store(n)
+	}
+	if t := s.heap.Top(); s.top.Load() != t {
+		s.top.Store(t)
+	}
+}
 
 // full reports whether every slot of n is taken. Under the Shared policy a
 // resource is never full: holders are only counted.
@@ -200,6 +212,7 @@ func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 	s.dirty = true
 	s.heap.Fix(n.Index)
 	s.dirty = false
+	s.publish()
 }
 
 // place puts n where it belongs: resting while its rest runs, held while

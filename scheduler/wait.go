@@ -16,15 +16,19 @@ import (
 // Shared policy it waits only while no resource is active. A resource
 // acquired this way under the Exclusive policy is returned with Release.
 func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
-	g, err := s.obtain(ctx, s.strategyStart, nil, false)
+	g, err := s.obtain(ctx, nil, false)
 	return g.value, err
 }
 
 // AcquireByAffinityContext is AcquireByAffinity that waits like
-// AcquireContext. A waiting caller takes whichever resource comes free
-// first, since the affinity only orders the shards it looks in.
+// AcquireContext. A caller that has to wait takes whichever resource comes
+// free first.
 func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acquire.AffinityIdentifier) (T, error) {
-	g, err := s.obtain(ctx, s.affinityStart, id, false)
+	if id == nil {
+		var zero T
+		return zero, crserrors.ErrNilAffinityIdentifier
+	}
+	g, err := s.obtain(ctx, id, false)
 	return g.value, err
 }
 
@@ -37,27 +41,33 @@ func (s *Scheduler[T, ID]) strategyStart(acquire.AffinityIdentifier) (int, error
 	return start, nil
 }
 
-// affinityStart is the shard the hash ring assigns to id.
-func (s *Scheduler[T, ID]) affinityStart(id acquire.AffinityIdentifier) (int, error) {
-	if id == nil {
-		return 0, crserrors.ErrNilAffinityIdentifier
+// search takes a hold on a resource: for id, the one it maps to or the next
+// available in its order, else (and without id) the best of the shard the
+// strategy picks, or of the next non-empty shards.
+func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, lease bool) (grant[T, ID], bool) {
+	if id != nil {
+		if g, ok := s.sweepAffinity(id, lease); ok {
+			return g, true
+		}
 	}
-	s.ringOnce.Do(func() { s.ring = acquire.NewConsistentHashRing(len(s.shards)) })
-	return s.ring.GetShard(acquire.HashIdentifier(id)), nil
+	return s.sweep(start, lease)
 }
 
-// obtain takes a hold (see hold) from the first shard with a resource,
-// starting where route says, and waits for one when there is none.
-func (s *Scheduler[T, ID]) obtain(ctx context.Context, route func(acquire.AffinityIdentifier) (int, error), id acquire.AffinityIdentifier, lease bool) (grant[T, ID], error) {
+// obtain takes a hold (see search) and waits for a resource when there is
+// none. With id set it acquires by affinity.
+func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdentifier, lease bool) (grant[T, ID], error) {
 	var none grant[T, ID]
 	if s.closed.Load() {
 		return none, crserrors.ErrSchedulerClosed
 	}
-	start, err := route(id)
-	if err != nil {
-		return none, err
+	start := 0
+	if id == nil {
+		var err error
+		if start, err = s.strategyStart(nil); err != nil {
+			return none, err
+		}
 	}
-	if g, ok := s.sweep(start, lease); ok {
+	if g, ok := s.search(start, id, lease); ok {
 		return g, nil
 	}
 
@@ -65,9 +75,9 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, route func(acquire.Affini
 	if !s.waiters.Push(w) {
 		return none, crserrors.ErrSchedulerClosed
 	}
-	// Sweep again now that givers can see this waiter: a resource that
+	// Look again now that givers can see this waiter: a resource that
 	// became available before then was not offered to it (see serve).
-	if g, ok := s.sweep(start, lease); ok {
+	if g, ok := s.search(start, id, lease); ok {
 		if !s.waiters.Remove(w) {
 			s.giveBack(<-w.C) // served meanwhile too: keep one
 		}

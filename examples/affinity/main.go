@@ -1,8 +1,8 @@
 // Command affinity keeps each user on the same upstream with
 // AcquireByAffinity, for cache locality or conversation context. The
-// user's identifier picks a shard through a consistent hash ring, and the
-// shard's best resource answers, so a user sticks to one upstream for as
-// long as the priorities in that shard do not change.
+// user's identifier maps to one resource, whatever the priorities do;
+// only when that resource is unavailable does the user move, to the next
+// resource in an order fixed by the identifier.
 package main
 
 import (
@@ -48,7 +48,9 @@ func run(w io.Writer) error {
 		return err
 	}
 
-	for _, user := range []string{"alice", "bob", "carol", "dave"} {
+	users := []string{"alice", "bob", "carol", "dave"}
+	home := map[string]string{}
+	for _, user := range users {
 		var got []string
 		for range 3 {
 			u, err := sched.AcquireByAffinity(acquire.StringIdentifier(user))
@@ -57,8 +59,44 @@ func run(w io.Writer) error {
 			}
 			got = append(got, u.Name)
 		}
+		home[user] = got[0]
 		fmt.Fprintf(w, "%-5s -> %s\n", user, strings.Join(got, ", "))
 	}
+
+	// Every upstream's score changes: the users stay where they were.
+	for i, u := range pool {
+		if err := sched.Update(&upstream{Name: u.Name, Score: 100 - i}); err != nil {
+			return err
+		}
+	}
+	stayed := 0
+	for _, user := range users {
+		u, err := sched.AcquireByAffinity(acquire.StringIdentifier(user))
+		if err != nil {
+			return err
+		}
+		if u.Name == home[user] {
+			stayed++
+		}
+	}
+	fmt.Fprintf(w, "after every score changed, %d of %d users kept their upstream\n", stayed, len(users))
+
+	// alice's upstream goes away for a while: she moves, and back again.
+	if err := sched.Exclude(home["alice"]); err != nil {
+		return err
+	}
+	moved, err := sched.AcquireByAffinity(acquire.StringIdentifier("alice"))
+	if err != nil {
+		return err
+	}
+	if err := sched.Include(home["alice"]); err != nil {
+		return err
+	}
+	back, err := sched.AcquireByAffinity(acquire.StringIdentifier("alice"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "alice while %s is excluded -> %s; after -> %s\n", home["alice"], moved.Name, back.Name)
 
 	// Plain Acquire, for contrast, rotates over the shards (round robin).
 	var rotation []string

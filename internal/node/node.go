@@ -1,6 +1,8 @@
 // Package node defines the scheduler's per-resource record and its states.
 package node
 
+import "sync/atomic"
+
 // State is where a resource is in its lifecycle (see docs/ARCHITECTURE.md).
 // Holders are counted separately: an active resource may have holders
 // (when its capacity is above one, or under the Shared policy with leases),
@@ -70,11 +72,15 @@ func (s State) String() string {
 //   - Holders == Anonymous + len(Leases);
 //   - Draining implies Holders > 0.
 type Node[T any, ID comparable] struct {
-	Value T
-	Key   ID
-	Index int
-	Shard int
-	State State
+	// Value is the resource, read under the shard lock (the heap orders by
+	// it). Published holds the same value for readers that take no lock:
+	// Set replaces both, and a value once handed out is never written.
+	Value     T
+	Published atomic.Value
+	Key       ID
+	Index     int
+	Shard     int
+	State     State
 	// Capacity is the number of holders the resource takes at once (>= 1).
 	Capacity int
 	// Holders is the number of holds outstanding.
@@ -168,8 +174,25 @@ type Lease struct {
 
 // New returns a node that is not yet in any structure.
 func New[T any, ID comparable](v T, key ID, shard, capacity int) *Node[T, ID] {
-	return &Node[T, ID]{Value: v, Key: key, Index: -1, Shard: shard, Capacity: capacity}
+	n := &Node[T, ID]{Key: key, Index: -1, Shard: shard, Capacity: capacity}
+	n.Set(v)
+	return n
 }
+
+// Set gives the node a new value, for locked and lock-free readers alike.
+// Storing a pointer-shaped T (a pointer, map, chan or func) in an
+// atomic.Value does not allocate.
+func (n *Node[T, ID]) Set(v T) {
+	n.Value = v
+	n.Published.Store(box[T]{v})
+}
+
+// Load returns the value for a reader that holds no lock.
+func (n *Node[T, ID]) Load() T { return n.Published.Load().(box[T]).v }
+
+// box wraps T so that atomic.Value, which refuses nil and values of
+// differing types, takes any T, nil interfaces included.
+type box[T any] struct{ v T }
 
 // FindLease returns the position of the lease with token, or -1.
 func (n *Node[T, ID]) FindLease(token uint64) int {
