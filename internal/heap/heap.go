@@ -5,9 +5,9 @@
 // It separates structural moves from ordering. Append and Delete change
 // which nodes the heap holds and call no user code; Up, Down, Fix and Init
 // restore the order and call the comparator, which is user code and may
-// panic. A panic between two swaps leaves every node at the index it
-// records, so the heap is still a valid container, only out of order; the
-// caller marks it for Init and carries on. This is what lets the scheduler
+// panic. Whenever it panics, every node is still at the index it records,
+// so the heap is a valid container, only out of order; the caller marks it
+// for Init and carries on. This is what lets the scheduler
 // survive a panicking comparator without losing or duplicating a resource.
 package heap
 
@@ -79,38 +79,62 @@ func (h *Heap[T, ID]) Fix(i int) {
 
 // Up moves the node at index i toward the root while it is smaller than
 // its parent.
+//
+// It moves a hole rather than swapping: each larger parent moves down one
+// level and the node is written once, at the end, halving the writes. If
+// the comparator panics, the deferred step writes the node into the hole,
+// so every node is still at the index it records.
 func (h *Heap[T, ID]) Up(i int) {
 	items := h.items
+	n := items[i]
+	done := false
+	defer func() {
+		if !done {
+			items[i], n.Index = n, i
+		}
+	}()
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h.less(items[i], items[parent]) {
-			return
+		p := items[parent]
+		if !h.less(n, p) {
+			break
 		}
-		h.swap(i, parent)
+		items[i], p.Index = p, i
 		i = parent
 	}
+	items[i], n.Index = n, i
+	done = true
 }
 
 // Down moves the node at index i toward the leaves while a child is
-// smaller, and reports whether it moved.
+// smaller, and reports whether it moved. It moves a hole like Up.
 func (h *Heap[T, ID]) Down(i int) bool {
 	items := h.items
-	n := len(items)
-	start := i
+	size := len(items)
+	start, n := i, items[i]
+	done := false
+	defer func() {
+		if !done {
+			items[i], n.Index = n, i
+		}
+	}()
 	for {
 		child := 2*i + 1
-		if child >= n {
+		if child >= size {
 			break
 		}
-		if right := child + 1; right < n && h.less(items[right], items[child]) {
-			child = right
+		c := items[child]
+		if right := child + 1; right < size && h.less(items[right], c) {
+			child, c = right, items[right]
 		}
-		if !h.less(items[child], items[i]) {
+		if !h.less(c, n) {
 			break
 		}
-		h.swap(i, child)
+		items[i], c.Index = c, i
 		i = child
 	}
+	items[i], n.Index = n, i
+	done = true
 	return i > start
 }
 
@@ -131,11 +155,3 @@ func (h *Heap[T, ID]) less(a, b *node.Node[T, ID]) bool {
 
 // Less reports whether a goes before b, as the heap orders them.
 func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return h.less(a, b) }
-
-// swap exchanges two nodes and their recorded indices. It calls no user
-// code, so a panic can only come between swaps, never inside one.
-func (h *Heap[T, ID]) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].Index = i
-	h.items[j].Index = j
-}

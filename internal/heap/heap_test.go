@@ -130,3 +130,35 @@ func TestPanickingComparatorLeavesAValidContainer(t *testing.T) {
 		}
 	}
 }
+
+func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
+	for limit := 1; limit < 30; limit++ {
+		calls, armed := 0, false
+		h := New[int, int](func(a, b int) int {
+			if armed {
+				if calls++; calls == limit {
+					panic("boom")
+				}
+			}
+			return cmp.Compare(a, b)
+		})
+		for i := 0; i < 64; i++ {
+			push(&h, node.New(i, i, 0, 1))
+		}
+		armed = true
+		func() {
+			defer func() { _ = recover() }()
+			for h.Len() > 0 {
+				pop(&h)
+			}
+		}()
+		seen := map[*node.Node[int, int]]bool{}
+		for i := 0; i < h.Len(); i++ {
+			n := h.At(i)
+			if n.Index != i || seen[n] {
+				t.Fatalf("limit %d: node at %d records %d (duplicate: %v)", limit, i, n.Index, seen[n])
+			}
+			seen[n] = true
+		}
+	}
+}
