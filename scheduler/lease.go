@@ -130,6 +130,7 @@ func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], e
 func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end ending) error {
 	sh := &s.shards[n.Shard]
 	var rest events.EventType
+	reclaimedHere := false
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
@@ -142,6 +143,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 			if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
 				rest = s.unhold(sh, n, i, ending{how: reclaimed})
 				s.expired.Add(1)
+				reclaimedHere = true
 				return s.serve(sh), crserrors.ErrLeaseExpired
 			}
 		}
@@ -152,7 +154,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	switch {
 	case err == nil:
 		s.emit(events.EventRelease, n.Key)
-	case err == crserrors.ErrLeaseExpired:
+	case reclaimedHere: // not when the timer reclaimed it earlier: it reported that
 		s.emit(events.EventExpire, n.Key)
 	}
 	if rest != 0 {

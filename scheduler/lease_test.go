@@ -7,6 +7,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
@@ -246,5 +247,39 @@ func TestLeaseAndReleaseDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocs per Lease+Release, want 0", allocs)
+	}
+}
+
+func TestLateReleaseOfAnExpiredLeaseReportsTheExpiryOnce(t *testing.T) {
+	clock := fakeclock.New()
+	rec := &recorder{}
+	cfg := leaseConfig(time.Second, clock)
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	clock.Advance(2 * time.Second) // the timer reclaims it
+	wantErr(t, "late Release", l.Release(), crserrors.ErrLeaseExpired)
+	s.Shutdown()
+	expires := 0
+	for _, e := range rec.events() {
+		if e.Type == events.EventExpire {
+			expires++
+		}
+	}
+	if expires != 1 {
+		t.Fatalf("%d expire events for one expiry", expires)
+	}
+}
+
+func TestStatsHistogramIsTheCallersCopy(t *testing.T) {
+	s := newScheduler(t, baseConfig(1, config.Exclusive))
+	st := s.Stats()
+	st.WaitHistogram.Bounds[0] = time.Hour
+	if again := s.Stats(); again.WaitHistogram.Bounds[0] == time.Hour {
+		t.Fatal("editing one snapshot's bounds changed the scheduler's")
 	}
 }

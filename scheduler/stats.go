@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/crsched/crs/internal/histogram"
 	"github.com/crsched/crs/internal/node"
@@ -43,7 +44,7 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st.Waiters = s.waiters.Len()
 	var counts []uint64
 	counts, st.WaitTime, st.CancelledWaits = s.waiters.Totals()
-	st.WaitHistogram = stats.Histogram{Bounds: histogram.Bounds, Counts: counts}
+	st.WaitHistogram = stats.Histogram{Bounds: slices.Clone(histogram.Bounds), Counts: counts}
 	st.Waits = st.WaitHistogram.Total()
 	st.ExpiredLeases = s.expired.Load()
 	st.Suspensions = s.totals.suspensions.Load()
