@@ -18,8 +18,9 @@ type paddedCounter struct {
 }
 
 // lastKnownEvent is the highest event type this package counts. Types
-// added to the core later are ignored rather than misfiled.
-const lastKnownEvent = events.EventUpdate
+// added to the core later are ignored rather than misfiled, until a
+// counter and a TelemetryStats field are added for them here.
+const lastKnownEvent = events.EventResume
 
 // TelemetryObserver counts the events of a scheduler whose keys have type
 // ID. The zero value is ready to use; it must not be copied after first
@@ -56,6 +57,15 @@ type TelemetryStats struct {
 	IncludeCount uint64
 	RemoveCount  uint64
 	UpdateCount  uint64
+	// ExpireCount counts leases reclaimed at their deadline
+	// (events.EventExpire).
+	ExpireCount uint64
+	// SuspendCount, EjectCount and ResumeCount count resources put to
+	// rest by a suspension or cooldown, ejected after failures, and back
+	// from either (events.EventSuspend, EventEject, EventResume).
+	SuspendCount uint64
+	EjectCount   uint64
+	ResumeCount  uint64
 }
 
 // Snapshot returns the current counts. Each count is read atomically, but
@@ -71,5 +81,9 @@ func (o *TelemetryObserver[ID]) Snapshot() TelemetryStats {
 		IncludeCount: load(events.EventInclude),
 		RemoveCount:  load(events.EventRemove),
 		UpdateCount:  load(events.EventUpdate),
+		ExpireCount:  load(events.EventExpire),
+		SuspendCount: load(events.EventSuspend),
+		EjectCount:   load(events.EventEject),
+		ResumeCount:  load(events.EventResume),
 	}
 }

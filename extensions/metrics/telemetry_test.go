@@ -1,14 +1,21 @@
 package metrics_test
 
 import (
+	"context"
+	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/extensions/metrics"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
+
+// lastCounted is the highest event type TelemetryStats has a field for.
+const lastCounted = events.EventResume
 
 type worker struct {
 	id       string
@@ -88,7 +95,7 @@ func TestTelemetrySumsConcurrentEventsExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				for typ := events.EventAdd; typ <= events.EventUpdate; typ++ {
+				for typ := events.EventAdd; typ <= lastCounted; typ++ {
 					telemetry.OnEvent(events.Event[int]{Type: typ, ID: g})
 				}
 				_ = telemetry.Snapshot() // readers run alongside writers
@@ -100,7 +107,8 @@ func TestTelemetrySumsConcurrentEventsExactly(t *testing.T) {
 	const n = goroutines * rounds
 	want := metrics.TelemetryStats{
 		AddCount: n, AcquireCount: n, ReleaseCount: n, ExcludeCount: n,
-		IncludeCount: n, RemoveCount: n, UpdateCount: n,
+		IncludeCount: n, RemoveCount: n, UpdateCount: n, ExpireCount: n,
+		SuspendCount: n, EjectCount: n, ResumeCount: n,
 	}
 	if got := telemetry.Snapshot(); got != want {
 		t.Fatalf("Snapshot() = %+v, want %+v", got, want)
@@ -109,7 +117,7 @@ func TestTelemetrySumsConcurrentEventsExactly(t *testing.T) {
 
 func TestTelemetryIgnoresEventTypesItDoesNotKnow(t *testing.T) {
 	telemetry := metrics.NewTelemetryObserver[string]()
-	for _, typ := range []events.EventType{0, events.EventUpdate + 1, 255} {
+	for _, typ := range []events.EventType{0, lastCounted + 1, 255} {
 		telemetry.OnEvent(events.Event[string]{Type: typ, ID: "x"})
 	}
 	if got := telemetry.Snapshot(); got != (metrics.TelemetryStats{}) {
@@ -139,5 +147,106 @@ func TestTelemetryZeroValueIsUsable(t *testing.T) {
 	telemetry.OnEvent(events.Event[string]{Type: events.EventRemove})
 	if got := telemetry.Snapshot(); got != (metrics.TelemetryStats{RemoveCount: 1}) {
 		t.Fatalf("Snapshot() = %+v, want RemoveCount: 1", got)
+	}
+}
+
+func TestTelemetryCountsLeaseExpiries(t *testing.T) {
+	telemetry := metrics.NewTelemetryObserver[string]()
+	clock := fakeclock.New()
+	sched, err := scheduler.New(config.Config[*worker, string]{
+		Comparator:    func(a, b *worker) int { return a.priority - b.priority },
+		KeyFunc:       func(w *worker) string { return w.id },
+		AcquirePolicy: config.Exclusive,
+		LeaseTTL:      time.Second,
+		Clock:         clock,
+		Observers:     []events.Observer[string]{telemetry},
+	})
+	if err != nil {
+		t.Fatalf("scheduler.New: %v", err)
+	}
+	t.Cleanup(sched.Shutdown)
+	if err := sched.Add(&worker{id: "a"}); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	if _, err := sched.Lease(context.Background()); err != nil {
+		t.Fatalf("Lease: %v", err)
+	}
+	clock.Advance(2 * time.Second) // fires the expiry timer synchronously
+
+	sched.Shutdown()
+	want := metrics.TelemetryStats{AddCount: 1, AcquireCount: 1, ExpireCount: 1}
+	if got := telemetry.Snapshot(); got != want {
+		t.Fatalf("Snapshot() = %+v, want %+v", got, want)
+	}
+	if expired := sched.Stats().ExpiredLeases; expired != 1 {
+		t.Fatalf("Stats().ExpiredLeases = %d, want 1 (the counts above would disagree with it)", expired)
+	}
+}
+
+// A counter read into the wrong field would pass the tests that send
+// every type equally often; this one sends each type alone.
+func TestTelemetryFilesEachEventTypeInItsOwnField(t *testing.T) {
+	fieldOf := map[events.EventType]string{}
+	for typ := events.EventAdd; typ <= lastCounted; typ++ {
+		telemetry := metrics.NewTelemetryObserver[string]()
+		telemetry.OnEvent(events.Event[string]{Type: typ, ID: "x"})
+		got := reflect.ValueOf(telemetry.Snapshot())
+		var set []string
+		for i := range got.NumField() {
+			if n := got.Field(i).Uint(); n != 0 {
+				set = append(set, got.Type().Field(i).Name)
+			}
+		}
+		if len(set) != 1 {
+			t.Fatalf("one %v event set fields %v, want exactly one", typ, set)
+		}
+		fieldOf[typ] = set[0]
+	}
+	seen := map[string]events.EventType{}
+	for typ, field := range fieldOf {
+		if other, dup := seen[field]; dup {
+			t.Fatalf("%v and %v events both count in %s", other, typ, field)
+		}
+		seen[field] = typ
+	}
+	if n := reflect.TypeFor[metrics.TelemetryStats]().NumField(); n != len(fieldOf) {
+		t.Fatalf("TelemetryStats has %d fields but %d event types are counted: a field is never set", n, len(fieldOf))
+	}
+}
+
+func TestTelemetryCountsHealthEvents(t *testing.T) {
+	telemetry := metrics.NewTelemetryObserver[string]()
+	clock := fakeclock.New()
+	sched, err := scheduler.New(config.Config[*worker, string]{
+		Comparator:    func(a, b *worker) int { return a.priority - b.priority },
+		KeyFunc:       func(w *worker) string { return w.id },
+		AcquirePolicy: config.Exclusive,
+		Ejection:      config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Minute},
+		Clock:         clock,
+		Observers:     []events.Observer[string]{telemetry},
+	})
+	if err != nil {
+		t.Fatalf("scheduler.New: %v", err)
+	}
+	t.Cleanup(sched.Shutdown)
+	if err := sched.BatchAdd([]*worker{{id: "a", priority: 1}, {id: "b", priority: 2}}); err != nil {
+		t.Fatalf("BatchAdd: %v", err)
+	}
+	if err := sched.Suspend("b", time.Minute); err != nil {
+		t.Fatalf("Suspend: %v", err)
+	}
+	lease, err := sched.Lease(context.Background()) // a: b rests
+	if err != nil {
+		t.Fatalf("Lease: %v", err)
+	}
+	if err := lease.Fail(); err != nil { // one failure ejects a
+		t.Fatalf("Fail: %v", err)
+	}
+	clock.Advance(2 * time.Minute) // both come back
+
+	sched.Shutdown()
+	want := metrics.TelemetryStats{AddCount: 2, AcquireCount: 1, ReleaseCount: 1, SuspendCount: 1, EjectCount: 1, ResumeCount: 2}
+	if got := telemetry.Snapshot(); got != want {
+		t.Fatalf("Snapshot() = %+v, want %+v", got, want)
 	}
 }

@@ -1,0 +1,192 @@
+package prometheus
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/extensions/metrics"
+	"github.com/crsched/crs/stats"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// StatsSource is what the collector reads the pool from: a
+// *scheduler.Scheduler[T, ID] of any T and ID.
+type StatsSource interface {
+	Stats() stats.Stats
+}
+
+// TelemetrySource is what the collector reads event counts from: a
+// *metrics.TelemetryObserver[ID] registered in the scheduler's
+// Config.Observers. Give each scheduler its own observer when you export
+// several: an observer shared by two schedulers counts both.
+type TelemetrySource interface {
+	Snapshot() metrics.TelemetryStats
+}
+
+// Collector is a prometheus.Collector for one scheduler. It is safe for
+// concurrent scrapes and holds no state between them: each Collect reads
+// the scheduler's Stats once and the telemetry's Snapshot once, and
+// builds the metrics from those two values.
+type Collector struct {
+	stats     StatsSource
+	telemetry TelemetrySource // nil: no crs_events_total
+
+	scalars      []scalar
+	resources    *prometheus.Desc
+	shardActive  *prometheus.Desc
+	waitDuration *prometheus.Desc
+	info         *prometheus.Desc
+	events       *prometheus.Desc // nil without telemetry
+}
+
+type scalar struct {
+	desc *prometheus.Desc
+	spec *scalarSpec
+}
+
+// New returns a collector that exports source's stats and, unless
+// telemetry is nil, its event counts. It returns ErrNilStats if source is
+// nil (or a nil pointer) and ErrInvalidLabel for a bad WithConstLabels. A
+// nil pointer for telemetry counts as nil.
+func New(source StatsSource, telemetry TelemetrySource, opts ...Option) (*Collector, error) {
+	if isNil(source) {
+		return nil, ErrNilStats
+	}
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, o.constLabels)
+	}
+	c := &Collector{
+		stats:        source,
+		resources:    desc(nameResources, "Resources by state; draining ones were removed while held and leave with their last holder.", labelState),
+		shardActive:  desc(nameShardActive, "Active (acquirable) resources in each heap shard.", labelShard),
+		waitDuration: desc(nameWaitDuration, "How long calls waited for a resource, including waits their context ended."),
+		info:         desc(nameInfo, "Always 1; labels give the scheduler's acquire policy and strategy.", labelPolicy, labelStrategy),
+	}
+	for i := range scalarSpecs {
+		spec := &scalarSpecs[i]
+		c.scalars = append(c.scalars, scalar{desc(spec.name, spec.help), spec})
+	}
+	if !isNil(telemetry) {
+		c.telemetry = telemetry
+		c.events = desc(nameEvents, "Scheduler events seen by the telemetry observer, by type. Events dropped from a full queue are in "+nameEventsDropped+" instead.", labelType)
+	}
+	// NewDesc reports its own problems only through Err; with the names
+	// above and checked labels there are none, unless a future edit adds
+	// one, which this turns into an error rather than a failed scrape.
+	for d := range c.descs {
+		if err := d.Err(); err != nil {
+			return nil, fmt.Errorf("crs/prometheus: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// NewCollector is New for callers that cannot handle an error, with the
+// seed's signature: NewCollector(sched, telemetry) compiles as it did. It
+// panics with New's error (ErrNilStats, ErrInvalidLabel), like
+// prometheus.MustRegister.
+func NewCollector(source StatsSource, telemetry TelemetrySource, opts ...Option) *Collector {
+	c, err := New(source, telemetry, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// descs yields every descriptor the collector can emit.
+func (c *Collector) descs(yield func(*prometheus.Desc) bool) {
+	for _, s := range c.scalars {
+		if !yield(s.desc) {
+			return
+		}
+	}
+	for _, d := range []*prometheus.Desc{c.resources, c.shardActive, c.waitDuration, c.info, c.events} {
+		if d != nil && !yield(d) {
+			return
+		}
+	}
+}
+
+// Describe implements prometheus.Collector. The set of metrics is fixed
+// when the collector is made, so the registry can check it for conflicts
+// at registration.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.stats.Stats()
+
+	for _, s := range c.scalars {
+		ch <- constMetric(s.desc, s.spec.kind, s.spec.value(&st))
+	}
+	for _, state := range resourceStates {
+		ch <- constMetric(c.resources, prometheus.GaugeValue, float64(state.count(&st)), state.name)
+	}
+	c.collectShards(ch, st.HeapSizes)
+	ch <- waitHistogram(c.waitDuration, st.WaitHistogram, st.WaitTime)
+	ch <- constMetric(c.info, prometheus.GaugeValue, 1, labelValue(st.AcquirePolicy), labelValue(st.AcquireStrategy))
+
+	if c.telemetry != nil {
+		t := c.telemetry.Snapshot()
+		for _, e := range eventCounters {
+			ch <- constMetric(c.events, prometheus.CounterValue, float64(e.count(&t)), e.typ.String())
+		}
+	}
+}
+
+// collectShards exports one series per shard. The core allows at most
+// config.MaxHeapCount shards; a source reporting more is refused rather
+// than allowed to grow the series count without bound.
+func (c *Collector) collectShards(ch chan<- prometheus.Metric, sizes []int) {
+	if len(sizes) > config.MaxHeapCount {
+		ch <- prometheus.NewInvalidMetric(c.shardActive, fmt.Errorf(
+			"%w: %d shards, at most %d", ErrInvalidStats, len(sizes), config.MaxHeapCount))
+		return
+	}
+	for i, n := range sizes {
+		ch <- constMetric(c.shardActive, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
+	}
+}
+
+// constMetric reports a metric that cannot be built as a collection error
+// for that metric alone, instead of panicking in the scrape.
+func constMetric(desc *prometheus.Desc, kind prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(desc, kind, v, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
+}
+
+// labelValue makes a name from the scheduler (a custom strategy's String,
+// say) a valid label value.
+func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// isNil reports a nil interface or an interface holding a nil pointer,
+// whose methods would panic at the first scrape rather than here.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

@@ -1,0 +1,23 @@
+// Package prometheus exports a crs scheduler's state to Prometheus.
+//
+// It is a module of its own (github.com/crsched/crs/extensions/prometheus)
+// so that the core keeps no third-party dependencies: only programs that
+// import this package download client_golang.
+//
+// A Collector reads the scheduler's Stats once per scrape, and, when it is
+// given one, the Snapshot of a metrics.TelemetryObserver for the event
+// counters. It keeps no state of its own and never touches the scheduler
+// between scrapes, so it costs nothing on the acquire path. Every label it
+// sets has a bounded set of values (states, event types, shard indices up
+// to config.MaxHeapCount): no label ever carries a resource key.
+//
+//	telemetry := metrics.NewTelemetryObserver[string]()
+//	sched, _ := scheduler.New(config.Config[*Worker, string]{
+//		// ...
+//		Observers: []events.Observer[string]{telemetry},
+//	})
+//	prometheus.MustRegister(crsprom.NewCollector(sched, telemetry))
+//
+// Several schedulers share a registry when each collector carries its own
+// constant labels (WithConstLabels), e.g. a pool name.
+package prometheus
