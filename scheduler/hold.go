@@ -20,7 +20,7 @@ type grant[T any, ID comparable] struct {
 	err      error
 }
 
-// hold hands n, the top of sh, to a caller: it takes a rate-limit token
+// hold hands n, an active node of sh, to a caller: it takes a rate-limit token
 // if n is limited, and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
@@ -279,8 +279,12 @@ func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
 }
 
 // giveBack ends a hold that its receiver no longer wants: a waiter whose
-// context ended at the instant it was served, or one that was served twice.
+// context ended at the instant it was served, or one that was served twice
+// (by a giver, or by Shutdown, while its own last search succeeded).
 func (s *Scheduler[T, ID]) giveBack(g grant[T, ID]) {
+	if g.err != nil {
+		return // Shutdown's wake-up: it holds nothing
+	}
 	if g.token == 0 && !s.shards[g.node.Shard].exclusive {
 		return // a shared, non-lease grant holds nothing
 	}
