@@ -22,6 +22,22 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if err != nil {
 		return zero, err
 	}
+	if s.lockFree && !s.global {
+		// The common shared case reads a published top and its value:
+		// no lock, no shared write, nothing to copy around.
+		for i := 0; i < len(s.shards); i++ {
+			idx := start + i
+			if idx >= len(s.shards) {
+				idx -= len(s.shards)
+			}
+			if n := s.shards[idx].top.Load(); n != nil {
+				if s.events != nil {
+					s.emit(events.EventAcquire, n.Key)
+				}
+				return n.Load(), nil
+			}
+		}
+	}
 	return s.take(start)
 }
 

@@ -195,12 +195,14 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		}{n.Value, n.Capacity, n.Bucket, n.RestUntil, n.Rest}
 		n.Set(v)
 		n.Capacity = capacity
-		now := s.now()
-		n.Bucket.Retune(limit, now)
-		if next := n.Bucket.Empty(now); next > n.RestUntil {
-			sh.setRest(n, next, node.RateLimited)
-		} else if next == 0 && n.Rest == node.RateLimited {
-			sh.setRest(n, 0, node.NoRest) // a new limit without one
+		if limit.Limited() || n.Bucket.Limited() {
+			now := s.now()
+			n.Bucket.Retune(limit, now)
+			if next := n.Bucket.Empty(now); next > n.RestUntil {
+				sh.setRest(n, next, node.RateLimited)
+			} else if next == 0 && n.Rest == node.RateLimited {
+				sh.setRest(n, 0, node.NoRest) // a new limit without one
+			}
 		}
 		done := false
 		defer func() {

@@ -1,0 +1,214 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
+)
+
+// The Acquire benchmarks, against 10,000 pre-loaded resources: shared
+// (the best stays in the pool) and exclusive Acquire + Release, each from
+// one goroutine and under b.RunParallel. As in mutate_bench_test.go, each
+// implementation has its own loop over its concrete type.
+
+// BenchmarkAcquireShared reads the best resource.
+func BenchmarkAcquireShared(b *testing.B) {
+	b.Run(implTight, func(b *testing.B) {
+		p := preload(b, newTight(config.Shared))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := p.Acquire(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(implHeap, func(b *testing.B) {
+		p := preload(b, newHeap(config.Shared))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := p.Acquire(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, h := range heapCounts {
+		b.Run(implCRS(h), func(b *testing.B) {
+			s := preload(b, newCRS(b, h, config.Shared, nil))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Acquire(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAcquireSharedParallel reads the best resource from every P at
+// once. crs runs with the default round robin (one shared counter) and
+// with the adaptive strategy (which writes nothing shared).
+func BenchmarkAcquireSharedParallel(b *testing.B) {
+	b.Run(implTight, func(b *testing.B) {
+		p := preload(b, newTight(config.Shared))
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := p.Acquire(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run(implHeap, func(b *testing.B) {
+		p := preload(b, newHeap(config.Shared))
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := p.Acquire(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	strategies := []struct {
+		name     func(heaps int) string
+		strategy func() acquire.AcquireStrategy
+	}{
+		{implCRS, func() acquire.AcquireStrategy { return nil }},
+		{implCRSAdaptive, func() acquire.AcquireStrategy { return acquire.NewAdaptiveStrategy() }},
+	}
+	for _, st := range strategies {
+		for _, h := range heapCounts {
+			b.Run(st.name(h), func(b *testing.B) {
+				s := preload(b, newCRS(b, h, config.Shared, st.strategy()))
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := s.Acquire(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkAcquireReleaseExclusive takes the best resource and puts it back.
+func BenchmarkAcquireReleaseExclusive(b *testing.B) {
+	b.Run(implTight, func(b *testing.B) {
+		p := preload(b, newTight(config.Exclusive))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			v, err := p.Acquire()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Release(v.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(implHeap, func(b *testing.B) {
+		p := preload(b, newHeap(config.Exclusive))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			v, err := p.Acquire()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Release(v.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, h := range heapCounts {
+		b.Run(implCRS(h), func(b *testing.B) {
+			s := preload(b, newCRS(b, h, config.Exclusive, nil))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v, err := s.Acquire()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Release(v.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAcquireReleaseExclusiveParallel takes and puts back the best
+// resource from every P at once.
+func BenchmarkAcquireReleaseExclusiveParallel(b *testing.B) {
+	b.Run(implTight, func(b *testing.B) {
+		p := preload(b, newTight(config.Exclusive))
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				v, err := p.Acquire()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := p.Release(v.ID); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run(implHeap, func(b *testing.B) {
+		p := preload(b, newHeap(config.Exclusive))
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				v, err := p.Acquire()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := p.Release(v.ID); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	for _, h := range heapCounts {
+		b.Run(implCRS(h), func(b *testing.B) {
+			s := preload(b, newCRS(b, h, config.Exclusive, nil))
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					v, err := s.Acquire()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := s.Release(v.ID); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
