@@ -1,0 +1,13 @@
+// Package bench is the home of crs's comparative measurements: the
+// programs and benchmarks that need third-party code (other pools, the
+// extended sync packages) and therefore cannot live in the root module,
+// which must keep no third-party dependency.
+//
+// The module reaches the root through a replace directive, so it always
+// measures the code in this work tree, never a published version.
+//
+//   - waitload (package and cmd/waitload): many goroutines waiting for a
+//     few exclusive resources, run against crs and against baseline pools.
+//   - leasebench_test.go: the cost of a Lease over an anonymous exclusive
+//     hold, uncontended.
+package bench
