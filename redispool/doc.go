@@ -1,0 +1,73 @@
+// Package redispool is a pool of resources shared by many processes,
+// kept in Redis (or Valkey): every replica of a service that opens the
+// pool of the same name on the same Redis sees one pool, in which a
+// resource is leased to one holder per slot at a time, whichever
+// process the holders run in.
+//
+//	pool, err := redispool.New(client, redispool.Options{Name: "llm-keys"})
+//	...
+//	err = pool.Add(ctx, redispool.Resource{ID: "key-1", Priority: 1})
+//	lease, err := pool.Acquire(ctx) // waits until a resource is free
+//	...
+//	callUpstream(lease.ID, lease.Token)
+//	err = lease.Release(ctx)
+//
+// # Semantics
+//
+// They follow the in-process scheduler (package scheduler) where they
+// make sense across processes: the lowest priority goes first and,
+// among equal priorities, the resource with fewer holders; a resource
+// takes up to Capacity leases at once; Exclude/Include take it out and
+// put it back; Remove of a leased resource drains it; a lease ends with
+// Release, Cooldown (release and suspend in one step) or its deadline,
+// and a late Release returns ErrLeaseExpired and changes nothing. The
+// differences: resources are described by a Resource (ID, priority,
+// capacity) rather than held as Go values; Exclude also accepts a
+// resource whose every slot is leased; and Suspend, which the pool adds,
+// takes a resource out until a deadline.
+//
+// # How it works
+//
+// Every change of state is one Lua script, run atomically by the server
+// (EVALSHA, and EVAL once when the server answers NOSCRIPT). There is no
+// read-modify-write on the client, so processes never need a lock.
+// Every script first ends, by the server's clock (TIME), the leases past
+// their deadline and the suspensions that are over. So a process killed
+// while holding leases loses them LeaseTTL after it took them at the
+// latest, with nothing to run on any surviving process: the next call
+// on the pool, from anyone, gives the slots back.
+//
+// The keys of pool NAME, all with the hash tag {NAME} so that they live
+// in one Redis Cluster slot and every script declares all the keys it
+// touches:
+//
+//	{NAME}:res     hash  per resource capacity, priority, holders and
+//	                     flags; pool counters; the last fencing token
+//	{NAME}:avail   zset  resources with a free slot, by priority then
+//	                     holders
+//	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
+//	{NAME}:owner   hash  lease token -> resource ID
+//	{NAME}:susp    zset  resource ID -> end of its suspension
+//
+// They hold one entry per resource and per running lease, nothing more;
+// when the last resource leaves, the scripts delete all of them.
+//
+// Waiting takes no polling: a script that frees slots PUBLISHes their
+// number on the channel {NAME}:wake; each Pool value has one
+// subscription (opened by its first wait, closed by Close) and wakes
+// that many of its waiters, oldest first. A waiter also looks again when
+// the server will next free a slot by itself (known from the lease and
+// suspension deadlines), and every RecheckInterval as a safety net.
+//
+// # Redis
+//
+// Redis 5 or later (scripts that read TIME rely on effect replication,
+// the default since 5 and the only mode since 7), or Valkey. Keep the
+// pool's Redis persistent (AOF) if leases must survive a restart; a
+// restart that loses the data loses the pool's resources with it (add
+// them again) and every running lease, which then reports
+// ErrLeaseExpired: none is handed out twice, and fencing tokens, which
+// derive from the server clock, keep increasing. A command's time is
+// bounded by the client's timeouts; set ContextTimeoutEnabled on the
+// client for the context's deadline to bound it too.
+package redispool

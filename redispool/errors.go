@@ -1,0 +1,26 @@
+package redispool
+
+import stderrors "errors"
+
+// Input errors of this package. Operations that mean the same as in the
+// core return the core's sentinels instead (package
+// github.com/crsched/crs/errors): ErrResourceNotFound, ErrDuplicateKey,
+// ErrResourceDraining, ErrResourceNotActive, ErrResourceNotExcluded,
+// ErrResourceNotInactive,
+// ErrNoResourceAvailable, ErrLeaseExpired, ErrLeaseReleased,
+// ErrInvalidDuration and ErrSchedulerClosed. Every error returned by the
+// package is, or wraps, one of those sentinels or an error of the Redis
+// client; test with errors.Is.
+var (
+	// ErrNilClient: New was given no Redis client.
+	ErrNilClient = stderrors.New("redispool: nil redis client")
+	// ErrInvalidName: Options.Name is empty or contains '{' or '}' (the
+	// name is the hash tag of every key of the pool).
+	ErrInvalidName = stderrors.New("redispool: invalid pool name")
+	// ErrInvalidID: a resource id is empty.
+	ErrInvalidID = stderrors.New("redispool: invalid resource id")
+	// ErrInvalidPriority: a priority is NaN or infinite.
+	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
+	// ErrInvalidCapacity: a capacity is above MaxCapacity.
+	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
+)

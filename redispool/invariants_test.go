@@ -1,0 +1,224 @@
+package redispool
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// rawResource is one resource as stored in {name}:res.
+type rawResource struct {
+	capacity, holders  int
+	priority, suspEnd  string
+	excluded, draining bool
+}
+
+// rawState is every key of a pool, read in one MULTI/EXEC.
+type rawState struct {
+	resources map[string]*rawResource
+	counters  map[string]string
+	avail     []redis.Z
+	leases    []redis.Z
+	owner     map[string]string
+	susp      []redis.Z
+	req       map[string]string
+}
+
+func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
+	t.Helper()
+	ctx := context.Background()
+	var res, owner, req *redis.MapStringStringCmd
+	var avail, leases, susp *redis.ZSliceCmd
+	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		res = pipe.HGetAll(ctx, p.keys[0])
+		avail = pipe.ZRangeWithScores(ctx, p.keys[1], 0, -1)
+		leases = pipe.ZRangeWithScores(ctx, p.keys[2], 0, -1)
+		owner = pipe.HGetAll(ctx, p.keys[3])
+		susp = pipe.ZRangeWithScores(ctx, p.keys[4], 0, -1)
+		req = pipe.HGetAll(ctx, p.keys[5])
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the pool's keys: %v", err)
+	}
+	s := rawState{
+		resources: map[string]*rawResource{},
+		counters:  map[string]string{},
+		avail:     avail.Val(),
+		leases:    leases.Val(),
+		owner:     owner.Val(),
+		susp:      susp.Val(),
+		req:       req.Val(),
+	}
+	get := func(id string) *rawResource {
+		if s.resources[id] == nil {
+			s.resources[id] = &rawResource{}
+		}
+		return s.resources[id]
+	}
+	for f, v := range res.Val() {
+		if strings.HasPrefix(f, "#") {
+			s.counters[f] = v
+			continue
+		}
+		kind, id, ok := strings.Cut(f, ":")
+		if !ok {
+			t.Fatalf("unexpected field %q", f)
+		}
+		r := get(id)
+		switch kind {
+		case "c":
+			r.capacity, _ = strconv.Atoi(v)
+		case "h":
+			r.holders, _ = strconv.Atoi(v)
+		case "p":
+			r.priority = v
+		case "s":
+			r.suspEnd = v
+		case "x":
+			r.excluded = true
+		case "d":
+			r.draining = true
+		default:
+			t.Fatalf("unexpected field %q", f)
+		}
+	}
+	return s
+}
+
+// checkInvariants fails the test unless the pool's keys agree with each
+// other: counters with resources, the availability index with the
+// resources that can be leased, leases with holders, suspensions with
+// their index; and a pool with no resource has no keys.
+func checkInvariants(t testing.TB, c redis.UniversalClient, p *Pool) {
+	t.Helper()
+	for _, problem := range invariantProblems(readState(t, c, p)) {
+		t.Error(problem)
+	}
+}
+
+func invariantProblems(s rawState) []string {
+	var bad []string
+	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	counter := func(name string) int {
+		n, _ := strconv.Atoi(s.counters[name])
+		return n
+	}
+	var live, excluded, draining int
+	wantAvail := map[string]string{} // member -> priority
+	wantSusp := map[string]string{}
+	for id, r := range s.resources {
+		switch {
+		case r.capacity < 1 || r.priority == "":
+			fail("resource %q lacks capacity or priority: %+v", id, *r)
+		case r.holders < 0 || r.holders > r.capacity:
+			fail("resource %q has %d holders for capacity %d", id, r.holders, r.capacity)
+		case r.draining && (r.holders == 0 || r.excluded || r.suspEnd != ""):
+			fail("draining resource %q: %+v", id, *r)
+		case r.excluded && r.suspEnd != "":
+			fail("resource %q both excluded and suspended", id)
+		}
+		if r.draining {
+			draining++
+		} else {
+			live++
+		}
+		if r.excluded {
+			excluded++
+		}
+		if r.suspEnd != "" {
+			wantSusp[id] = r.suspEnd
+		}
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.holders < r.capacity {
+			wantAvail[fmt.Sprintf("%010d:%s", r.holders, id)] = r.priority
+		}
+	}
+	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining {
+		fail("counters %v, resources: %d live, %d excluded, %d draining", s.counters, live, excluded, draining)
+	}
+	checkZ := func(what string, got []redis.Z, want map[string]string) {
+		if len(got) != len(want) {
+			fail("%s has %d members, want %d: %v vs %v", what, len(got), len(want), got, want)
+		}
+		for _, z := range got {
+			m := z.Member.(string)
+			w, ok := want[m]
+			f, _ := strconv.ParseFloat(w, 64)
+			if !ok || f != z.Score {
+				fail("%s member %q score %v, want %q (present %v)", what, m, z.Score, w, ok)
+			}
+		}
+	}
+	checkZ("avail", s.avail, wantAvail)
+	checkZ("susp", s.susp, wantSusp)
+	holders := map[string]int{}
+	if len(s.leases) != len(s.owner) {
+		fail("%d lease deadlines but %d lease owners", len(s.leases), len(s.owner))
+	}
+	if len(s.req) != len(s.owner) {
+		fail("%d requests for %d leases", len(s.req), len(s.owner))
+	}
+	for _, z := range s.leases {
+		token := z.Member.(string)
+		owner, ok := s.owner[token]
+		request, id, _ := strings.Cut(owner, ":")
+		if !ok || len(request) != 16 || s.req[request] != token {
+			fail("lease %v has owner %q, request's lease %q", token, owner, s.req[request])
+		}
+		holders[id]++
+	}
+	for id, r := range s.resources {
+		if holders[id] != r.holders {
+			fail("resource %q records %d holders, has %d leases", id, r.holders, holders[id])
+		}
+	}
+	for id := range holders {
+		if s.resources[id] == nil {
+			fail("leases on unknown resource %q", id)
+		}
+	}
+	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req) > 0) {
+		fail("a pool with no resource keeps state: %+v", s)
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// The checker must be able to fail: corrupt states are reported.
+func TestInvariantCheckerReportsCorruptState(t *testing.T) {
+	ok := func() rawState {
+		return rawState{
+			resources: map[string]*rawResource{"a": {capacity: 2, holders: 1, priority: "1"}},
+			counters:  map[string]string{"#n": "1", "#t": "5"},
+			avail:     []redis.Z{{Score: 1, Member: "0000000001:a"}},
+			leases:    []redis.Z{{Score: 99, Member: "5"}},
+			owner:     map[string]string{"5": "0123456789abcdef:a"},
+			req:       map[string]string{"0123456789abcdef": "5"},
+		}
+	}
+	if bad := invariantProblems(ok()); len(bad) != 0 {
+		t.Fatalf("consistent state reported: %v", bad)
+	}
+	corruptions := map[string]func(*rawState){
+		"holders without a lease":  func(s *rawState) { s.resources["a"].holders = 2 },
+		"stale availability":       func(s *rawState) { s.avail[0].Member = "0000000000:a" },
+		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
+		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
+		"request of another lease": func(s *rawState) { s.req["0123456789abcdef"] = "6" },
+		"wrong counter":            func(s *rawState) { s.counters["#n"] = "2" },
+		"over capacity":            func(s *rawState) { s.resources["a"].capacity = 0 },
+		"suspended but listed":     func(s *rawState) { s.resources["a"].suspEnd = "7" },
+	}
+	for name, corrupt := range corruptions {
+		s := ok()
+		corrupt(&s)
+		if bad := invariantProblems(s); len(bad) == 0 {
+			t.Errorf("%s: not reported", name)
+		}
+	}
+}

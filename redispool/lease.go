@@ -1,0 +1,117 @@
+package redispool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// Lease is one hold on a resource of the pool, returned by Acquire and
+// TryAcquire. Its methods may be called from any goroutine; keep the
+// pointer you received (a Lease built by hand has no pool and its
+// methods return ErrLeaseReleased).
+//
+// A lease ends with Release or Cooldown, or when its deadline passes
+// (LeaseTTL after it was granted or last extended, by the Redis server's
+// clock): then any process's next call on the pool gives the slot back.
+// After that, Release, Extend and Cooldown return ErrLeaseExpired and
+// change nothing. The same holds for a lease that Redis lost (a restart
+// without persistence): the pool no longer has it, so it has expired.
+type Lease struct {
+	// ID is the leased resource's ID.
+	ID string
+	// Token is the lease's fencing token: strictly greater than that of
+	// every lease of the pool granted before it, of any resource, from
+	// any process. Pass it to the system the resource guards so that it
+	// can refuse a holder whose lease has ended (one that stalled past
+	// its deadline). Tokens are not consecutive: each is at least the
+	// server's clock in microseconds, so they keep increasing even after
+	// the pool's keys are deleted or lost.
+	Token uint64
+
+	pool     *Pool
+	mu       sync.Mutex // serialises this handle's calls
+	ended    bool       // released or cooled down through this handle
+	deadline time.Time
+}
+
+// Deadline is when the lease ends unless extended, by the local clock.
+// It is measured from before the request that set it, so it is never
+// later than the server's deadline.
+func (l *Lease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// Release ends the lease and wakes a waiter (in any process) if the
+// slot can be handed out. ErrLeaseReleased: this handle already ended
+// it; ErrLeaseExpired: the pool no longer has it. A Release that failed
+// with a Redis error may be repeated; if its first attempt did reach
+// Redis, the repeat reports ErrLeaseExpired (the pool no longer has the
+// lease), which is as final.
+func (l *Lease) Release(ctx context.Context) error {
+	return l.end(ctx, "release", scriptRelease)
+}
+
+// Cooldown ends the lease and suspends its resource for d (see
+// Pool.Suspend) in one step, so no one else takes it in between: for a
+// key that was just rate limited, say. The suspension is skipped for a
+// resource excluded or removed meanwhile. ErrInvalidDuration: d <= 0;
+// otherwise the errors of Release.
+func (l *Lease) Cooldown(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("redispool: cooldown %q for %v: %w", l.ID, d, crserrors.ErrInvalidDuration)
+	}
+	return l.end(ctx, "cooldown", scriptCooldown, millis(d))
+}
+
+func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.pool == nil {
+		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseReleased)
+	}
+	status, _, err := l.pool.run(ctx, s, append([]any{l.token()}, args...)...)
+	if err != nil {
+		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
+	}
+	if status == statusNone {
+		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseExpired)
+	}
+	l.ended = true
+	return nil
+}
+
+// Extend moves the lease's deadline to d from now (by the server's
+// clock), whatever LeaseTTL is: a long task extends its lease before it
+// runs out. ErrInvalidDuration: d <= 0; otherwise the errors of Release.
+func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("redispool: extend %q by %v: %w", l.ID, d, crserrors.ErrInvalidDuration)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.pool == nil {
+		return fmt.Errorf("redispool: extend %q: %w", l.ID, crserrors.ErrLeaseReleased)
+	}
+	start := time.Now()
+	status, _, err := l.pool.run(ctx, scriptExtend, l.token(), millis(d))
+	if err != nil {
+		return fmt.Errorf("redispool: extend %q: %w", l.ID, err)
+	}
+	if status == statusNone {
+		return fmt.Errorf("redispool: extend %q: %w", l.ID, crserrors.ErrLeaseExpired)
+	}
+	l.deadline = start.Add(d)
+	return nil
+}
+
+// token is the lease's member in the server's lease set.
+func (l *Lease) token() string {
+	return strconv.FormatUint(l.Token, 10)
+}

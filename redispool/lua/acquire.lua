@@ -1,0 +1,37 @@
+-- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3].
+-- Reply: {OK, token, id} or {NONE, ms until the server frees something
+-- by itself, or -1}.
+local request = ARGV[3]
+local prior = redis.call('HGET', REQ, request)
+if prior then
+  -- The client sent this request again (its reply was lost): the same
+  -- lease, not a second one.
+  local owner = redis.call('HGET', OWNER, prior)
+  if owner then
+    finish()
+    return { OK, prior, string.sub(owner, 18) }
+  end
+end
+local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
+if not best then
+  finish()
+  return { NONE, next_event() }
+end
+local r = load(string.sub(best, 12))
+set_holders(r, r.h + 1)
+relist(r, best)
+-- The token is the later of the last one plus one and the server clock
+-- in microseconds, so it keeps increasing even when the counter is lost
+-- (the pool's keys deleted, or a Redis without persistence restarted).
+local token = math.max((tonumber(redis.call('HGET', RES, '#t')) or 0) + 1, now_us)
+token = string.format('%.0f', token)
+redis.call('HSET', RES, '#t', token)
+redis.call('ZADD', LEASES, now + tonumber(ARGV[2]), token)
+redis.call('HSET', OWNER, token, request .. ':' .. r.id)
+redis.call('HSET', REQ, request, token)
+-- A slot that reclaim freed and this caller took wakes nobody.
+if freed > 0 then
+  freed = freed - 1
+end
+finish()
+return { OK, token, r.id }

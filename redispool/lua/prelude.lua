@@ -1,0 +1,200 @@
+-- Shared by every script of the pool; each script is this prelude
+-- followed by its own body, so that every state change is one atomic
+-- step on the server.
+--
+-- KEYS (all share the {name} hash tag, so one Redis Cluster slot):
+--   1 res     hash: per resource 'c:ID' capacity, 'p:ID' priority,
+--             'h:ID' holders (absent = 0), 'x:ID' excluded, 's:ID' end
+--             of its suspension (ms), 'd:ID' removed while leased;
+--             pool counters '#n' resources, '#x' excluded, '#d'
+--             draining, '#e' expired leases, '#t' last fencing token
+--   2 avail   zset: resources that can be leased now, score = priority,
+--             member = 10-digit holders .. ':' .. ID, so that among
+--             equal priorities fewer holders sort first
+--   3 leases  zset: token -> deadline (ms, server clock)
+--   4 owner   hash: token -> request .. ':' .. ID (request: 16 hex digits)
+--   5 susp    zset: ID -> end of suspension (ms, server clock)
+--   6 req     hash: request -> token, the lease an acquire request got,
+--             so that a retried request gets the same lease and an
+--             abandoned one (its reply lost) can be given back
+-- ARGV[1] is always the pub/sub channel that wakes waiters.
+--
+-- Time is the server's (TIME), read once per script: with effect
+-- replication (the only mode since Redis 7, the default since 5) a
+-- script that reads TIME replicates its writes, not itself, so replicas
+-- and the AOF stay exact.
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local WAKE = ARGV[1]
+
+local clock = redis.call('TIME')
+local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local now = math.floor(now_us / 1000)
+
+-- Status codes returned as the first element of every reply; the client
+-- maps the negative ones to sentinel errors.
+local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE = 1, 0, -1, -2, -3, -4, -5, -6
+
+local freed = 0      -- slots made leasable by this script: waiters to wake
+local dropped = false -- a resource left for good: the pool may be empty now
+
+local function load(id)
+  local v = redis.call('HMGET', RES, 'c:' .. id, 'h:' .. id, 'p:' .. id, 'x:' .. id, 's:' .. id, 'd:' .. id)
+  if not v[1] then
+    return nil
+  end
+  return { id = id, c = tonumber(v[1]), h = tonumber(v[2]) or 0, p = v[3], x = v[4], s = v[5], d = v[6] }
+end
+
+local function eligible(r)
+  return not r.x and not r.s and not r.d and r.h < r.c
+end
+
+-- listing is r's member in AVAIL, or nil when r is not leasable.
+local function listing(r)
+  if eligible(r) then
+    return string.format('%010d:%s', r.h, r.id)
+  end
+  return nil
+end
+
+-- relist moves r in AVAIL from old (its listing before the change) to
+-- where it belongs now.
+local function relist(r, old)
+  local new = listing(r)
+  if old == new then
+    return
+  end
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  if new then
+    redis.call('ZADD', AVAIL, r.p, new)
+  end
+end
+
+local function set_holders(r, h)
+  r.h = h
+  if h > 0 then
+    redis.call('HSET', RES, 'h:' .. r.id, h)
+  else
+    redis.call('HDEL', RES, 'h:' .. r.id)
+  end
+end
+
+-- drop deletes r; it must have no holders and no listing.
+local function drop(r)
+  local id = r.id
+  redis.call('HDEL', RES, 'c:' .. id, 'p:' .. id, 'h:' .. id, 'x:' .. id, 's:' .. id, 'd:' .. id)
+  redis.call('ZREM', SUSP, id)
+  if r.d then
+    redis.call('HINCRBY', RES, '#d', -1)
+  end
+  dropped = true
+end
+
+-- suspend keeps r out of AVAIL until the later of its current end of
+-- suspension and untl. The caller relists r.
+local function suspend(r, untl)
+  local cur = tonumber(r.s)
+  if cur and cur >= untl then
+    return
+  end
+  r.s = string.format('%.0f', untl)
+  redis.call('HSET', RES, 's:' .. r.id, r.s)
+  redis.call('ZADD', SUSP, r.s, r.id)
+end
+
+-- end_lease removes the lease token and frees its slot; a draining
+-- resource leaves with its last lease. cool > 0 suspends the resource
+-- until now + cool in the same step (Cooldown). owner is the token's
+-- entry in OWNER if the caller has read it already.
+local function end_lease(token, cool, owner)
+  owner = owner or redis.call('HGET', OWNER, token)
+  redis.call('ZREM', LEASES, token)
+  redis.call('HDEL', OWNER, token)
+  if not owner then
+    return
+  end
+  redis.call('HDEL', REQ, string.sub(owner, 1, 16))
+  local r = load(string.sub(owner, 18))
+  if not r then
+    return
+  end
+  local old = listing(r)
+  set_holders(r, r.h - 1)
+  if r.d then
+    if r.h == 0 then
+      drop(r)
+    end
+    return
+  end
+  if cool > 0 and not r.x then
+    suspend(r, now + cool)
+  end
+  relist(r, old)
+  if eligible(r) then
+    freed = freed + 1
+  end
+end
+
+-- reclaim applies what the passage of time decided since the last
+-- script: leases past their deadline end (this is what makes a crashed
+-- holder's leases come back, with no process doing anything), and
+-- suspensions that are over end.
+local function reclaim()
+  local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)
+  for _, token in ipairs(due) do
+    end_lease(token, 0)
+  end
+  if #due > 0 then
+    redis.call('HINCRBY', RES, '#e', #due)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now)) do
+    redis.call('ZREM', SUSP, id)
+    redis.call('HDEL', RES, 's:' .. id)
+    local r = load(id)
+    if r then
+      r.s = nil
+      relist(r, nil)
+      if eligible(r) then
+        freed = freed + (r.c - r.h)
+      end
+    end
+  end
+end
+
+-- next_event is the time in ms until the server will next free something
+-- by itself (a lease deadline or the end of a suspension), or -1. Waiters
+-- use it to re-check then, since nothing is published when time passes.
+local function next_event()
+  local at = nil
+  for _, key in ipairs({ LEASES, SUSP }) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if first[2] then
+      local t = tonumber(first[2])
+      if not at or t < at then
+        at = t
+      end
+    end
+  end
+  if not at then
+    return -1
+  end
+  return math.max(at - now, 0)
+end
+
+-- finish wakes waiters for the slots this script freed and deletes every
+-- key of a pool left with no resource.
+local function finish()
+  if dropped then
+    local n = redis.call('HMGET', RES, '#n', '#d')
+    if (tonumber(n[1]) or 0) == 0 and (tonumber(n[2]) or 0) == 0 then
+      redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
+    end
+  end
+  if freed > 0 then
+    redis.call('PUBLISH', WAKE, freed)
+  end
+end
+
+reclaim()

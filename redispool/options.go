@@ -1,0 +1,75 @@
+package redispool
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaseTTL        = 30 * time.Second
+	DefaultRecheckInterval = 500 * time.Millisecond
+)
+
+// MaxCapacity is the largest Resource.Capacity: holder counts are stored
+// as 10-digit numbers (see doc.go).
+const MaxCapacity = 1_000_000_000
+
+// Options configures a Pool.
+type Options struct {
+	// Name is the pool's namespace: every key is "{Name}:...", so all of
+	// them hash to one Redis Cluster slot. Pools of the same Name on the
+	// same Redis are one pool, whichever process opens them. Required;
+	// it must not contain '{' or '}'.
+	Name string
+	// LeaseTTL is how long a lease lasts unless extended; a holder that
+	// dies loses its leases this long after it took (or last extended)
+	// them. 0 means DefaultLeaseTTL; otherwise at least a millisecond,
+	// the precision of the server-side deadlines.
+	LeaseTTL time.Duration
+	// RecheckInterval is how often a waiting Acquire asks Redis again
+	// when it has not been woken: a safety net for a wake-up lost with a
+	// connection. 0 means DefaultRecheckInterval.
+	RecheckInterval time.Duration
+	// Clock times the waits of Acquire (tests inject one); nil means
+	// config.SystemClock. Lease deadlines and suspensions use the Redis
+	// server's clock, never this one.
+	Clock config.Clock
+}
+
+// withDefaults validates o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Name == "" || strings.ContainsAny(o.Name, "{}") {
+		return o, fmt.Errorf("%w: %q", ErrInvalidName, o.Name)
+	}
+	switch {
+	case o.LeaseTTL == 0:
+		o.LeaseTTL = DefaultLeaseTTL
+	case o.LeaseTTL < time.Millisecond:
+		return o, fmt.Errorf("redispool: lease TTL %v: %w", o.LeaseTTL, crserrors.ErrInvalidDuration)
+	}
+	switch {
+	case o.RecheckInterval == 0:
+		o.RecheckInterval = DefaultRecheckInterval
+	case o.RecheckInterval < 0:
+		return o, fmt.Errorf("redispool: recheck interval %v: %w", o.RecheckInterval, crserrors.ErrInvalidDuration)
+	}
+	if o.Clock == nil {
+		o.Clock = config.SystemClock{}
+	}
+	return o, nil
+}
+
+// millis is d in whole milliseconds, rounded up: the server counts in
+// milliseconds, and a deadline must not come earlier than asked.
+func millis(d time.Duration) int64 {
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
+}

@@ -1,0 +1,87 @@
+package redispool
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// Pool is a handle on a pool of resources kept in Redis. Every process
+// (and every Pool value) opened with the same Options.Name on the same
+// Redis shares one pool. All methods are safe for concurrent use.
+type Pool struct {
+	client   redis.UniversalClient
+	name     string
+	keys     [6]string // res, avail, leases, owner, susp, req: see lua/prelude.lua
+	channel  string    // pub/sub channel on which freed slots are announced
+	ttl      time.Duration
+	ttlMs    int64
+	recheck  time.Duration
+	clock    config.Clock
+	hub      *hub
+	bgMu     sync.Mutex
+	bg       sync.WaitGroup // abandon calls in the background
+	bgClosed bool           // Close is waiting for bg: no more Add
+	closed   atomic.Bool
+	parked   func() // test hook: a waiter is about to block
+}
+
+// New returns a handle on the pool opts.Name of client. It sends
+// nothing to Redis: the pool's keys appear with its first resource, and
+// the scripts are loaded by their first use. The caller keeps ownership
+// of client; Close the Pool before closing the client.
+func New(client redis.UniversalClient, opts Options) (*Pool, error) {
+	if client == nil {
+		return nil, ErrNilClient
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	tag := "{" + opts.Name + "}:"
+	p := &Pool{
+		client:  client,
+		name:    opts.Name,
+		keys:    [6]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req"},
+		channel: tag + "wake",
+		ttl:     opts.LeaseTTL,
+		ttlMs:   millis(opts.LeaseTTL),
+		recheck: opts.RecheckInterval,
+		clock:   opts.Clock,
+	}
+	p.hub = newHub(client, p.channel)
+	return p, nil
+}
+
+// Name is the pool's name.
+func (p *Pool) Name() string { return p.name }
+
+// Close stops this handle from acquiring: waiting Acquire calls and
+// later Acquire or TryAcquire calls return ErrSchedulerClosed, and the
+// subscription that woke waiters is closed. Everything else keeps
+// working, so that a process shutting down can still release its leases
+// (which other processes are waiting for). Close waits (5 s at most)
+// for the give-back of leases whose grant was lost (see Acquire); it
+// does not touch the pool's state in Redis, nor close the client. It is
+// idempotent.
+func (p *Pool) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.hub.close()
+	p.bgMu.Lock()
+	p.bgClosed = true
+	p.bgMu.Unlock()
+	p.bg.Wait()
+	return nil
+}
+
+func (p *Pool) errClosed(op string) error {
+	return fmt.Errorf("redispool: %s: %w", op, crserrors.ErrSchedulerClosed)
+}

@@ -1,0 +1,128 @@
+package redispool
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// Resource describes one resource of the pool. The pool stores only
+// these fields; what the ID stands for (an API key, a proxy, a GPU) is
+// the application's.
+type Resource struct {
+	// ID identifies the resource in the pool; required.
+	ID string
+	// Priority orders resources: the lowest value is handed out first.
+	// Among equal priorities the resource with fewer holders goes first,
+	// then the smaller ID. It must be finite.
+	Priority float64
+	// Capacity is how many leases the resource takes at once; below 1
+	// means 1, at most MaxCapacity.
+	Capacity int
+}
+
+func checkID(id string) error {
+	if id == "" {
+		return ErrInvalidID
+	}
+	return nil
+}
+
+func formatPriority(p float64) (string, error) {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "", fmt.Errorf("%w: %v", ErrInvalidPriority, p)
+	}
+	// Shortest text that parses back to p exactly; Redis and Lua read it
+	// with strtod.
+	return strconv.FormatFloat(p, 'g', -1, 64), nil
+}
+
+// Add puts r in the pool, available at once, and wakes as many waiters
+// as it has slots. It returns ErrDuplicateKey if the pool has r.ID, also
+// wrapping ErrResourceDraining if that resource was removed while leased
+// and still has leases (the ID is free once they end).
+func (p *Pool) Add(ctx context.Context, r Resource) error {
+	if err := checkID(r.ID); err != nil {
+		return fmt.Errorf("redispool: add: %w", err)
+	}
+	prio, err := formatPriority(r.Priority)
+	if err != nil {
+		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
+	}
+	capacity := max(r.Capacity, 1)
+	if capacity > MaxCapacity {
+		return fmt.Errorf("redispool: add %q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
+	}
+	if _, _, err := p.run(ctx, scriptAdd, r.ID, prio, capacity); err != nil {
+		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Update sets the priority of resource id. Its leases are unaffected.
+func (p *Pool) Update(ctx context.Context, id string, priority float64) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("redispool: update: %w", err)
+	}
+	prio, err := formatPriority(priority)
+	if err != nil {
+		return fmt.Errorf("redispool: update %q: %w", id, err)
+	}
+	return p.idOp(ctx, "update", scriptUpdate, id, prio)
+}
+
+// Remove deletes resource id, in any state. A resource with leases
+// drains: every operation but the end of those leases treats it as gone,
+// its ID cannot be added again until they end, and it leaves with the
+// last one. When the last resource leaves, no key of the pool remains.
+func (p *Pool) Remove(ctx context.Context, id string) error {
+	return p.idOp(ctx, "remove", scriptRemove, id)
+}
+
+// Exclude takes resource id out of the pool until Include. Its leases
+// run on and end as usual; it is not handed out again meanwhile. (The
+// core's Exclude refuses a resource whose every slot is held; across
+// processes an operator must be able to pull a revoked key at once, so
+// here any resource not already excluded can be.) It ends a suspension,
+// which Include would end anyway. ErrResourceNotActive: already
+// excluded.
+func (p *Pool) Exclude(ctx context.Context, id string) error {
+	return p.idOp(ctx, "exclude", scriptExclude, id)
+}
+
+// Include puts an excluded or suspended resource back, and wakes as many
+// waiters as it has free slots. If it is neither, Include returns the
+// core's errors: ErrResourceNotInactive when it has no lease,
+// ErrResourceNotExcluded when it has.
+func (p *Pool) Include(ctx context.Context, id string) error {
+	return p.idOp(ctx, "include", scriptInclude, id)
+}
+
+// Suspend makes resource id unavailable until d from now (by the Redis
+// server's clock), or until the end of a suspension it already has if
+// that is later. Its leases run on: for a leased resource the suspension
+// takes effect as its leases end, none being handed out meanwhile. It
+// ends by itself, or with Include. ErrInvalidDuration: d <= 0;
+// ErrResourceNotActive: the resource is excluded (Include ends both, so
+// the suspension would mean nothing).
+func (p *Pool) Suspend(ctx context.Context, id string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("redispool: suspend %q for %v: %w", id, d, crserrors.ErrInvalidDuration)
+	}
+	return p.idOp(ctx, "suspend", scriptSuspend, id, millis(d))
+}
+
+// idOp runs a script that acts on one existing resource.
+func (p *Pool) idOp(ctx context.Context, op string, s script, id string, args ...any) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("redispool: %s: %w", op, err)
+	}
+	if _, _, err := p.run(ctx, s, append([]any{id}, args...)...); err != nil {
+		return fmt.Errorf("redispool: %s %q: %w", op, id, err)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package redispool
+
+import (
+	"context"
+	"fmt"
+)
+
+// Stats is a snapshot of a pool, taken in one step on the server (after
+// the leases past their deadline and the suspensions that are over have
+// ended). Every resource is in exactly one of the states Available,
+// Held, Excluded and Suspended, so they add up to Resources; a resource
+// removed while leased is Draining until its last lease ends, and
+// counted in no other state.
+type Stats struct {
+	// Resources is the number of resources added and not removed.
+	Resources int
+	// Available resources have a free slot: the next Acquire gets one.
+	Available int
+	// Held resources have every slot leased.
+	Held int
+	// Excluded resources are out until Include (leased or not).
+	Excluded int
+	// Suspended resources are out until their suspension ends (leased
+	// or not, but not excluded).
+	Suspended int
+	// Draining resources were removed while leased.
+	Draining int
+	// Leases is the number of leases running, on all resources.
+	Leases int
+	// ExpiredLeases counts the leases that ended by passing their
+	// deadline, since the pool's keys were created (they go with the last
+	// resource).
+	ExpiredLeases int64
+	// Waiters is the number of Acquire calls of this Pool value waiting
+	// now (other processes' are not known).
+	Waiters int
+}
+
+// Stats returns a snapshot of the pool.
+func (p *Pool) Stats(ctx context.Context) (Stats, error) {
+	_, r, err := p.run(ctx, scriptStats)
+	if err != nil {
+		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
+	}
+	if len(r) != 7 {
+		return Stats{}, fmt.Errorf("redispool: stats: unexpected reply %v", r)
+	}
+	n := make([]int64, len(r))
+	for i, v := range r {
+		n[i], _ = v.(int64)
+	}
+	s := Stats{
+		Resources:     int(n[0]),
+		Available:     int(n[1]),
+		Excluded:      int(n[2]),
+		Suspended:     int(n[3]),
+		Draining:      int(n[4]),
+		Leases:        int(n[5]),
+		ExpiredLeases: n[6],
+		Waiters:       p.hub.waiting(),
+	}
+	s.Held = s.Resources - s.Available - s.Excluded - s.Suspended
+	return s, nil
+}
