@@ -1,0 +1,100 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Main is the crsload command: parse the flags, run (twice with -compare),
+// print the report, write the files asked for. It returns the exit
+// status: 0, 1 if a run's accounting failed or a file could not be
+// written, 2 for a usage error.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := ParseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "crsload:", err)
+		return 2
+	}
+	if _, err := NewProgress(stdout, o.Progress); err != nil {
+		fmt.Fprintln(stderr, "crsload:", err)
+		return 2
+	}
+	if o.Compare {
+		o.Config.Pool = "crs"
+	}
+	r, err := runOnce(ctx, o.Config, o.Progress, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "crsload:", err)
+		return 1
+	}
+	if o.Compare {
+		base := o.Config
+		base.Pool = "mutex"
+		if r.Baseline, err = runOnce(ctx, base, o.Progress, stdout); err != nil {
+			fmt.Fprintln(stderr, "crsload:", err)
+			return 1
+		}
+	}
+
+	if err := WriteText(stdout, r); err != nil {
+		fmt.Fprintln(stderr, "crsload:", err)
+		return 1
+	}
+	if r.Baseline != nil {
+		if err := WriteComparison(stdout, r, r.Baseline); err != nil {
+			fmt.Fprintln(stderr, "crsload:", err)
+			return 1
+		}
+	}
+	status := 0
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, *Report) error
+	}{{o.JSON, WriteJSON}, {o.HTML, WriteHTML}} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, r, out.write); err != nil {
+			fmt.Fprintln(stderr, "crsload:", err)
+			status = 1
+		} else {
+			fmt.Fprintf(stdout, "wrote %s\n", out.path)
+		}
+	}
+	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
+		fmt.Fprintln(stderr, "crsload: accounting failed")
+		status = 1
+	}
+	return status
+}
+
+func runOnce(ctx context.Context, cfg Config, progressMode string, stdout io.Writer) (*Report, error) {
+	progress, err := NewProgress(stdout, progressMode)
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		fmt.Fprintf(stdout, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
+			cfg.Scenario, poolTitle(cfg.Pool), group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
+	}
+	return Run(ctx, cfg, progress)
+}
+
+func writeFile(path string, r *Report, write func(io.Writer, *Report) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}

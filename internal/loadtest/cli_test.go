@@ -1,0 +1,114 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// quickArgs are the flags of quick(Normal), for tests of the command.
+var quickArgs = []string{"-workers", "30", "-resources", "3", "-duration", "200ms", "-warmup", "20ms",
+	"-latency", "uniform:1ms-3ms", "-timeout", "50ms", "-progress", "off"}
+
+func TestMainWritesWellFormedJSONAndSelfContainedHTML(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, htmlPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"-compare", "-json", jsonPath, "-html", htmlPath}, quickArgs...)
+	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"Accounting: OK", "Throughput", "theoretical limit", "Side by side", "wrote " + jsonPath} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("JSON does not parse back: %v", err)
+	}
+	if r.Pool != "crs" || r.Baseline == nil || r.Baseline.Pool != "mutex" {
+		t.Fatalf("pools %q and %v, want crs with a mutex baseline", r.Pool, r.Baseline)
+	}
+	if !r.Accounting.OK || len(r.Accounting.Checks) == 0 || r.Requests.Attempts == 0 ||
+		len(r.Resources) != 3 || len(r.Timeline) < 2 || r.Latency.Acquire.Count == 0 {
+		t.Fatalf("JSON report incomplete: %+v", r)
+	}
+
+	page, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{"<!DOCTYPE html>", `id="chart-throughput"`, `id="chart-latency"`, `id="chart-utilisation"`, "<polyline", "<rect", "mutex-around-a-heap"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML lacks %s", want)
+		}
+	}
+	for _, banned := range []string{"http://", "https://", "<script", "src=", "<link", "@import", "url("} {
+		if strings.Contains(html, banned) {
+			t.Errorf("HTML is not self-contained: it has %q", banned)
+		}
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := ParseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, name := range []string{"workers", "resources", "duration", "warmup", "scenario", "policy", "strategy", "heaps",
+		"capacity", "timeout", "api", "ordering", "latency", "failure-rate", "cancel-rate", "cooldown", "suspend", "events", "event-queue",
+		"seed", "pool", "compare", "json", "html", "progress"} {
+		if !strings.Contains(out.String(), "\n  -"+name+" ") && !strings.Contains(out.String(), "\n  -"+name+"\n") {
+			t.Errorf("-h does not document -%s", name)
+		}
+	}
+	if code := Main(context.Background(), []string{"-h"}, &out, &out); code != 0 {
+		t.Fatalf("-h exits %d", code)
+	}
+}
+
+func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
+	o, err := ParseFlags([]string{"-scenario", "cooldown"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Workers != 1000 || c.Policy.String() != "exclusive" || c.Cooldown == 0 {
+		t.Fatalf("cooldown defaults not applied: %+v", c)
+	}
+	o, err = ParseFlags([]string{"-scenario", "failure", "-workers", "7", "-failure-rate", "0.5"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Workers != 7 || c.FailureRate != 0.5 {
+		t.Fatalf("explicit flags overridden: workers %d, failure rate %v", c.Workers, c.FailureRate)
+	}
+	o, err = ParseFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Workers != 10000 || c.Resources != 4 || c.Policy.String() != "shared" || c.Strategy != "adaptive" || c.Scenario != Normal {
+		t.Fatalf("the default run is %+v", c)
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{{"-scenario", "chaos"}, {"-workers", "0"}, {"-policy", "greedy"}, {"-latency", "soon"}, {"extra"}, {"-progress", "loud"}} {
+		var out bytes.Buffer
+		if code := Main(context.Background(), args, &out, &out); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package loadtest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crsched/crs/config"
+)
+
+// Scenario names.
+const (
+	Normal   = "normal"
+	Burst    = "burst"
+	Failure  = "failure"
+	Cooldown = "cooldown"
+)
+
+// Scenarios lists the scenario names, in the order -h shows them.
+var Scenarios = []string{Normal, Burst, Failure, Cooldown}
+
+// Config describes one load test. Default returns the default run; the
+// flags in flags.go fill it in.
+type Config struct {
+	Scenario  string
+	Workers   int // concurrent workers; in a burst, the peak
+	Resources int
+	// Duration is the measured window; Warmup runs before it and is not
+	// counted in the throughput, so that the start (every worker beginning
+	// at once) does not bias it.
+	Duration time.Duration
+	Warmup   time.Duration
+	Policy   config.AcquirePolicy
+	Strategy string // adaptive, round_robin or weighted
+	Ordering config.Ordering
+	// API is how the harness acquires from the scheduler: "acquire"
+	// (AcquireContext, and Release(id) under Exclusive) or "lease" (Lease
+	// and Lease.Release, under either policy).
+	API      string
+	Heaps    int // scheduler shards; 0 means one per resource
+	Capacity int // holders per resource under the Exclusive policy
+	// Timeout bounds each request's wait for a resource.
+	Timeout time.Duration
+	Latency Latency
+	// FailureRate is the share of backend calls that fail; CancelRate the
+	// share of requests their client abandons at a random moment before
+	// the backend call would end.
+	FailureRate float64
+	CancelRate  float64
+	// Cooldown keeps each resource out of the pool for this long after
+	// every release. Suspend does so after a backend failure only.
+	Cooldown time.Duration
+	Suspend  time.Duration
+	// Events registers an events observer (extensions/metrics) whose
+	// counts the accounting checks against the harness's own. Events are
+	// dropped when the scheduler's queue is full; EventQueueSize is large
+	// enough for a few seconds of events at the default run's rate, so
+	// that a stalled dispatcher drops nothing, and if anything is dropped
+	// the check is skipped and says so. The observer costs each acquire a
+	// channel send: a few microseconds at p99 on a two-core machine.
+	Events         bool
+	EventQueueSize int
+	Seed           uint64
+	// Pool selects the pool under test: "crs" or "mutex" (the baseline
+	// of -compare).
+	Pool string
+}
+
+// Default is the default run: the seed's 10,000 workers on 4 shared
+// resources with the adaptive strategy, shortened to a 10 s window so
+// that it finishes in about 12 s.
+func Default() Config {
+	return Config{
+		Scenario:       Normal,
+		Workers:        10000,
+		Resources:      4,
+		Duration:       10 * time.Second,
+		Warmup:         time.Second,
+		Policy:         config.Shared,
+		Strategy:       "adaptive",
+		API:            "acquire",
+		Capacity:       1,
+		Events:         true,
+		Timeout:        time.Second,
+		Latency:        DefaultLatency,
+		FailureRate:    0.01,
+		EventQueueSize: 1 << 18,
+		Seed:           1,
+		Pool:           "crs",
+	}
+}
+
+// ScenarioDefaults are the settings a scenario changes from Default,
+// applied to the flags the user did not set. They follow the seed's runs:
+// a burst peaks at 5,000 workers, failure and cooldown use 1,000, and
+// cooldown needs exclusive resources to mean anything.
+func ScenarioDefaults(scenario string) map[string]string {
+	switch scenario {
+	case Burst:
+		return map[string]string{"workers": "5000"}
+	case Failure:
+		return map[string]string{"workers": "1000", "failure-rate": "0.1"}
+	case Cooldown:
+		return map[string]string{"workers": "1000", "policy": "exclusive", "cooldown": "100ms"}
+	}
+	return nil
+}
+
+// HeapCount is the scheduler's shard count for this run.
+func (c Config) HeapCount() int {
+	if c.Heaps > 0 {
+		return c.Heaps
+	}
+	return min(c.Resources, config.MaxHeapCount)
+}
+
+// Validate reports the first setting that cannot run.
+func (c Config) Validate() error {
+	switch {
+	case !known(c.Scenario, Scenarios):
+		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, Scenarios)
+	case c.Workers < 1:
+		return errors.New("workers: want at least 1")
+	case c.Resources < 1:
+		return errors.New("resources: want at least 1")
+	case c.Duration <= 0:
+		return errors.New("duration: want > 0")
+	case c.Warmup < 0:
+		return errors.New("warmup: want >= 0")
+	case c.Heaps < 0 || c.Heaps > config.MaxHeapCount:
+		return fmt.Errorf("heaps: want 0 to %d", config.MaxHeapCount)
+	case c.Capacity < 1:
+		return errors.New("capacity: want at least 1")
+	case c.Timeout <= 0:
+		return errors.New("timeout: want > 0")
+	case c.FailureRate < 0 || c.FailureRate > 1:
+		return errors.New("failure-rate: want 0 to 1")
+	case c.CancelRate < 0 || c.CancelRate > 1:
+		return errors.New("cancel-rate: want 0 to 1")
+	case c.Cooldown < 0 || c.Suspend < 0:
+		return errors.New("cooldown, suspend: want >= 0")
+	case c.EventQueueSize < 0:
+		return errors.New("event-queue: want >= 0")
+	case !known(c.Strategy, strategyNames):
+		return fmt.Errorf("strategy %q: want one of %v", c.Strategy, strategyNames)
+	case !known(c.API, []string{"acquire", "lease"}):
+		return fmt.Errorf("api %q: want acquire or lease", c.API)
+	case c.Ordering != config.ShardOrder && c.Ordering != config.GlobalOrder:
+		return errors.New("ordering: want shard or global")
+	case !known(c.Pool, []string{"crs", "mutex"}):
+		return fmt.Errorf("pool %q: want crs or mutex", c.Pool)
+	case c.Latency.Kind == "":
+		return errors.New("latency: not set")
+	}
+	return nil
+}
+
+func known(s string, list []string) bool {
+	for _, k := range list {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}

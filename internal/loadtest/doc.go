@@ -1,0 +1,29 @@
+// Package loadtest is the engine of cmd/crsload, the load-test harness of
+// the crs scheduler.
+//
+// A run starts N workers (goroutines) that compete for R resources through
+// a pool: the crs scheduler, or a mutex-around-a-heap baseline for
+// -compare. Each worker does requests back to back: acquire a resource
+// (waiting at most a timeout), a simulated backend call whose latency is
+// drawn from a distribution and which may fail or be abandoned by its
+// client, and release. Every outcome is counted once, in lock-free
+// counters and log-linear histograms, so that ten thousand workers
+// measure the pool rather than the harness.
+//
+// The files, one concern each:
+//
+//	config.go, flags.go, cli.go   what to run, from the command line
+//	engine.go, worker.go          the run: cohorts of workers, one request
+//	reqctx.go                     a request's timeout, free until waited on
+//	pool.go                       what a pool must offer the engine
+//	pool_crs.go, health_crs.go    the scheduler, and how it rests resources
+//	pool_mutex.go, timers.go      the baseline, and timed rest endings
+//	latency.go, histogram.go      what is drawn, and how latency is kept
+//	counters.go, timeline.go      what is counted, and sampled over time
+//	runtime.go, cpu_*.go          what the Go runtime and the OS did
+//	limit.go, accounting.go       the yardstick, and the end-of-run check
+//	report.go, summary.go         the Report, and how a run becomes one
+//	text.go, compare.go, json.go  reports for a reader or a program
+//	html.go, charts.go, svg.go    the self-contained HTML report
+//	progress.go, format.go        the live status line, number formats
+package loadtest

@@ -1,0 +1,152 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/crsched/crs/config"
+)
+
+// engine runs one load test against one pool.
+type engine[H any] struct {
+	cfg   Config
+	pool  pool[H]
+	k     *counters
+	epoch time.Time
+	// window is the measured interval, in harness nanoseconds.
+	window [2]int64
+	// checkCooldown: with one exclusive slot per resource, "acquired less
+	// than the cooldown after its last release" is unambiguous, so every
+	// acquisition is checked against it.
+	checkCooldown bool
+}
+
+// cohort is a group of workers that start and stop together: the whole
+// run, or a burst's surge.
+type cohort struct {
+	workers     int
+	start, stop int64         // harness nanoseconds
+	gate        chan struct{} // closed at start
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+}
+
+// now is the harness clock: monotonic nanoseconds since the run began.
+func (e *engine[H]) now() int64 { return int64(time.Since(e.epoch)) }
+
+// cohorts lays out the scenario's workers over time. A burst runs a tenth
+// of the workers throughout and the rest during the middle third of the
+// measured window: idle, a step up, and back.
+func cohorts(cfg Config) []*cohort {
+	end := int64(cfg.Warmup + cfg.Duration)
+	if cfg.Scenario != Burst || cfg.Workers < 2 {
+		return []*cohort{{workers: cfg.Workers, stop: end}}
+	}
+	base := max(1, cfg.Workers/10)
+	third := int64(cfg.Duration) / 3
+	return []*cohort{
+		{workers: base, stop: end},
+		{workers: cfg.Workers - base, start: int64(cfg.Warmup) + third, stop: int64(cfg.Warmup) + 2*third},
+	}
+}
+
+// Run runs cfg and returns its report. progress, if not nil, receives the
+// live status.
+func Run(ctx context.Context, cfg Config, progress *Progress) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Pool == "mutex" {
+		return runWith[mutexHandle](ctx, cfg, newMutexPool(cfg), progress)
+	}
+	p, err := newCRSPool(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	return runWith[crsHandle](ctx, cfg, p, progress)
+}
+
+func runWith[H any](ctx context.Context, cfg Config, p pool[H], progress *Progress) (*Report, error) {
+	e := &engine[H]{
+		cfg:  cfg,
+		pool: p,
+		k:    newCounters(cfg.Resources),
+		checkCooldown: cfg.Cooldown > 0 && cfg.Policy == config.Exclusive &&
+			cfg.Capacity == 1,
+	}
+	plan := cohorts(cfg)
+	e.window = [2]int64{int64(cfg.Warmup), int64(cfg.Warmup + cfg.Duration)}
+
+	// Every worker is created before the clock starts, blocked on its
+	// cohort's gate: starting ten thousand goroutines takes a while on a
+	// busy machine, and must not eat into the run nor into a burst's step.
+	var wg sync.WaitGroup
+	id := 0
+	for _, c := range plan {
+		c.ctx, c.cancel = context.WithCancelCause(ctx)
+		c.gate = make(chan struct{})
+		for i := 0; i < c.workers; i++ {
+			wg.Add(1)
+			go func(c *cohort, id int) {
+				defer wg.Done()
+				e.runWorker(c, id)
+			}(c, id)
+			id++
+		}
+	}
+
+	runtime.GC() // start from a clean heap, so that setup garbage is not ours
+	rt0 := readRuntime()
+	e.epoch = time.Now()
+	sampler := startSampler(e, plan, progress)
+	for _, c := range plan {
+		e.schedule(c)
+	}
+	wg.Wait()
+	stopped := e.now()
+	for _, c := range plan {
+		c.cancel(errStopped) // release the cohort's timers and contexts
+	}
+	e.pool.settle()
+	e.pool.close()
+	rt1 := readRuntime()
+	samples := sampler.stop()
+
+	rt := rt0.delta(rt1, runtime.GOMAXPROCS(0))
+	rt.stalls(samples, sampleInterval(time.Duration(plan[0].stop)))
+	return e.report(samples, rt, time.Duration(stopped)), nil
+}
+
+// schedule opens the cohort's gate at its start and, at its stop, cancels
+// the waits still in progress (the worker loop checks the clock, so no new
+// request begins after it; a backend call in progress is let finish).
+func (e *engine[H]) schedule(c *cohort) {
+	open := func() { close(c.gate) }
+	start := time.AfterFunc(time.Duration(c.start-e.now()), open)
+	stop := time.AfterFunc(time.Duration(c.stop-e.now()), func() { c.cancel(errStopped) })
+	// An interrupted run stops both timers; a gate left closed then keeps
+	// its workers out, as they see the context end first.
+	context.AfterFunc(c.ctx, func() {
+		start.Stop()
+		stop.Stop()
+	})
+}
+
+// runWorker waits for the cohort's gate, then runs requests until its
+// stop. A worker counts as running from the gate until its last request
+// ends: that is the time it offers load, which the limit divides.
+func (e *engine[H]) runWorker(c *cohort, id int) {
+	select {
+	case <-c.gate:
+	case <-c.ctx.Done():
+		return
+	}
+	e.k.workersAlive.inc()
+	from := e.now()
+	e.worker(c, id)
+	e.k.workerNanos.Add(overlap(from, e.now(), e.window))
+	e.k.workersAlive.dec()
+}

@@ -1,0 +1,147 @@
+package loadtest
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/crsched/crs/config"
+)
+
+// Options are the command's settings: the run's Config and what to do
+// with its report.
+type Options struct {
+	Config   Config
+	Compare  bool
+	JSON     string
+	HTML     string
+	Progress string
+}
+
+// ParseFlags reads the command line. Settings a scenario changes (see
+// ScenarioDefaults) take the scenario's value unless given explicitly.
+// It returns flag.ErrHelp for -h, after printing the usage to w.
+func ParseFlags(args []string, w io.Writer) (Options, error) {
+	o := Options{Config: Default(), Progress: "auto"}
+	c := &o.Config
+	fs := flag.NewFlagSet("crsload", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() { printUsage(fs, w) }
+
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure, cooldown: 1000)")
+	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
+	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "run before the window, not counted, so that all workers starting at once does not bias it")
+	fs.Var((*policyFlag)(&c.Policy), "policy", "acquire `policy`: shared (a resource takes any number of holders) or exclusive\n(cooldown: exclusive)")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "acquire strategy: "+strings.Join(strategyNames, ", ")+" (weighted: equal weights)")
+	fs.Var((*orderingFlag)(&c.Ordering), "ordering", "resource `order`: shard (the best of the shard the strategy picks) or global (the best of all)")
+	fs.StringVar(&c.API, "api", c.API, "how to acquire: acquire (AcquireContext, then Release(id) under exclusive;\na shared acquisition holds nothing) or lease (Lease, then Lease.Release)")
+	fs.IntVar(&c.Heaps, "heaps", c.Heaps, "scheduler shards (HeapCount); 0: one per resource")
+	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
+	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
+	fs.Float64Var(&c.FailureRate, "failure-rate", c.FailureRate, "share of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
+	fs.Float64Var(&c.CancelRate, "cancel-rate", c.CancelRate, "share of requests the client abandons at a random moment, 0 to 1")
+	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long after every release (cooldown: 100ms)")
+	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a backend failure; 0: off")
+	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
+	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone)")
+	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
+	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "live status: auto (a status line on a terminal, plain lines otherwise), line, plain, off")
+
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, value := range ScenarioDefaults(c.Scenario) {
+		if !set[name] {
+			if err := fs.Set(name, value); err != nil {
+				return o, err
+			}
+		}
+	}
+	return o, c.Validate()
+}
+
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `crsload: load test of the crs scheduler.
+
+N workers compete for R resources through the scheduler. Each request
+acquires a resource (waiting at most -timeout), makes a simulated backend
+call (latency drawn from -latency; it fails at -failure-rate) and
+releases it. The report gives throughput against the theoretical limit,
+acquire/backend/total latency percentiles, per-resource use, and an
+accounting check; the exit status is 1 if the accounting fails.
+
+With no flags: 10,000 workers, 4 resources, shared policy, adaptive
+strategy, normal scenario, a 10 s window after a 1 s warm-up.
+
+Scenarios:
+  normal    steady load
+  burst     a tenth of the workers, a step to all of them for the middle
+            third of the window, and back
+  failure   10% of backend calls fail (-suspend rests the failing resource)
+  cooldown  exclusive resources, each resting -cooldown after every release
+
+Usage: go run ./cmd/crsload [flags]
+
+`)
+	fs.PrintDefaults()
+}
+
+// policyFlag reads "shared" or "exclusive".
+type policyFlag config.AcquirePolicy
+
+func (p *policyFlag) String() string { return config.AcquirePolicy(*p).String() }
+
+func (p *policyFlag) Set(s string) error {
+	switch s {
+	case "shared":
+		*p = policyFlag(config.Shared)
+	case "exclusive":
+		*p = policyFlag(config.Exclusive)
+	default:
+		return fmt.Errorf("want shared or exclusive")
+	}
+	return nil
+}
+
+// latencyFlag reads a Latency.
+type latencyFlag Latency
+
+func (l *latencyFlag) String() string { return Latency(*l).String() }
+
+func (l *latencyFlag) Set(s string) error {
+	v, err := ParseLatency(s)
+	if err == nil {
+		*l = latencyFlag(v)
+	}
+	return err
+}
+
+// orderingFlag reads "shard" or "global".
+type orderingFlag config.Ordering
+
+func (o *orderingFlag) String() string { return config.Ordering(*o).String() }
+
+func (o *orderingFlag) Set(s string) error {
+	switch s {
+	case "shard":
+		*o = orderingFlag(config.ShardOrder)
+	case "global":
+		*o = orderingFlag(config.GlobalOrder)
+	default:
+		return fmt.Errorf("want shard or global")
+	}
+	return nil
+}

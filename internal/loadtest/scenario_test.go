@@ -1,0 +1,162 @@
+package loadtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+)
+
+// run runs cfg and fails the test unless the run's accounting holds.
+func run(t *testing.T, cfg Config) *Report {
+	t.Helper()
+	r, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Accounting.OK {
+		var b strings.Builder
+		writeAccounting(&b, r.Accounting)
+		t.Fatalf("%s/%s: accounting failed:\n%s", cfg.Scenario, cfg.Pool, b.String())
+	}
+	if r.Requests.Attempts == 0 {
+		t.Fatalf("%s/%s: no request was made", cfg.Scenario, cfg.Pool)
+	}
+	return r
+}
+
+func TestEveryScenarioBalancesItsAccountsOnBothPools(t *testing.T) {
+	t.Parallel()
+	for _, scenario := range Scenarios {
+		for _, v := range variants {
+			t.Run(scenario+"/"+v.String(), func(t *testing.T) {
+				t.Parallel()
+				cfg := v.apply(quick(scenario))
+				r := run(t, cfg)
+				if len(r.Resources) != cfg.Resources || len(r.Timeline) < 2 {
+					t.Fatalf("report has %d resources and %d samples", len(r.Resources), len(r.Timeline))
+				}
+			})
+		}
+	}
+}
+
+func TestCooldownScenarioNeverHandsOutAResourceDuringItsCooldown(t *testing.T) {
+	t.Parallel()
+	for _, v := range variants {
+		r := run(t, v.apply(quick(Cooldown)))
+		if !r.Requests.CooldownChecked {
+			t.Fatalf("%s: cooldown not checked with one exclusive slot per resource", v)
+		}
+		if r.Requests.CooldownViolations != 0 {
+			t.Fatalf("%s: %d acquisitions within a cooldown", v, r.Requests.CooldownViolations)
+		}
+	}
+}
+
+func TestCooldownWithCapacityAboveOneBalancesItsAccounts(t *testing.T) {
+	t.Parallel()
+	// A resource whose every slot is held is rested by removing it while
+	// held; with two slots, its other holder still drains it when the
+	// cooldown ends, and adding it back must wait for that.
+	for _, v := range variants[:2] {
+		cfg := v.apply(quick(Cooldown))
+		cfg.Capacity = 2
+		r := run(t, cfg)
+		if r.Requests.CooldownChecked {
+			t.Fatal("cooldown checked with two slots per resource, where it is ambiguous")
+		}
+		if r.PoolState.Rests.Removes+r.PoolState.Rests.Excludes == 0 {
+			t.Fatalf("%s: no resource was rested", v)
+		}
+	}
+}
+
+func TestFailedBackendCallsAreCountedApartFromSchedulerFailures(t *testing.T) {
+	t.Parallel()
+	cfg := quick(Failure)
+	cfg.FailureRate = 1
+	r := run(t, cfg)
+	q := r.Requests
+	if q.Success != 0 || q.BackendFailures != q.Acquisitions || q.AcquireFailures != 0 || q.ReleaseFailures != 0 {
+		t.Fatalf("every call fails: got %d successes, %d backend failures of %d acquisitions, %d acquire and %d release failures",
+			q.Success, q.BackendFailures, q.Acquisitions, q.AcquireFailures, q.ReleaseFailures)
+	}
+}
+
+func TestSuspensionAfterFailureRestsTheResourceAndBringsItBack(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.AcquirePolicy{config.Shared, config.Exclusive} {
+		for _, v := range variants {
+			cfg := v.apply(quick(Failure))
+			cfg.Policy = policy
+			cfg.FailureRate = 1
+			cfg.Suspend = time.Millisecond
+			r := run(t, cfg)
+			if v.pool == "crs" && r.PoolState.Rests.Excludes+r.PoolState.Rests.Removes == 0 {
+				t.Fatalf("%s %v: no resource was suspended", v, policy)
+			}
+		}
+	}
+}
+
+func TestCancelledRequestsAreCountedOnceWhereverTheyWere(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.AcquirePolicy{config.Shared, config.Exclusive} {
+		for _, v := range variants {
+			cfg := v.apply(quick(Normal))
+			cfg.Policy = policy
+			cfg.CancelRate = 1
+			r := run(t, cfg)
+			q := r.Requests
+			if q.Success+q.BackendFailures != 0 || q.CancelledWaiting+q.CancelledBackend == 0 {
+				t.Fatalf("%s %v: every request abandoned: got %d completed, %d cancelled while waiting, %d during the call",
+					v, policy, q.Success+q.BackendFailures, q.CancelledWaiting, q.CancelledBackend)
+			}
+		}
+	}
+}
+
+func TestGlobalOrderingBalancesItsAccounts(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []config.AcquirePolicy{config.Shared, config.Exclusive} {
+		cfg := quick(Normal)
+		cfg.Policy = policy
+		cfg.Ordering = config.GlobalOrder
+		cfg.Strategy = "round_robin"
+		run(t, cfg)
+	}
+}
+
+func TestWaitsLongerThanTheTimeoutAreCountedAsTimeouts(t *testing.T) {
+	t.Parallel()
+	// One exclusive resource held at least 20 ms at a time, and twenty
+	// workers allowed to wait 1 ms: waits must time out.
+	cfg := quick(Normal)
+	cfg.Policy = config.Exclusive
+	cfg.Resources, cfg.Workers = 1, 20
+	cfg.Latency = Latency{Kind: "fixed", Min: 20 * time.Millisecond, Max: 20 * time.Millisecond}
+	cfg.Timeout = time.Millisecond
+	for _, v := range variants {
+		r := run(t, v.apply(cfg))
+		if r.Requests.AcquireTimeouts == 0 {
+			t.Fatalf("%s: no timeout", v)
+		}
+	}
+}
+
+func TestBurstRunsMoreWorkersInTheMiddleThird(t *testing.T) {
+	t.Parallel()
+	cfg := quick(Burst)
+	r := run(t, cfg)
+	// Every worker, surge included, makes at least one request.
+	if r.Requests.Attempts < uint64(cfg.Workers) {
+		t.Fatalf("%d attempts by %d workers: the surge never ran", r.Requests.Attempts, cfg.Workers)
+	}
+	plan := cohorts(cfg)
+	if len(plan) != 2 || plan[0].workers+plan[1].workers != cfg.Workers || plan[1].start <= int64(cfg.Warmup) {
+		t.Fatalf("burst plan %+v %+v", *plan[0], *plan[1])
+	}
+}

@@ -1,0 +1,212 @@
+package loadtest
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// poolTitle names the pool as the report shows it.
+func poolTitle(p string) string {
+	if p == "mutex" {
+		return "mutex-around-a-heap baseline"
+	}
+	return "crs scheduler"
+}
+
+// WriteText writes the report for a reader.
+func WriteText(w io.Writer, r *Report) error {
+	b := &strings.Builder{}
+	c, env := r.Config, r.Environment
+	fmt.Fprintf(b, "crsload: %s scenario, %s\n", c.Scenario, poolTitle(r.Pool))
+	fmt.Fprintf(b, "  %s workers, %d resources, %s policy, %s strategy, %d heaps, %s order", group(c.Workers), c.Resources, c.Policy, c.Strategy, c.Heaps, c.Ordering)
+	if c.Policy == "exclusive" {
+		fmt.Fprintf(b, ", capacity %d", c.Capacity)
+	}
+	if r.Pool == "crs" {
+		fmt.Fprintf(b, ", %s", apiName(c.API, c.Policy))
+	}
+	fmt.Fprintf(b, "\n  backend latency %s (mean %s), %s failures, acquire timeout %s", c.Latency, dur(c.LatencyMeanNs), pct(c.FailureRate), dur(c.TimeoutNs))
+	if c.CancelRate > 0 {
+		fmt.Fprintf(b, ", %s cancelled by the client", pct(c.CancelRate))
+	}
+	if c.CooldownNs > 0 {
+		fmt.Fprintf(b, ", cooldown %s", dur(c.CooldownNs))
+	}
+	if c.SuspendNs > 0 {
+		fmt.Fprintf(b, ", suspend %s after a failure", dur(c.SuspendNs))
+	}
+	fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	race := ""
+	if env.Race {
+		race = ", race detector on"
+	}
+	fmt.Fprintf(b, "  %s/%s, %d CPUs, GOMAXPROCS %d, %s%s, seed %d\n", env.GOOS, env.GOARCH, env.CPUs, env.GOMAXPROCS, env.Go, race, c.Seed)
+
+	writeRequests(b, r)
+	writeThroughput(b, r)
+	writeLatency(b, r)
+	writeResources(b, r)
+	writeRuntime(b, r)
+	writeAccounting(b, r.Accounting)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeRequests(b *strings.Builder, r *Report) {
+	q := r.Requests
+	fmt.Fprintf(b, "\nRequests (whole run)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, n uint64, note string) {
+		fmt.Fprintf(tw, "  %s\t%s\t  %s\n", name, group(n), note)
+	}
+	row("total requests", q.Attempts, "")
+	row("successful", q.Success, share(q.Success, q.Attempts))
+	row("backend failures", q.BackendFailures, share(q.BackendFailures, q.Attempts)+"  (simulated; not the scheduler's)")
+	row("acquire failures", q.AcquireFailures, firstErr(q.FirstAcquireError))
+	row("acquire timeouts", q.AcquireTimeouts, share(q.AcquireTimeouts, q.Attempts))
+	row("cancelled", q.Cancelled, fmt.Sprintf("%s by the client while waiting, %s during the call, %s waiting at the end",
+		group(q.CancelledWaiting), group(q.CancelledBackend), group(q.StoppedWaiting)))
+	row("release failures", q.ReleaseFailures, firstErr(q.FirstReleaseError))
+	_ = tw.Flush()
+	fmt.Fprintf(b, "  peak simultaneous: %s requests in progress, %s holding a resource\n", group(q.PeakInFlight), group(q.PeakHolding))
+}
+
+func share(n, of uint64) string {
+	if of == 0 {
+		return ""
+	}
+	return pct(float64(n) / float64(of))
+}
+
+func firstErr(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "first: " + s
+}
+
+func writeThroughput(b *strings.Builder, r *Report) {
+	t, c := r.Throughput, r.Config
+	fmt.Fprintf(b, "\nThroughput (measured window of %s: backend calls completed)\n", dur(t.WindowNs))
+	fmt.Fprintf(b, "  measured               %s req/s  (%s calls)\n", group(int64(t.PerSecond+0.5)), group(t.Completed))
+	why := fmt.Sprintf("%s workers / %s mean latency", group(int64(t.Limit.MeanWorkers+0.5)), dur(t.Limit.MeanHoldNanos))
+	switch {
+	case t.Limit.Bottleneck == "pool":
+		why = fmt.Sprintf("%d resources x capacity %d / (%s mean latency + %s cooldown): the pool is the bottleneck",
+			c.Resources, c.Capacity, dur(t.Limit.MeanHoldNanos), dur(c.CooldownNs))
+	case c.Policy == "shared":
+		why += "; the shared policy never limits"
+	}
+	if c.CancelRate > 0 {
+		why += fmt.Sprintf(", less the %s abandoned", pct(c.CancelRate))
+	}
+	fmt.Fprintf(b, "  theoretical limit      %s req/s  (%s)\n", group(int64(t.Limit.PerSecond+0.5)), why)
+	fmt.Fprintf(b, "  ratio                  %s\n", pct(t.Ratio))
+	if t.AsRun.PerSecond > 0 {
+		ms := func(ns int64) string { return fmt.Sprintf("%.2fms", float64(ns)/1e6) }
+		fmt.Fprintf(b, "  limit as the calls ran %s req/s  (their measured mean, %s, in place of %s): ratio %s\n",
+			group(int64(t.AsRun.PerSecond+0.5)), ms(t.AsRun.MeanHoldNanos), ms(t.Limit.MeanHoldNanos), pct(t.RatioAsRun))
+	}
+}
+
+func writeLatency(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "\nLatency\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  \tcount\tmean\tp50\tp90\tp95\tp99\tp99.9\tmax\t\n")
+	row := func(name string, s LatencySummary) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, group(s.Count), dur(s.Mean),
+			dur(s.P50), dur(s.P90), dur(s.P95), dur(s.P99), dur(s.P999), dur(s.Max))
+	}
+	l := r.Latency
+	row("acquire (the call)", l.Acquire)
+	row("backend (simulated)", l.Backend)
+	row("total", l.Total)
+	row("wake-up lag", l.WakeLag)
+	_ = tw.Flush()
+	fmt.Fprintf(b, "  acquire calls over 1ms: %s of %s", group(l.Acquire.Over1ms), group(l.Acquire.Count))
+	switch {
+	case l.Acquire.Over1ms == 0:
+	case r.Config.Policy == "shared" && r.Requests.AcquireTimeouts == 0:
+		// Nothing waits under Shared while a resource is active.
+		fmt.Fprintf(b, "; none waited for a resource: a call that long was held up\n  inside, descheduled or queued on a lock (compare the run-queue wait below)")
+	default:
+		fmt.Fprintf(b, "; mostly waiting for a resource")
+	}
+	fmt.Fprintln(b)
+	fmt.Fprintf(b, "  (wake-up lag: how much longer the backend call took than drawn, i.e. how late\n")
+	fmt.Fprintf(b, "   the Go runtime woke and ran the sleeping worker; backend latency is simulated\n")
+	fmt.Fprintf(b, "   and is not the scheduler's)\n")
+}
+
+func writeResources(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "\nResources\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  \tacquisitions\tshare\tmean holders\tpeak holders\t")
+	if r.Config.Policy == "exclusive" {
+		fmt.Fprintf(tw, "busy\t")
+	}
+	fmt.Fprintf(tw, "\n")
+	for _, u := range r.Resources {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t", u.Name, group(u.Acquisitions), pct(u.Share), u.MeanHolders, group(u.PeakHolders))
+		if r.Config.Policy == "exclusive" {
+			fmt.Fprintf(tw, "%s\t", pct(u.Utilisation))
+		}
+		fmt.Fprintf(tw, "\n")
+	}
+	_ = tw.Flush()
+}
+
+func writeRuntime(b *strings.Builder, r *Report) {
+	rt, env := r.Runtime, r.Environment
+	fmt.Fprintf(b, "\nGo runtime during the run\n")
+	if rt.CPUNanos > 0 {
+		fmt.Fprintf(b, "  CPU used            %s of %d x %s (%s); the OS preempted its threads %s times\n",
+			dur(rt.CPUNanos), env.GOMAXPROCS, dur(r.ElapsedNs), pct(rt.CPUShare), group(rt.Preempted))
+	}
+	if la := rt.LoadAverage; la[0] != "" {
+		fmt.Fprintf(b, "  machine load        %s at the start, %s at the end (1-minute load average, %d CPUs)\n", la[0], la[1], env.CPUs)
+	}
+	g := rt.GCPauses
+	fmt.Fprintf(b, "  GC                  %d cycles; stop-the-world pauses: %s, p99 <= %s, max <= %s\n",
+		rt.GCCycles, group(g.Count), dur(g.P99), dur(g.Max))
+	if n := r.Requests.Attempts; n > 0 {
+		fmt.Fprintf(b, "  heap allocations    %.2f, %.0f bytes per request (pool and harness, workers' setup included)\n",
+			float64(rt.HeapAllocs)/float64(n), float64(rt.HeapAllocBytes)/float64(n))
+	}
+	s := rt.SchedLatency
+	fmt.Fprintf(b, "  run-queue wait      %s goroutine wake-ups (sampled): p50 <= %s, p99 <= %s, p99.9 <= %s, max <= %s\n",
+		group(s.Count), dur(s.P50), dur(s.P99), dur(s.P999), dur(s.Max))
+	fmt.Fprintf(b, "  stalls              %d sampler ticks (every %s) late by more than a tick: %s in all, longest gap %s\n",
+		rt.Stalls, dur(rt.SampleEveryNs), dur(rt.StallNs), dur(rt.LongestGapNs))
+}
+
+func writeAccounting(b *strings.Builder, a Accounting) {
+	verdict := "OK"
+	if !a.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(b, "\nAccounting: %s\n", verdict)
+	for _, c := range a.Checks {
+		mark := "ok  "
+		switch {
+		case c.Skipped:
+			mark = "skip"
+		case !c.OK:
+			mark = "FAIL"
+		}
+		fmt.Fprintf(b, "  [%s] %s: %s\n", mark, c.Name, c.Detail)
+	}
+}
+
+// apiName says which scheduler calls a request makes.
+func apiName(api, policy string) string {
+	switch {
+	case api == "lease":
+		return "Lease + Lease.Release"
+	case policy == "exclusive":
+		return "AcquireContext + Release"
+	}
+	return "AcquireContext (a shared acquisition holds nothing to release)"
+}
