@@ -116,6 +116,8 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v not at its heap index", k)
 	case n.Holders != n.Anonymous+len(n.Leases) || n.Anonymous < 0:
 		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases))
+	case !n.LeaseIndexConsistent():
+		return fmt.Errorf("node %v: lease index out of step with its leases", k)
 	case n.Capacity < 1:
 		return fmt.Errorf("node %v has capacity %d", k, n.Capacity)
 	case sh.exclusive && n.Holders > n.Capacity:

@@ -47,7 +47,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if lease {
 			n.Issued++
 			g.token = n.Issued
-			n.Leases = append(n.Leases, node.Lease{Token: g.token, Deadline: deadline})
+			n.AddLease(node.Lease{Token: g.token, Deadline: deadline})
 		} else {
 			n.Anonymous++
 		}
@@ -63,7 +63,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 			n.Holders--
 			sh.holders--
 			if lease {
-				n.Leases = n.Leases[:len(n.Leases)-1]
+				n.PopLease()
 			} else {
 				n.Anonymous--
 			}
@@ -142,7 +142,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		n.Holders++
 		sh.holders++
 		if i >= 0 {
-			n.Leases = append(n.Leases, ended)
+			n.AddLease(ended)
 		} else {
 			n.Anonymous++
 		}

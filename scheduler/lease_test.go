@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -281,5 +282,23 @@ func TestStatsHistogramIsTheCallersCopy(t *testing.T) {
 	st.WaitHistogram.Bounds[0] = time.Hour
 	if again := s.Stats(); again.WaitHistogram.Bounds[0] == time.Hour {
 		t.Fatal("editing one snapshot's bounds changed the scheduler's")
+	}
+}
+
+func TestManySharedLeasesReleaseInAnyOrder(t *testing.T) {
+	s := newScheduler(t, baseConfig(1, config.Shared))
+	addAll(t, s, w("a", 1))
+	leases := make([]scheduler.Lease[*worker, string], 50)
+	for i := range leases {
+		leases[i] = mustLease(t, s)
+	}
+	for _, i := range rand.New(rand.NewSource(3)).Perm(len(leases)) {
+		if err := leases[i].Release(); err != nil {
+			t.Fatalf("lease %d: %v", i, err)
+		}
+		wantErr(t, "second Release", leases[i].Release(), crserrors.ErrLeaseReleased)
+	}
+	if st := s.Stats(); st.Holders != 0 {
+		t.Fatalf("holders %d after releasing every lease", st.Holders)
 	}
 }

@@ -87,8 +87,14 @@ type Node[T any, ID comparable] struct {
 	Holders int
 	// Anonymous counts holds taken by Acquire, which end with Release(id).
 	Anonymous int
-	// Leases are the outstanding leases, each with its own token.
+	// Leases are the outstanding leases, each with its own token; change
+	// them only through AddLease, DropLease and PopLease, which keep
+	// leaseAt in step.
 	Leases []Lease
+	// leaseAt indexes Leases by token once there are more than
+	// indexLeasesAbove of them (many shared leases of one resource), so
+	// that ending one does not scan the rest under the shard lock.
+	leaseAt map[uint64]int
 	// Issued is the token of the latest lease on this node; tokens of a
 	// node are never reused, so a stale handle never matches a later lease.
 	Issued uint64
@@ -194,8 +200,33 @@ func (n *Node[T, ID]) Load() T { return n.Published.Load().(box[T]).v }
 // differing types, takes any T, nil interfaces included.
 type box[T any] struct{ v T }
 
+// indexLeasesAbove is where a scan of the leases starts to cost more than
+// keeping an index: below it (every exclusive resource of small capacity)
+// a node allocates nothing for its leases beyond the slice.
+const indexLeasesAbove = 8
+
+// AddLease records a new lease.
+func (n *Node[T, ID]) AddLease(l Lease) {
+	n.Leases = append(n.Leases, l)
+	switch {
+	case n.leaseAt != nil:
+		n.leaseAt[l.Token] = len(n.Leases) - 1
+	case len(n.Leases) > indexLeasesAbove:
+		n.leaseAt = make(map[uint64]int, 2*len(n.Leases))
+		for i, l := range n.Leases {
+			n.leaseAt[l.Token] = i
+		}
+	}
+}
+
 // FindLease returns the position of the lease with token, or -1.
 func (n *Node[T, ID]) FindLease(token uint64) int {
+	if n.leaseAt != nil {
+		if i, ok := n.leaseAt[token]; ok {
+			return i
+		}
+		return -1
+	}
 	for i := range n.Leases {
 		if n.Leases[i].Token == token {
 			return i
@@ -207,6 +238,32 @@ func (n *Node[T, ID]) FindLease(token uint64) int {
 // DropLease removes the lease at position i (order is not kept).
 func (n *Node[T, ID]) DropLease(i int) {
 	last := len(n.Leases) - 1
+	if n.leaseAt != nil {
+		delete(n.leaseAt, n.Leases[i].Token)
+		if i != last {
+			n.leaseAt[n.Leases[last].Token] = i
+		}
+	}
 	n.Leases[i] = n.Leases[last]
 	n.Leases = n.Leases[:last]
+}
+
+// PopLease removes the lease AddLease added last.
+func (n *Node[T, ID]) PopLease() { n.DropLease(len(n.Leases) - 1) }
+
+// LeaseIndexConsistent reports whether the token index, if any, matches
+// the leases (for invariant checks).
+func (n *Node[T, ID]) LeaseIndexConsistent() bool {
+	if n.leaseAt == nil {
+		return true
+	}
+	if len(n.leaseAt) != len(n.Leases) {
+		return false
+	}
+	for i, l := range n.Leases {
+		if j, ok := n.leaseAt[l.Token]; !ok || j != i {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,103 @@
+package node
+
+import "testing"
+
+// Tests added to kill mutants the other tests let live (docs/TESTING.md).
+
+func TestLeasesAreFoundByTokenAndDroppedByPosition(t *testing.T) {
+	n := New("v", "k", 0, 3)
+	if n.FindLease(1) != -1 {
+		t.Fatal("found a lease on a node without leases")
+	}
+	n.Leases = []Lease{{Token: 1}, {Token: 2}, {Token: 3}}
+	for i, tok := range []uint64{1, 2, 3} {
+		if got := n.FindLease(tok); got != i {
+			t.Fatalf("FindLease(%d) = %d, want %d", tok, got, i)
+		}
+	}
+	n.DropLease(0) // the last lease takes its place
+	if len(n.Leases) != 2 || n.Leases[0].Token != 3 || n.Leases[1].Token != 2 || n.FindLease(1) != -1 {
+		t.Fatalf("after dropping position 0: %+v", n.Leases)
+	}
+	n.DropLease(1)
+	if len(n.Leases) != 1 || n.Leases[0].Token != 3 {
+		t.Fatalf("after dropping the last position: %+v", n.Leases)
+	}
+}
+
+func TestSetPublishesTheValueForLockFreeReaders(t *testing.T) {
+	n := New[any, string](nil, "k", 0, 1) // a nil interface is a value too
+	if n.Load() != nil || n.Value != nil {
+		t.Fatal("nil value not kept")
+	}
+	n.Set(42)
+	if n.Load() != 42 || n.Value != 42 {
+		t.Fatalf("Set(42): Value %v, Load %v", n.Value, n.Load())
+	}
+	if n.Index != -1 || n.Capacity != 1 || n.Key != "k" {
+		t.Fatalf("New: %+v", n)
+	}
+}
+
+func TestStateAndRestNames(t *testing.T) {
+	for s, want := range map[State]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining", Resting: "resting", State(99): "invalid"} {
+		if got := s.String(); got != want {
+			t.Errorf("State(%d) = %q, want %q", s, got, want)
+		}
+	}
+	for r, want := range map[Rest]string{NoRest: "none", Suspended: "suspended", Ejected: "ejected", RateLimited: "rate-limited", Rest(99): "invalid"} {
+		if got := r.String(); got != want {
+			t.Errorf("Rest(%d) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+const second = int64(1e9)
+
+func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
+	var b Bucket
+	if b.Limited() || b.Empty(0) != 0 {
+		t.Fatal("the zero bucket limits")
+	}
+	b.Retune(Bucket{Rate: 2, Burst: 2}, 0) // an unlimited bucket starts full
+	if !b.Limited() || b.Tokens != 2 || b.Refilled != 0 {
+		t.Fatalf("Retune from unlimited: %+v", b)
+	}
+	if next := b.Take(0); next != 0 {
+		t.Fatalf("first of a burst of 2 left the bucket empty until %d", next)
+	}
+	next := b.Take(0)
+	// Empty: the next token comes after 1/Rate = 0.5 s, rounded up.
+	if want := second/2 + 1; next != want {
+		t.Fatalf("second take: next token at %d, want %d", next, want)
+	}
+	if b.Empty(second/2-1) == 0 {
+		t.Fatal("a token appeared early")
+	}
+	if b.Empty(second/2+1) != 0 {
+		t.Fatal("the token did not appear on time")
+	}
+	if b.Empty(10*second) != 0 || b.Tokens != 2 {
+		t.Fatalf("refill must stop at the burst: %+v", b)
+	}
+}
+
+func TestRetuneKeepsEarnedTokensUpToTheNewBurst(t *testing.T) {
+	b := Bucket{}
+	b.Retune(Bucket{Rate: 1, Burst: 5}, 0)
+	b.Take(0)
+	b.Take(0) // 3 left
+	b.Retune(Bucket{Rate: 10, Burst: 2}, second)
+	if b.Rate != 10 || b.Burst != 2 || b.Tokens != 2 || b.Refilled != second {
+		t.Fatalf("Retune to a smaller burst: %+v", b)
+	}
+	b.Retune(Bucket{}, 2*second)
+	if b.Limited() || b != (Bucket{}) {
+		t.Fatalf("Retune to unlimited: %+v", b)
+	}
+	c := Bucket{Rate: 1, Burst: 3, Tokens: 0, Refilled: 5 * second}
+	c.refill(4 * second) // time going backwards refills nothing
+	if c.Tokens != 0 || c.Refilled != 5*second {
+		t.Fatalf("refill from the past: %+v", c)
+	}
+}
