@@ -9,16 +9,13 @@ import (
 )
 
 // rankOrders are the orderings BenchmarkRankError measures, each as the
-// change it makes to the configuration. Only the shard order exists today
-// (config.ShardOrder will be the zero value of config.Ordering); when
-// config.GlobalOrder lands, measuring it is one more line:
-//
-//	{"global", func(c *config.Config[*worker, string]) { c.Ordering = config.GlobalOrder }},
+// change it makes to the configuration.
 var rankOrders = []struct {
 	name string
 	set  func(*config.Config[*worker, string])
 }{
 	{"shard", func(*config.Config[*worker, string]) {}},
+	{"global", func(c *config.Config[*worker, string]) { c.Ordering = config.GlobalOrder }},
 }
 
 // rankAcquires is the number of acquisitions one measurement counts, per
