@@ -10,4 +10,6 @@
 //     few exclusive resources, run against crs and against baseline pools.
 //   - leasebench_test.go: the cost of a Lease over an anonymous exclusive
 //     hold, uncontended.
+//   - compare: crs against baseline heap pools in one benchmark run (see
+//     its package doc and scripts/compare.sh).
 package bench
