@@ -7,7 +7,9 @@
 //	go run ./cmd/crsload            # the default run: about 12 s
 //	go run ./cmd/crsload -h         # every flag
 //
-// The harness itself lives in internal/loadtest.
+// The harness itself lives in internal/loadtest. The same command on a
+// pool kept in Redis, shared by several processes, is the redispool
+// module's: cd redispool && go run ./cmd/crsload -redis ADDR.
 package main
 
 import (

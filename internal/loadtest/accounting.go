@@ -1,6 +1,9 @@
 package loadtest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Accounting is the end-of-run check that nothing was lost or counted
 // twice. A load test that only reports speed can hide a pool that drops
@@ -19,7 +22,7 @@ type Check struct {
 	Detail  string `json:"detail"`
 }
 
-func check(r *Report, st poolState) Accounting {
+func check(r *Report, st PoolState) Accounting {
 	q := r.Requests
 	var a Accounting
 	add := func(name string, ok bool, format string, args ...any) {
@@ -58,18 +61,34 @@ func check(r *Report, st poolState) Accounting {
 	add("nothing left in flight", last.InFlight == 0 && last.Waiting == 0 && last.Holding == 0,
 		"%d requests, %d waiting, %d holds", last.InFlight, last.Waiting, last.Holding)
 
+	const agrees = "the pool agrees: no holder, no waiter, every resource back"
 	res := r.Config.Resources
-	add("the pool agrees: no holder, no waiter, every resource back",
-		st.Holders == 0 && st.Waiters == 0 && st.Total == res && st.Active == res && st.Draining == 0 && st.Excluded == 0,
-		"holders %d, waiters %d, active %d of %d (want %d), draining %d, excluded %d",
-		st.Holders, st.Waiters, st.Active, st.Total, res, st.Draining, st.Excluded)
+	resting := st.Suspended + st.Ejected + st.RateLimited
+	if st.Error != "" {
+		add(agrees, false, "%s", st.Error)
+	} else {
+		add(agrees,
+			st.Holders == 0 && st.Waiters == 0 && st.Total == res && st.Active == res &&
+				st.Draining == 0 && st.Excluded == 0 && resting == 0,
+			"holders %d, waiters %d, active %d of %d (want %d), draining %d, excluded %d, resting %d (suspended %d, ejected %d, rate-limited %d)",
+			st.Holders, st.Waiters, st.Active, st.Total, res, st.Draining, st.Excluded, resting,
+			st.Suspended, st.Ejected, st.RateLimited)
+	}
 
+	const cancelled = "the pool's cancelled waits match"
 	waitsEnded := q.AcquireTimeouts + q.CancelledWaiting + q.StoppedWaiting
-	add("the pool's cancelled waits match", st.Cancelled == waitsEnded,
-		"pool %s = %s timeouts + %s cancelled while waiting", group(st.Cancelled), group(q.AcquireTimeouts),
-		group(q.CancelledWaiting+q.StoppedWaiting))
+	if st.CountsCancelled {
+		add(cancelled, st.Cancelled == waitsEnded,
+			"pool %s = %s timeouts + %s cancelled while waiting", group(st.Cancelled), group(q.AcquireTimeouts),
+			group(q.CancelledWaiting+q.StoppedWaiting))
+	} else {
+		skip(cancelled, "the %s pool does not count them (%s timeouts, %s cancelled while waiting)", r.Pool,
+			group(q.AcquireTimeouts), group(q.CancelledWaiting+q.StoppedWaiting))
+	}
 
-	checkEvents(st, q, res, add, skip)
+	checkEvents(r.Pool, st, q, res, add, skip)
+	checkHealth(r, st, add, skip)
+	a.Checks = append(a.Checks, st.Checks...)
 
 	if q.CooldownChecked {
 		add("no acquisition within a cooldown", q.CooldownViolations == 0,
@@ -89,20 +108,27 @@ func check(r *Report, st poolState) Accounting {
 // resource back, an acquire no caller sees, with a release when a hold
 // was taken. Hence acquires may exceed the acquisitions, by as many
 // releases as exceed the harness's. Shared acquisitions without a lease
-// hold nothing, so they have no release events at all.
-func checkEvents(st poolState, q Requests, resources int, add func(string, bool, string, ...any), skip func(string, string, ...any)) {
+// hold nothing, so they have no release events at all. Rests are counted
+// by the pool (its health totals): its suspend and eject events must
+// match them; resumes (rests that ran out) have nothing to match.
+func checkEvents(pool string, st PoolState, q Requests, resources int, add func(string, bool, string, ...any), skip func(string, string, ...any)) {
 	const name = "the scheduler's events agree"
 	switch {
-	case st.Events == nil:
+	case st.Events == nil && pool == "crs":
 		skip(name, "no events observer (-events=false)")
+		return
+	case st.Events == nil:
+		skip(name, "the %s pool reports no events", pool)
 		return
 	case st.Dropped > 0:
 		skip(name, "%s events dropped by a full queue: counts incomplete (raise -event-queue)", group(st.Dropped))
 		return
 	}
-	ev, rs := st.Events, st.Rests
-	lifecycle := ev.Add == uint64(resources)+rs.ReAdds && ev.Remove == rs.Removes &&
-		ev.Exclude == rs.Excludes && ev.Include == rs.Includes
+	ev := st.Events
+	lifecycle := ev.Add == uint64(resources) && ev.Remove == 0 && ev.Exclude == 0 && ev.Include == st.Calls.Includes
+	if h := st.Health; h != nil {
+		lifecycle = lifecycle && ev.Suspend == h.Suspensions && ev.Eject == h.Ejections
+	}
 	extra := ev.Acquire - min(ev.Acquire, q.Acquisitions)
 	releases := ev.Release == 0
 	if st.HoldsTracked {
@@ -114,7 +140,59 @@ func checkEvents(st poolState, q Requests, resources int, add func(string, bool,
 		holds = fmt.Sprintf("release %s (shared acquisitions hold nothing)", group(ev.Release))
 	}
 	add(name, lifecycle && releases && ev.Acquire >= q.Acquisitions,
-		"none dropped; acquire %s for %s acquisitions; %s; add %s, remove %s, exclude %s, include %s",
+		"none dropped; acquire %s for %s acquisitions; %s; add %s, remove %s, exclude %s, include %s for %s Include calls; suspend %s, eject %s, resume %s",
 		group(ev.Acquire), group(q.Acquisitions), holds,
-		group(ev.Add), group(ev.Remove), group(ev.Exclude), group(ev.Include))
+		group(ev.Add), group(ev.Remove), group(ev.Exclude), group(ev.Include), group(st.Calls.Includes),
+		group(ev.Suspend), group(ev.Eject), group(ev.Resume))
+}
+
+// checkHealth compares the pool's health totals with the calls the
+// harness made. Every Lease.Fail is a failure. Every Suspend call is a
+// suspension; under a release cooldown, so is every end of a hold, unless
+// that end ejects the resource (the cooldown then runs inside the
+// ejection): there, suspensions + ejections = Suspend calls + releases.
+// Each ejection takes the configured number of failures in a row, so
+// ejections x that number cannot exceed the failures.
+func checkHealth(r *Report, st PoolState, add func(string, bool, string, ...any), skip func(string, string, ...any)) {
+	const name = "the pool's health totals agree"
+	c, cfg := st.Calls, r.Config
+	if st.Health == nil {
+		var made []string
+		for _, n := range []struct {
+			call  string
+			count uint64
+		}{{"Lease.Fail", c.Fails}, {"Suspend", c.Suspends}, {"Lease.Cooldown", c.Cooldowns}, {"Include", c.Includes}} {
+			if n.count > 0 {
+				made = append(made, group(n.count)+" "+n.call)
+			}
+		}
+		if len(made) == 0 {
+			made = []string{"no"}
+		}
+		skip(name, "the %s pool keeps none; the harness made %s calls", r.Pool, strings.Join(made, ", "))
+		return
+	}
+	h := *st.Health
+	ok := h.Failures == c.Fails
+	detail := fmt.Sprintf("failures %s = %s Lease.Fail calls; ", group(h.Failures), group(c.Fails))
+	if cfg.CooldownNs > 0 {
+		var ends uint64
+		if st.HoldsTracked {
+			ends = r.Requests.Releases
+		}
+		ok = ok && h.Suspensions+h.Ejections == c.Suspends+ends
+		detail += fmt.Sprintf("suspensions %s + ejections %s = %s Suspend calls + %s releases, each starting a cooldown; ",
+			group(h.Suspensions), group(h.Ejections), group(c.Suspends), group(ends))
+	} else {
+		ok = ok && h.Suspensions == c.Suspends
+		detail += fmt.Sprintf("suspensions %s = %s Suspend calls; ", group(h.Suspensions), group(c.Suspends))
+	}
+	if cfg.Eject > 0 {
+		ok = ok && h.Ejections*uint64(cfg.Eject) <= h.Failures
+		detail += fmt.Sprintf("%s ejections x %d failures in a row <= %s failures", group(h.Ejections), cfg.Eject, group(h.Failures))
+	} else {
+		ok = ok && h.Ejections == 0
+		detail += fmt.Sprintf("%s ejections (ejection off)", group(h.Ejections))
+	}
+	add(name, ok, "%s; %s Include calls at the end", detail, group(c.Includes))
 }

@@ -37,13 +37,13 @@ func TestAccountingFailsWhenThePoolLosesReleases(t *testing.T) {
 }
 
 func TestEventsCheckIsSkippedWhenEventsWereDropped(t *testing.T) {
-	st := poolState{Events: &eventCounts{Acquire: 1}, Dropped: 3}
+	st := PoolState{Events: &EventCounts{Acquire: 1}, Dropped: 3}
 	var checks []Check
 	add := func(string, bool, string, ...any) { t.Fatal("events compared although some were dropped") }
 	skip := func(name, format string, args ...any) {
 		checks = append(checks, Check{Name: name, Skipped: true, OK: true})
 	}
-	checkEvents(st, Requests{Acquisitions: 5}, 4, add, skip)
+	checkEvents("crs", st, Requests{Acquisitions: 5}, 4, add, skip)
 	if len(checks) != 1 {
 		t.Fatal("the skipped check is not reported")
 	}
@@ -53,7 +53,7 @@ func TestEventsCheckIsSkippedWithoutAnObserver(t *testing.T) {
 	var skipped bool
 	add := func(string, bool, string, ...any) { t.Fatal("events compared without an observer") }
 	skip := func(string, string, ...any) { skipped = true }
-	checkEvents(poolState{}, Requests{}, 4, add, skip)
+	checkEvents("crs", PoolState{}, Requests{}, 4, add, skip)
 	if !skipped {
 		t.Fatal("the skipped check is not reported")
 	}

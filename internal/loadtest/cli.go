@@ -14,7 +14,13 @@ import (
 // status: 0, 1 if a run's accounting failed or a file could not be
 // written, 2 for a usage error.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := ParseFlags(args, stderr)
+	return MainWith(ctx, args, stdout, stderr)
+}
+
+// MainWith is Main with more pools to choose from: each extension adds its
+// flags, and runs on its pool when they select it (see Extension).
+func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts ...Extension) int {
+	o, err := ParseFlags(args, stderr, exts...)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -26,10 +32,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crsload:", err)
 		return 2
 	}
-	if o.Compare {
-		o.Config.Pool = "crs"
-	}
-	r, err := runOnce(ctx, o.Config, o.Progress, stdout)
+	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "crsload:", err)
 		return 1
@@ -37,7 +40,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.Compare {
 		base := o.Config
 		base.Pool = "mutex"
-		if r.Baseline, err = runOnce(ctx, base, o.Progress, stdout); err != nil {
+		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stdout); err != nil {
 			fmt.Fprintln(stderr, "crsload:", err)
 			return 1
 		}
@@ -75,16 +78,20 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-func runOnce(ctx context.Context, cfg Config, progressMode string, stdout io.Writer) (*Report, error) {
+func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode string, stdout io.Writer) (*Report, error) {
 	progress, err := NewProgress(stdout, progressMode)
 	if err != nil {
 		return nil, err
 	}
 	if progress != nil {
+		title := poolTitle(cfg.Pool)
+		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
+			title = ext.Title()
+		}
 		fmt.Fprintf(stdout, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
-			cfg.Scenario, poolTitle(cfg.Pool), group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
+			cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
 	}
-	return Run(ctx, cfg, progress)
+	return runOn(ctx, cfg, ext, progress)
 }
 
 func writeFile(path string, r *Report, write func(io.Writer, *Report) error) error {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // quickArgs are the flags of quick(Normal), for tests of the command.
@@ -69,7 +70,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		t.Fatalf("-h: %v", err)
 	}
 	for _, name := range []string{"workers", "resources", "duration", "warmup", "scenario", "policy", "strategy", "heaps",
-		"capacity", "timeout", "api", "ordering", "latency", "failure-rate", "cancel-rate", "cooldown", "suspend", "events", "event-queue",
+		"capacity", "timeout", "api", "ordering", "latency", "failure-rate", "cancel-rate", "cooldown", "suspend", "eject", "eject-base", "eject-max", "eject-share", "events", "event-queue",
 		"seed", "pool", "compare", "json", "html", "progress"} {
 		if !strings.Contains(out.String(), "\n  -"+name+" ") && !strings.Contains(out.String(), "\n  -"+name+"\n") {
 			t.Errorf("-h does not document -%s", name)
@@ -94,6 +95,20 @@ func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
 	}
 	if c := o.Config; c.Workers != 7 || c.FailureRate != 0.5 {
 		t.Fatalf("explicit flags overridden: workers %d, failure rate %v", c.Workers, c.FailureRate)
+	}
+	o, err = ParseFlags([]string{"-scenario", "failure", "-api", "lease"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Eject != 5 || c.EjectBase != time.Second || c.EjectMax != 10*time.Second || c.EjectShare != 0.5 {
+		t.Fatalf("failure scenario under leases: eject %d, base %v, max %v, share %v", c.Eject, c.EjectBase, c.EjectMax, c.EjectShare)
+	}
+	o, err = ParseFlags([]string{"-scenario", "failure"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Config.Eject != 0 {
+		t.Fatalf("ejection on without leases, where no failure reaches it: %d", o.Config.Eject)
 	}
 	o, err = ParseFlags(nil, &bytes.Buffer{})
 	if err != nil {

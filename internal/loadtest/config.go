@@ -47,10 +47,23 @@ type Config struct {
 	// the backend call would end.
 	FailureRate float64
 	CancelRate  float64
-	// Cooldown keeps each resource out of the pool for this long after
-	// every release. Suspend does so after a backend failure only.
+	// Unhealthy resources (the first ones: backend-01, ...) fail at
+	// UnhealthyRate instead of FailureRate: what ejection is for.
+	Unhealthy     int
+	UnhealthyRate float64
+	// Cooldown rests each resource for this long after every release
+	// (the scheduler's Config.ReleaseCooldown). Suspend rests a resource
+	// after a backend failure (Scheduler.Suspend, before the release).
 	Cooldown time.Duration
 	Suspend  time.Duration
+	// Eject is the scheduler's Config.Ejection: Eject failures in a row
+	// (reported with Lease.Fail, so -api lease only) eject a resource, its
+	// n-th ejection lasting n x EjectBase, at most EjectMax, with at most
+	// EjectShare of the resources ejected at once. 0 turns it off.
+	Eject      int
+	EjectBase  time.Duration
+	EjectMax   time.Duration
+	EjectShare float64
 	// Events registers an events observer (extensions/metrics) whose
 	// counts the accounting checks against the harness's own. Events are
 	// dropped when the scheduler's queue is full; EventQueueSize is large
@@ -61,8 +74,8 @@ type Config struct {
 	Events         bool
 	EventQueueSize int
 	Seed           uint64
-	// Pool selects the pool under test: "crs" or "mutex" (the baseline
-	// of -compare).
+	// Pool selects the pool under test: "crs", "mutex" (the baseline of
+	// -compare), or the Name of an Extension.
 	Pool string
 }
 
@@ -84,6 +97,10 @@ func Default() Config {
 		Timeout:        time.Second,
 		Latency:        DefaultLatency,
 		FailureRate:    0.01,
+		UnhealthyRate:  0.5,
+		EjectBase:      time.Second,
+		EjectMax:       10 * time.Second,
+		EjectShare:     0.5,
 		EventQueueSize: 1 << 18,
 		Seed:           1,
 		Pool:           "crs",
@@ -93,13 +110,17 @@ func Default() Config {
 // ScenarioDefaults are the settings a scenario changes from Default,
 // applied to the flags the user did not set. They follow the seed's runs:
 // a burst peaks at 5,000 workers, failure and cooldown use 1,000, and
-// cooldown needs exclusive resources to mean anything.
+// cooldown needs exclusive resources to mean anything. The failure
+// scenario also has one unhealthy resource, failing half its calls, and
+// ejects a resource after 5 failures in a row where failures reach the
+// pool (-api lease; ParseFlags drops the ejection otherwise): random 10%
+// failures hardly ever make 5 in a row, the unhealthy resource soon does.
 func ScenarioDefaults(scenario string) map[string]string {
 	switch scenario {
 	case Burst:
 		return map[string]string{"workers": "5000"}
 	case Failure:
-		return map[string]string{"workers": "1000", "failure-rate": "0.1"}
+		return map[string]string{"workers": "1000", "failure-rate": "0.1", "unhealthy": "1", "eject": "5"}
 	case Cooldown:
 		return map[string]string{"workers": "1000", "policy": "exclusive", "cooldown": "100ms"}
 	}
@@ -114,8 +135,16 @@ func (c Config) HeapCount() int {
 	return min(c.Resources, config.MaxHeapCount)
 }
 
-// Validate reports the first setting that cannot run.
-func (c Config) Validate() error {
+// Validate reports the first setting that cannot run on the built-in
+// pools.
+func (c Config) Validate() error { return c.validate(nil) }
+
+// validate is Validate, also accepting the pool of ext.
+func (c Config) validate(ext *Extension) error {
+	pools := []string{"crs", "mutex"}
+	if ext != nil {
+		pools = append(pools, ext.Name)
+	}
 	switch {
 	case !known(c.Scenario, Scenarios):
 		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, Scenarios)
@@ -135,10 +164,24 @@ func (c Config) Validate() error {
 		return errors.New("timeout: want > 0")
 	case c.FailureRate < 0 || c.FailureRate > 1:
 		return errors.New("failure-rate: want 0 to 1")
+	case c.Unhealthy < 0 || c.Unhealthy > c.Resources:
+		return errors.New("unhealthy: want 0 to the number of resources")
+	case c.UnhealthyRate < 0 || c.UnhealthyRate > 1:
+		return errors.New("unhealthy-rate: want 0 to 1")
 	case c.CancelRate < 0 || c.CancelRate > 1:
 		return errors.New("cancel-rate: want 0 to 1")
 	case c.Cooldown < 0 || c.Suspend < 0:
 		return errors.New("cooldown, suspend: want >= 0")
+	case c.Eject < 0:
+		return errors.New("eject: want >= 0")
+	case c.Eject > 0 && (c.EjectBase <= 0 || c.EjectMax < 0):
+		return errors.New("eject-base: want > 0; eject-max: want >= 0")
+	case c.EjectShare < 0 || c.EjectShare > 1:
+		return errors.New("eject-share: want 0 to 1")
+	case c.Eject > 0 && c.API != "lease" && (c.Pool == "crs" || c.Pool == "mutex"):
+		return errors.New("eject: only Lease.Fail reports a failure to the scheduler: use -api lease")
+	case c.Cooldown > 0 && c.Pool == "crs" && c.Policy == config.Shared && c.API == "acquire":
+		return errors.New("cooldown: a shared acquisition without a lease holds nothing, so no release starts one: use -api lease or -policy exclusive")
 	case c.EventQueueSize < 0:
 		return errors.New("event-queue: want >= 0")
 	case !known(c.Strategy, strategyNames):
@@ -147,8 +190,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("api %q: want acquire or lease", c.API)
 	case c.Ordering != config.ShardOrder && c.Ordering != config.GlobalOrder:
 		return errors.New("ordering: want shard or global")
-	case !known(c.Pool, []string{"crs", "mutex"}):
-		return fmt.Errorf("pool %q: want crs or mutex", c.Pool)
+	case !known(c.Pool, pools):
+		return fmt.Errorf("pool %q: want one of %v", c.Pool, pools)
 	case c.Latency.Kind == "":
 		return errors.New("latency: not set")
 	}

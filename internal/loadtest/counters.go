@@ -74,7 +74,8 @@ type resourceCounters struct {
 	holding     gauge
 	heldNanos   atomic.Int64 // total time held, over all acquisitions
 	lastRelease atomic.Int64 // harness clock, for the cooldown check
-	_           [64 - 8]byte
+	failed      atomic.Uint64
+	_           [64 - 16]byte
 }
 
 func newCounters(resources int) *counters {

@@ -2,8 +2,10 @@
 // the crs scheduler.
 //
 // A run starts N workers (goroutines) that compete for R resources through
-// a pool: the crs scheduler, or a mutex-around-a-heap baseline for
-// -compare. Each worker does requests back to back: acquire a resource
+// a pool: the crs scheduler, a mutex-around-a-heap baseline for -compare,
+// or a pool another command plugs in with an Extension (MainWith): the
+// redispool module's cmd/crsload adds a pool kept in Redis, which this
+// module, free of third-party dependencies, cannot import. Each worker does requests back to back: acquire a resource
 // (waiting at most a timeout), a simulated backend call whose latency is
 // drawn from a distribution and which may fail or be abandoned by its
 // client, and release. Every outcome is counted once, in lock-free
@@ -15,8 +17,8 @@
 //	config.go, flags.go, cli.go   what to run, from the command line
 //	engine.go, worker.go          the run: cohorts of workers, one request
 //	reqctx.go                     a request's timeout, free until waited on
-//	pool.go                       what a pool must offer the engine
-//	pool_crs.go, health_crs.go    the scheduler, and how it rests resources
+//	pool.go                       what a pool must offer, and Extension
+//	pool_crs.go, health_crs.go    the scheduler, and its health features
 //	pool_mutex.go, timers.go      the baseline, and timed rest endings
 //	latency.go, histogram.go      what is drawn, and how latency is kept
 //	counters.go, timeline.go      what is counted, and sampled over time

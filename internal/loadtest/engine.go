@@ -20,8 +20,11 @@ type engine[H any] struct {
 	window [2]int64
 	// checkCooldown: with one exclusive slot per resource, "acquired less
 	// than the cooldown after its last release" is unambiguous, so every
-	// acquisition is checked against it.
+	// acquisition is checked against it, less the pool's slack (see
+	// Extension.CooldownSlack).
 	checkCooldown bool
+	cooldownMin   int64
+	title         string
 }
 
 // cohort is a group of workers that start and stop together: the whole
@@ -53,14 +56,31 @@ func cohorts(cfg Config) []*cohort {
 	}
 }
 
-// Run runs cfg and returns its report. progress, if not nil, receives the
-// live status.
+// Run runs cfg on a built-in pool (crs or mutex) and returns its report.
+// progress, if not nil, receives the live status.
 func Run(ctx context.Context, cfg Config, progress *Progress) (*Report, error) {
-	if err := cfg.Validate(); err != nil {
+	return runOn(ctx, cfg, nil, progress)
+}
+
+// runOn runs cfg on a built-in pool or, if cfg.Pool is its name, on ext's.
+func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) (*Report, error) {
+	if err := cfg.validate(ext); err != nil {
 		return nil, err
 	}
-	if cfg.Pool == "mutex" {
+	switch {
+	case cfg.Pool == "mutex":
 		return runWith[mutexHandle](ctx, cfg, newMutexPool(cfg), progress)
+	case ext != nil && cfg.Pool == ext.Name:
+		p, err := ext.Open(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ext.Name, err)
+		}
+		e := newEngine[extHandle](cfg, &extPool{p: p, resources: cfg.Resources})
+		e.cooldownMin -= int64(ext.CooldownSlack)
+		if ext.Title != nil {
+			e.title = ext.Title()
+		}
+		return e.run(ctx, progress), nil
 	}
 	p, err := newCRSPool(cfg)
 	if err != nil {
@@ -70,13 +90,24 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Report, error) {
 }
 
 func runWith[H any](ctx context.Context, cfg Config, p pool[H], progress *Progress) (*Report, error) {
-	e := &engine[H]{
+	return newEngine(cfg, p).run(ctx, progress), nil
+}
+
+func newEngine[H any](cfg Config, p pool[H]) *engine[H] {
+	return &engine[H]{
 		cfg:  cfg,
 		pool: p,
 		k:    newCounters(cfg.Resources),
 		checkCooldown: cfg.Cooldown > 0 && cfg.Policy == config.Exclusive &&
 			cfg.Capacity == 1,
+		cooldownMin: int64(cfg.Cooldown),
+		title:       poolTitle(cfg.Pool),
 	}
+}
+
+// run runs the load test and returns its report.
+func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
+	cfg := e.cfg
 	plan := cohorts(cfg)
 	e.window = [2]int64{int64(cfg.Warmup), int64(cfg.Warmup + cfg.Duration)}
 
@@ -110,14 +141,17 @@ func runWith[H any](ctx context.Context, cfg Config, p pool[H], progress *Progre
 	for _, c := range plan {
 		c.cancel(errStopped) // release the cohort's timers and contexts
 	}
-	e.pool.settle()
-	e.pool.close()
 	rt1 := readRuntime()
 	samples := sampler.stop()
+	// After the measurements: an extension's pool may wait here, for
+	// other processes sharing it to finish.
+	e.pool.finish()
+	st := e.pool.state()
+	e.pool.close()
 
 	rt := rt0.delta(rt1, runtime.GOMAXPROCS(0))
 	rt.stalls(samples, sampleInterval(time.Duration(plan[0].stop)))
-	return e.report(samples, rt, time.Duration(stopped)), nil
+	return e.report(samples, rt, time.Duration(stopped), st)
 }
 
 // schedule opens the cohort's gate at its start and, at its stop, cancels

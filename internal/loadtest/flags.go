@@ -17,17 +17,21 @@ type Options struct {
 	JSON     string
 	HTML     string
 	Progress string
+	// ext is the Extension whose flags selected its pool, if any.
+	ext *Extension
 }
 
 // ParseFlags reads the command line. Settings a scenario changes (see
 // ScenarioDefaults) take the scenario's value unless given explicitly.
-// It returns flag.ErrHelp for -h, after printing the usage to w.
-func ParseFlags(args []string, w io.Writer) (Options, error) {
+// It returns flag.ErrHelp for -h, after printing the usage to w. The
+// flags of exts are read too, and the first extension they select gets
+// to adjust the settings (see Extension.Configure).
+func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) {
 	o := Options{Config: Default(), Progress: "auto"}
 	c := &o.Config
 	fs := flag.NewFlagSet("crsload", flag.ContinueOnError)
 	fs.SetOutput(w)
-	fs.Usage = func() { printUsage(fs, w) }
+	fs.Usage = func() { printUsage(fs, w, exts) }
 
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure, cooldown: 1000)")
@@ -37,15 +41,21 @@ func ParseFlags(args []string, w io.Writer) (Options, error) {
 	fs.Var((*policyFlag)(&c.Policy), "policy", "acquire `policy`: shared (a resource takes any number of holders) or exclusive\n(cooldown: exclusive)")
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "acquire strategy: "+strings.Join(strategyNames, ", ")+" (weighted: equal weights)")
 	fs.Var((*orderingFlag)(&c.Ordering), "ordering", "resource `order`: shard (the best of the shard the strategy picks) or global (the best of all)")
-	fs.StringVar(&c.API, "api", c.API, "how to acquire: acquire (AcquireContext, then Release(id) under exclusive;\na shared acquisition holds nothing) or lease (Lease, then Lease.Release)")
+	fs.StringVar(&c.API, "api", c.API, "how to acquire: acquire (AcquireContext, then Release(id) under exclusive;\na shared acquisition holds nothing) or lease (Lease, then Lease.Release, or Lease.Fail\nafter a failed backend call)")
 	fs.IntVar(&c.Heaps, "heaps", c.Heaps, "scheduler shards (HeapCount); 0: one per resource")
 	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
 	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
 	fs.Float64Var(&c.FailureRate, "failure-rate", c.FailureRate, "share of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
+	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
+	fs.Float64Var(&c.UnhealthyRate, "unhealthy-rate", c.UnhealthyRate, "share of an unhealthy resource's calls that fail, 0 to 1")
 	fs.Float64Var(&c.CancelRate, "cancel-rate", c.CancelRate, "share of requests the client abandons at a random moment, 0 to 1")
-	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long after every release (cooldown: 100ms)")
-	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a backend failure; 0: off")
+	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
+	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
+	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
+	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
+	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
+	fs.Float64Var(&c.EjectShare, "eject-share", c.EjectShare, "with -eject: the largest share of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
 	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
 	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
@@ -54,6 +64,9 @@ func ParseFlags(args []string, w io.Writer) (Options, error) {
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "live status: auto (a status line on a terminal, plain lines otherwise), line, plain, off")
+	for _, x := range exts {
+		x.Flags(fs)
+	}
 
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -70,10 +83,29 @@ func ParseFlags(args []string, w io.Writer) (Options, error) {
 			}
 		}
 	}
-	return o, c.Validate()
+	// The failure scenario's ejection applies where failures reach the
+	// scheduler: Lease.Fail, with -api lease.
+	if !set["eject"] && c.API != "lease" {
+		c.Eject = 0
+	}
+	if o.Compare {
+		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
+	}
+	for i := range exts {
+		selected, err := exts[i].Configure(c, func(name string) bool { return set[name] })
+		if err != nil {
+			return o, err
+		}
+		if selected {
+			o.ext = &exts[i]
+			c.Pool = exts[i].Name
+			break
+		}
+	}
+	return o, c.validate(o.ext)
 }
 
-func printUsage(fs *flag.FlagSet, w io.Writer) {
+func printUsage(fs *flag.FlagSet, w io.Writer, exts []Extension) {
 	fmt.Fprint(w, `crsload: load test of the crs scheduler.
 
 N workers compete for R resources through the scheduler. Each request
@@ -90,12 +122,25 @@ Scenarios:
   normal    steady load
   burst     a tenth of the workers, a step to all of them for the middle
             third of the window, and back
-  failure   10% of backend calls fail (-suspend rests the failing resource)
+  failure   10% of backend calls fail, 50% on one unhealthy resource
+            (backend-01); with -api lease each failure is reported with
+            Lease.Fail, and 5 in a row eject the resource (1 s, then 2 s,
+            ... at most 10 s; at most half the resources at once);
+            -suspend D also suspends a resource for D after each failure
   cooldown  exclusive resources, each resting -cooldown after every release
+            (the scheduler's ReleaseCooldown)
 
-Usage: go run ./cmd/crsload [flags]
+The end of a run brings every resting resource back (Include) and checks
+the scheduler's Stats: no holder or waiter, every resource active, and its
+Failures, Suspensions and Ejections against the calls the harness made.
 
 `)
+	for _, x := range exts {
+		if x.Usage != "" {
+			fmt.Fprintln(w, x.Usage)
+		}
+	}
+	fmt.Fprint(w, "Usage: go run ./cmd/crsload [flags]\n\n")
 	fs.PrintDefaults()
 }
 

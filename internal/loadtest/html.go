@@ -19,7 +19,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"igrp":  func(n int64) string { return group(n) },
 	"fgrp":  func(f float64) string { return group(int64(f + 0.5)) },
 	"pct":   pct,
-	"title": poolTitle,
+	"title": titleOf,
 }).Parse(reportTemplate))
 
 // htmlView is what the template reads: the report and its charts.

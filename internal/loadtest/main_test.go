@@ -34,6 +34,10 @@ func quick(scenario string) Config {
 			c.FailureRate = 0.1
 		case "cooldown":
 			c.Cooldown = 2 * time.Millisecond
+		case "eject":
+			// Ejection needs leases (see variant.apply); short ones, so
+			// that a resource comes back in the run.
+			c.EjectBase, c.EjectMax = 5*time.Millisecond, 20*time.Millisecond
 		}
 	}
 	return c
@@ -54,5 +58,8 @@ func (v variant) String() string {
 
 func (v variant) apply(c Config) Config {
 	c.Pool, c.API = v.pool, v.api
+	if c.Scenario == Failure && c.API == "lease" {
+		c.Eject = 3 // the scenario's ejection, where failures reach the pool
+	}
 	return c
 }

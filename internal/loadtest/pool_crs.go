@@ -74,7 +74,7 @@ func newCRSPool(cfg Config) (*crsPool, error) {
 		p.observer = metrics.NewTelemetryObserver[int]()
 		c.Observers = []events.Observer[int]{p.observer}
 	}
-	p.health.configure(&c, cfg, p.release)
+	p.health.configure(&c, cfg)
 	s, err := scheduler.New(c)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,6 @@ func newCRSPool(cfg Config) (*crsPool, error) {
 	for i := range backends {
 		backends[i] = &backend{id: i, name: backendName(i)}
 	}
-	p.health.backends = backends
 	if err := s.BatchAdd(backends); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -125,34 +124,46 @@ func (p *crsPool) release(h *crsHandle) error {
 // its Holders figure and its release events can be checked.
 func (p *crsPool) holdsTracked() bool { return p.leases || p.exclusive }
 
-func (p *crsPool) end(h *crsHandle, failed bool) error { return p.health.end(h, failed) }
+func (p *crsPool) end(h *crsHandle, failed bool) error { return p.health.end(h, failed, p.release) }
 
-func (p *crsPool) settle() { p.health.settle() }
+// finish ends the rests still running, then shuts the scheduler down,
+// which delivers the events still queued: the event counts are final.
+func (p *crsPool) finish() {
+	p.health.finish()
+	p.s.Shutdown()
+}
 
-func (p *crsPool) state() poolState {
+func (p *crsPool) state() PoolState {
 	st := p.s.Stats()
-	ps := poolState{
-		Holders:      st.Holders,
-		Waiters:      st.Waiters,
-		Active:       st.ActiveResources,
-		Total:        st.TotalResources,
-		Draining:     st.DrainingResources,
-		Excluded:     st.ExcludedResources,
-		Cancelled:    st.CancelledWaits,
-		Rests:        p.health.counts(),
-		Dropped:      st.DroppedEvents,
-		HoldsTracked: p.holdsTracked(),
+	ps := PoolState{
+		HoldsTracked:    p.holdsTracked(),
+		Holders:         st.Holders,
+		Waiters:         st.Waiters,
+		Active:          st.ActiveResources,
+		Total:           st.TotalResources,
+		Draining:        st.DrainingResources,
+		Excluded:        st.ExcludedResources,
+		Suspended:       st.SuspendedResources,
+		Ejected:         st.EjectedResources,
+		RateLimited:     st.RateLimitedResources,
+		CountsCancelled: true,
+		Cancelled:       st.CancelledWaits,
+		Health:          &HealthTotals{Failures: st.Failures, Suspensions: st.Suspensions, Ejections: st.Ejections},
+		Calls:           p.health.calls(),
+		Dropped:         st.DroppedEvents,
+	}
+	if err := p.health.finishErr; err != nil {
+		ps.Error = "include at the end: " + err.Error()
 	}
 	if p.observer != nil {
 		t := p.observer.Snapshot()
-		ps.Events = &eventCounts{
+		ps.Events = &EventCounts{
 			Add: t.AddCount, Acquire: t.AcquireCount, Release: t.ReleaseCount,
 			Exclude: t.ExcludeCount, Include: t.IncludeCount, Remove: t.RemoveCount,
+			Suspend: t.SuspendCount, Eject: t.EjectCount, Resume: t.ResumeCount,
 		}
 	}
 	return ps
 }
 
-// close shuts the scheduler down, which also delivers the events still
-// queued: state must be read after close for the event counts to be final.
-func (p *crsPool) close() { p.s.Shutdown() }
+func (p *crsPool) close() {}

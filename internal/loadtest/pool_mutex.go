@@ -14,7 +14,9 @@ import (
 // crs, a container/heap of resources under one sync.Mutex, with a FIFO of
 // channels for callers waiting. It offers the same workload semantics as
 // the scheduler (shared or exclusive, capacity, fewest holders first,
-// cooldown and suspension), so that the two runs differ only in the pool.
+// cooldown, suspension and ejection), so that the two runs differ only in
+// the pool. A rest started while the resource already rests is dropped
+// (the scheduler keeps the later end): it matters little for a baseline.
 type mutexPool struct {
 	mu        sync.Mutex
 	all       []*mutexRes
@@ -24,16 +26,24 @@ type mutexPool struct {
 	capacity  int
 	cooldown  time.Duration
 	suspend   time.Duration
+	eject     int // failures in a row that eject a resource; 0: off
+	ejectBase time.Duration
+	ejectMax  time.Duration
+	ejectCap  int // resources ejected at once, at most
+	ejected   int // resources ejected now
 	holders   int
 	cancelled uint64
 	timers    timerSet
 }
 
 type mutexRes struct {
-	id      int
-	holders int
-	index   int  // in free, -1 when not acquirable
-	resting bool // out of the pool for a cooldown or suspension
+	id        int
+	holders   int
+	index     int  // in free, -1 when not acquirable
+	resting   bool // out of the pool for a cooldown, suspension or ejection
+	ejected   bool // resting for an ejection
+	failures  int  // in a row
+	ejections int
 }
 
 // mutexHandle is one acquisition. done guards against a second release.
@@ -50,6 +60,15 @@ func newMutexPool(cfg Config) *mutexPool {
 		capacity: cfg.Capacity,
 		cooldown: cfg.Cooldown,
 		suspend:  cfg.Suspend,
+	}
+	if cfg.Eject > 0 {
+		p.eject, p.ejectBase, p.ejectMax = cfg.Eject, cfg.EjectBase, cfg.EjectMax
+		// As the scheduler: never the last resource, and at most the
+		// share (but always one).
+		p.ejectCap = cfg.Resources - 1
+		if cfg.EjectShare > 0 {
+			p.ejectCap = min(p.ejectCap, max(1, int(cfg.EjectShare*float64(cfg.Resources))))
+		}
 	}
 	for i := 0; i < cfg.Resources; i++ {
 		r := &mutexRes{id: i}
@@ -125,6 +144,9 @@ func (p *mutexPool) end(h *mutexHandle, failed bool) error {
 	defer p.mu.Unlock()
 	r.holders--
 	p.holders--
+	if p.eject > 0 {
+		d = max(d, p.failure(r, failed))
+	}
 	if d > 0 && !r.resting {
 		r.resting = true
 		if r.index >= 0 {
@@ -137,10 +159,36 @@ func (p *mutexPool) end(h *mutexHandle, failed bool) error {
 	return nil
 }
 
+// failure counts a call's outcome toward ejection, and returns how long
+// the resource is ejected for (0: not ejected). Requires mu.
+func (p *mutexPool) failure(r *mutexRes, failed bool) time.Duration {
+	if !failed {
+		r.failures = 0
+		return 0
+	}
+	r.failures++
+	if r.failures < p.eject || r.resting || p.ejected >= p.ejectCap {
+		return 0
+	}
+	r.failures = 0
+	r.ejections++
+	r.ejected = true
+	p.ejected++
+	d := p.ejectBase * time.Duration(r.ejections)
+	if p.ejectMax > 0 {
+		d = min(d, p.ejectMax)
+	}
+	return d
+}
+
 func (p *mutexPool) wake(r *mutexRes) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r.resting = false
+	if r.ejected {
+		r.ejected = false
+		p.ejected--
+	}
 	p.put(r)
 }
 
@@ -161,18 +209,20 @@ func (p *mutexPool) put(r *mutexRes) {
 	}
 }
 
-func (p *mutexPool) settle() { p.timers.flush() }
+func (p *mutexPool) finish() { p.timers.flush() }
 
-func (p *mutexPool) state() poolState {
+func (p *mutexPool) state() PoolState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return poolState{
-		HoldsTracked: true,
-		Holders:      p.holders,
-		Waiters:      len(p.waiters),
-		Active:       len(p.free),
-		Total:        len(p.all),
-		Cancelled:    p.cancelled,
+	return PoolState{
+		HoldsTracked:    true,
+		Holders:         p.holders,
+		Waiters:         len(p.waiters),
+		Active:          len(p.free),
+		Total:           len(p.all),
+		Ejected:         p.ejected,
+		CountsCancelled: true,
+		Cancelled:       p.cancelled,
 	}
 }
 

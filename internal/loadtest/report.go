@@ -3,7 +3,8 @@ package loadtest
 // Report is everything a run measured. It is what -json writes, and what
 // the text and HTML reports are drawn from. Durations are nanoseconds.
 type Report struct {
-	Pool        string        `json:"pool"` // "crs" or "mutex"
+	Pool        string        `json:"pool"`       // "crs", "mutex" or an Extension's name
+	PoolTitle   string        `json:"pool_title"` // the pool, as the heading names it
 	Config      ConfigReport  `json:"config"`
 	Environment Environment   `json:"environment"`
 	ElapsedNs   int64         `json:"elapsed_ns"` // start to the last worker's end
@@ -38,9 +39,15 @@ type ConfigReport struct {
 	Latency        string  `json:"latency"`
 	LatencyMeanNs  int64   `json:"latency_mean_ns"`
 	FailureRate    float64 `json:"failure_rate"`
+	Unhealthy      int     `json:"unhealthy"`
+	UnhealthyRate  float64 `json:"unhealthy_rate"`
 	CancelRate     float64 `json:"cancel_rate"`
 	CooldownNs     int64   `json:"cooldown_ns"`
 	SuspendNs      int64   `json:"suspend_ns"`
+	Eject          int     `json:"eject"` // failures in a row that eject a resource; 0: off
+	EjectBaseNs    int64   `json:"eject_base_ns"`
+	EjectMaxNs     int64   `json:"eject_max_ns"`
+	EjectShare     float64 `json:"eject_share"`
 	Events         bool    `json:"events"`
 	EventQueueSize int     `json:"event_queue_size"`
 	Seed           uint64  `json:"seed"`
@@ -133,6 +140,7 @@ type LatencySummary struct {
 type ResourceUse struct {
 	Name         string  `json:"name"`
 	Acquisitions uint64  `json:"acquisitions"`
+	Failures     uint64  `json:"backend_failures"`
 	Share        float64 `json:"share"` // of all acquisitions
 	// MeanHolders is the time-averaged number of holders; Utilisation is
 	// that over the resource's capacity (Exclusive policy; under Shared a
@@ -142,18 +150,24 @@ type ResourceUse struct {
 	PeakHolders int64   `json:"peak_holders"`
 }
 
-// PoolReport is the pool's own view once the run is over.
+// PoolReport is the pool's own view once the run is over (after the
+// rests still running were ended), and the health calls the harness made.
 type PoolReport struct {
-	Holders        int          `json:"holders"`
-	Waiters        int          `json:"waiters"`
-	Active         int          `json:"active"`
-	Total          int          `json:"total"`
-	Draining       int          `json:"draining"`
-	Excluded       int          `json:"excluded"`
-	CancelledWaits uint64       `json:"cancelled_waits"`
-	DroppedEvents  uint64       `json:"dropped_events"`
-	Events         *eventCounts `json:"events,omitempty"`
-	Rests          restCounts   `json:"rests"`
+	Holders     int `json:"holders"`
+	Waiters     int `json:"waiters"`
+	Active      int `json:"active"`
+	Total       int `json:"total"`
+	Draining    int `json:"draining"`
+	Excluded    int `json:"excluded"`
+	Suspended   int `json:"suspended"`
+	Ejected     int `json:"ejected"`
+	RateLimited int `json:"rate_limited"`
+	// CancelledWaits is absent if the pool does not count them.
+	CancelledWaits *uint64       `json:"cancelled_waits,omitempty"`
+	DroppedEvents  uint64        `json:"dropped_events"`
+	Events         *EventCounts  `json:"events,omitempty"`
+	Health         *HealthTotals `json:"health,omitempty"`
+	Calls          HealthCalls   `json:"health_calls"`
 }
 
 // HistogramBins are the latency distributions, coarsened for charts.

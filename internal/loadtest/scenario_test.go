@@ -58,9 +58,9 @@ func TestCooldownScenarioNeverHandsOutAResourceDuringItsCooldown(t *testing.T) {
 
 func TestCooldownWithCapacityAboveOneBalancesItsAccounts(t *testing.T) {
 	t.Parallel()
-	// A resource whose every slot is held is rested by removing it while
-	// held; with two slots, its other holder still drains it when the
-	// cooldown ends, and adding it back must wait for that.
+	// With two slots, a release rests the resource while its other holder
+	// still has it; the accounting checks that every release started a
+	// cooldown (the scheduler's Suspensions).
 	for _, v := range variants[:2] {
 		cfg := v.apply(quick(Cooldown))
 		cfg.Capacity = 2
@@ -68,9 +68,48 @@ func TestCooldownWithCapacityAboveOneBalancesItsAccounts(t *testing.T) {
 		if r.Requests.CooldownChecked {
 			t.Fatal("cooldown checked with two slots per resource, where it is ambiguous")
 		}
-		if r.PoolState.Rests.Removes+r.PoolState.Rests.Excludes == 0 {
-			t.Fatalf("%s: no resource was rested", v)
+		if h := r.PoolState.Health; h == nil || h.Suspensions == 0 {
+			t.Fatalf("%s: no resource was rested: %+v", v, h)
 		}
+	}
+}
+
+func TestSharedAcquisitionsWithoutALeaseTakeNoCooldown(t *testing.T) {
+	t.Parallel()
+	cfg := quick(Cooldown)
+	cfg.Policy = config.Shared
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("a cooldown no release can start was accepted")
+	}
+	cfg.API = "lease"
+	r := run(t, cfg)
+	if h := r.PoolState.Health; h == nil || h.Suspensions == 0 {
+		t.Fatalf("no lease release started a cooldown: %+v", h)
+	}
+	cfg.API, cfg.Pool = "acquire", "mutex" // the baseline rests on every end
+	run(t, cfg)
+}
+
+func TestFailuresReachTheSchedulerAndEjectUnderLeases(t *testing.T) {
+	t.Parallel()
+	for _, pool := range []string{"crs", "mutex"} {
+		cfg := quick(Failure)
+		cfg.Pool, cfg.API = pool, "lease"
+		cfg.FailureRate = 0.5
+		cfg.Eject, cfg.EjectBase, cfg.EjectMax = 2, 5*time.Millisecond, 20*time.Millisecond
+		r := run(t, cfg)
+		if pool == "mutex" {
+			continue // it keeps no health totals; its accounting held
+		}
+		h, c := r.PoolState.Health, r.PoolState.Calls
+		if h == nil || h.Failures == 0 || h.Failures != c.Fails || h.Ejections == 0 {
+			t.Fatalf("failures not reported, or nothing ejected: totals %+v, calls %+v", h, c)
+		}
+	}
+	cfg := quick(Failure)
+	cfg.API, cfg.Eject, cfg.EjectBase = "acquire", 2, time.Millisecond
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("ejection accepted where no failure reaches the scheduler (-api acquire)")
 	}
 }
 
@@ -95,8 +134,8 @@ func TestSuspensionAfterFailureRestsTheResourceAndBringsItBack(t *testing.T) {
 			cfg.FailureRate = 1
 			cfg.Suspend = time.Millisecond
 			r := run(t, cfg)
-			if v.pool == "crs" && r.PoolState.Rests.Excludes+r.PoolState.Rests.Removes == 0 {
-				t.Fatalf("%s %v: no resource was suspended", v, policy)
+			if h := r.PoolState.Health; v.pool == "crs" && (h == nil || h.Suspensions == 0 || r.PoolState.Calls.Suspends == 0) {
+				t.Fatalf("%s %v: no resource was suspended: %+v", v, policy, h)
 			}
 		}
 	}

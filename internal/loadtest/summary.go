@@ -21,10 +21,11 @@ func summarise(d *Distribution) LatencySummary {
 }
 
 // report assembles the Report once every worker has finished.
-func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Duration) *Report {
+func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Duration, st PoolState) *Report {
 	cfg, k := e.cfg, e.k
 	r := &Report{
 		Pool:        cfg.Pool,
+		PoolTitle:   e.title,
 		Config:      configReport(cfg),
 		Environment: environment(),
 		ElapsedNs:   int64(elapsed),
@@ -84,7 +85,6 @@ func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Dura
 	r.Throughput = t
 	r.Histograms = HistogramBins{Acquire: acq.LogBins(10), Total: tot.LogBins(10)}
 	r.Resources = e.resourceUse(elapsed)
-	st := e.pool.state()
 	r.PoolState = poolReport(st)
 	r.Accounting = check(r, st)
 	return r
@@ -101,6 +101,7 @@ func (e *engine[H]) resourceUse(elapsed time.Duration) []ResourceUse {
 		u := ResourceUse{
 			Name:         backendName(i),
 			Acquisitions: rc.acquired.Load(),
+			Failures:     rc.failed.Load(),
 			PeakHolders:  rc.holding.maxed(),
 		}
 		if total > 0 {
@@ -118,12 +119,17 @@ func (e *engine[H]) resourceUse(elapsed time.Duration) []ResourceUse {
 	return out
 }
 
-func poolReport(s poolState) PoolReport {
-	return PoolReport{
+func poolReport(s PoolState) PoolReport {
+	r := PoolReport{
 		Holders: s.Holders, Waiters: s.Waiters, Active: s.Active, Total: s.Total,
-		Draining: s.Draining, Excluded: s.Excluded, CancelledWaits: s.Cancelled,
-		DroppedEvents: s.Dropped, Events: s.Events, Rests: s.Rests,
+		Draining: s.Draining, Excluded: s.Excluded,
+		Suspended: s.Suspended, Ejected: s.Ejected, RateLimited: s.RateLimited,
+		DroppedEvents: s.Dropped, Events: s.Events, Health: s.Health, Calls: s.Calls,
 	}
+	if s.CountsCancelled {
+		r.CancelledWaits = &s.Cancelled
+	}
+	return r
 }
 
 func configReport(c Config) ConfigReport {
@@ -135,7 +141,9 @@ func configReport(c Config) ConfigReport {
 		Capacity: c.Capacity, TimeoutNs: int64(c.Timeout),
 		Latency: c.Latency.String(), LatencyMeanNs: int64(c.Latency.Mean()),
 		FailureRate: c.FailureRate, CancelRate: c.CancelRate,
+		Unhealthy: c.Unhealthy, UnhealthyRate: c.UnhealthyRate,
 		CooldownNs: int64(c.Cooldown), SuspendNs: int64(c.Suspend),
+		Eject: c.Eject, EjectBaseNs: int64(c.EjectBase), EjectMaxNs: int64(c.EjectMax), EjectShare: c.EjectShare,
 		Events: c.Events, EventQueueSize: c.EventQueueSize, Seed: c.Seed,
 	}
 }

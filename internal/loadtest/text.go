@@ -7,27 +7,46 @@ import (
 	"text/tabwriter"
 )
 
-// poolTitle names the pool as the report shows it.
+// poolTitle names a built-in pool as the report shows it.
 func poolTitle(p string) string {
-	if p == "mutex" {
+	switch p {
+	case "mutex":
 		return "mutex-around-a-heap baseline"
+	case "crs":
+		return "crs scheduler"
 	}
-	return "crs scheduler"
+	return p
+}
+
+// titleOf is the report's pool title (reports from before it had one
+// have only the pool's name).
+func titleOf(r *Report) string {
+	if r.PoolTitle != "" {
+		return r.PoolTitle
+	}
+	return poolTitle(r.Pool)
 }
 
 // WriteText writes the report for a reader.
 func WriteText(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	c, env := r.Config, r.Environment
-	fmt.Fprintf(b, "crsload: %s scenario, %s\n", c.Scenario, poolTitle(r.Pool))
-	fmt.Fprintf(b, "  %s workers, %d resources, %s policy, %s strategy, %d heaps, %s order", group(c.Workers), c.Resources, c.Policy, c.Strategy, c.Heaps, c.Ordering)
+	fmt.Fprintf(b, "crsload: %s scenario, %s\n", c.Scenario, titleOf(r))
+	fmt.Fprintf(b, "  %s workers, %d resources, %s policy", group(c.Workers), c.Resources, c.Policy)
+	if r.Pool == "crs" || r.Pool == "mutex" {
+		fmt.Fprintf(b, ", %s strategy, %d heaps, %s order", c.Strategy, c.Heaps, c.Ordering)
+	}
 	if c.Policy == "exclusive" {
 		fmt.Fprintf(b, ", capacity %d", c.Capacity)
 	}
 	if r.Pool == "crs" {
 		fmt.Fprintf(b, ", %s", apiName(c.API, c.Policy))
 	}
-	fmt.Fprintf(b, "\n  backend latency %s (mean %s), %s failures, acquire timeout %s", c.Latency, dur(c.LatencyMeanNs), pct(c.FailureRate), dur(c.TimeoutNs))
+	fmt.Fprintf(b, "\n  backend latency %s (mean %s), %s failures", c.Latency, dur(c.LatencyMeanNs), pct(c.FailureRate))
+	if c.Unhealthy > 0 {
+		fmt.Fprintf(b, " (%s on %s)", pct(c.UnhealthyRate), unhealthyNames(c.Unhealthy))
+	}
+	fmt.Fprintf(b, ", acquire timeout %s", dur(c.TimeoutNs))
 	if c.CancelRate > 0 {
 		fmt.Fprintf(b, ", %s cancelled by the client", pct(c.CancelRate))
 	}
@@ -36,6 +55,13 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	if c.SuspendNs > 0 {
 		fmt.Fprintf(b, ", suspend %s after a failure", dur(c.SuspendNs))
+	}
+	if c.Eject > 0 {
+		fmt.Fprintf(b, ",\n  eject after %d failures in a row (for %s, %s, ... at most %s", c.Eject, dur(c.EjectBaseNs), dur(2*c.EjectBaseNs), maxDur(c.EjectMaxNs))
+		if c.EjectShare > 0 {
+			fmt.Fprintf(b, "; at most %s of the resources at once", pct(c.EjectShare))
+		}
+		fmt.Fprintf(b, ")")
 	}
 	fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
 	race := ""
@@ -71,6 +97,29 @@ func writeRequests(b *strings.Builder, r *Report) {
 	row("release failures", q.ReleaseFailures, firstErr(q.FirstReleaseError))
 	_ = tw.Flush()
 	fmt.Fprintf(b, "  peak simultaneous: %s requests in progress, %s holding a resource\n", group(q.PeakInFlight), group(q.PeakHolding))
+	writeHealth(b, r.PoolState)
+}
+
+// writeHealth says how the pool rested resources, if it did.
+func writeHealth(b *strings.Builder, p PoolReport) {
+	c := p.Calls
+	var parts []string
+	if h := p.Health; h != nil && *h != (HealthTotals{}) {
+		parts = append(parts, fmt.Sprintf("%s failures reported, %s ejections, %s suspensions (cooldowns included)",
+			group(h.Failures), group(h.Ejections), group(h.Suspensions)))
+	} else if p.Health == nil && c.Suspends+c.Cooldowns > 0 {
+		parts = append(parts, fmt.Sprintf("%s suspensions after a failure, %s cooldowns", group(c.Suspends), group(c.Cooldowns)))
+	}
+	if c.Includes > 0 {
+		rests := "rests"
+		if c.Includes == 1 {
+			rests = "rest"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s still running at the end, ended early (Include)", group(c.Includes), rests))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(b, "  health: %s\n", strings.Join(parts, "; "))
+	}
 }
 
 func share(n, of uint64) string {
@@ -128,6 +177,8 @@ func writeLatency(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "  acquire calls over 1ms: %s of %s", group(l.Acquire.Over1ms), group(l.Acquire.Count))
 	switch {
 	case l.Acquire.Over1ms == 0:
+	case r.Pool != "crs" && r.Pool != "mutex":
+		// An extension's pool: its own round trips are in the call.
 	case r.Config.Policy == "shared" && r.Requests.AcquireTimeouts == 0:
 		// Nothing waits under Shared while a resource is active.
 		fmt.Fprintf(b, "; none waited for a resource: a call that long was held up\n  inside, descheduled or queued on a lock (compare the run-queue wait below)")
@@ -147,11 +198,18 @@ func writeResources(b *strings.Builder, r *Report) {
 	if r.Config.Policy == "exclusive" {
 		fmt.Fprintf(tw, "busy\t")
 	}
+	failures := r.Requests.BackendFailures > 0
+	if failures {
+		fmt.Fprintf(tw, "backend failures\t")
+	}
 	fmt.Fprintf(tw, "\n")
 	for _, u := range r.Resources {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t", u.Name, group(u.Acquisitions), pct(u.Share), u.MeanHolders, group(u.PeakHolders))
 		if r.Config.Policy == "exclusive" {
 			fmt.Fprintf(tw, "%s\t", pct(u.Utilisation))
+		}
+		if failures {
+			fmt.Fprintf(tw, "%s\t", group(u.Failures))
 		}
 		fmt.Fprintf(tw, "\n")
 	}
@@ -200,11 +258,29 @@ func writeAccounting(b *strings.Builder, a Accounting) {
 	}
 }
 
+// unhealthyNames names the first n resources, the unhealthy ones.
+func unhealthyNames(n int) string {
+	switch n {
+	case 1:
+		return backendName(0)
+	case 2:
+		return backendName(0) + " and " + backendName(1)
+	}
+	return backendName(0) + " to " + backendName(n-1)
+}
+
+func maxDur(ns int64) string {
+	if ns <= 0 {
+		return "no cap"
+	}
+	return dur(ns)
+}
+
 // apiName says which scheduler calls a request makes.
 func apiName(api, policy string) string {
 	switch {
 	case api == "lease":
-		return "Lease + Lease.Release"
+		return "Lease + Lease.Release or Lease.Fail"
 	case policy == "exclusive":
 		return "AcquireContext + Release"
 	}

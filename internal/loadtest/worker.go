@@ -48,7 +48,10 @@ func (e *engine[H]) request(ctx context.Context, acq *deadlineCtx, h *H, rng *ra
 	// Everything random about the request is drawn up front, from the
 	// worker's own generator: one seed reproduces every worker's sequence.
 	latency := e.cfg.Latency.Draw(rng)
-	failed := e.cfg.FailureRate > 0 && rng.Float64() < e.cfg.FailureRate
+	failDraw := 1.0 // fails if below the resource's failure rate
+	if e.cfg.FailureRate > 0 || e.cfg.Unhealthy > 0 {
+		failDraw = rng.Float64()
+	}
 	cancelAfter := time.Duration(-1)
 	if e.cfg.CancelRate > 0 && rng.Float64() < e.cfg.CancelRate {
 		cancelAfter = 0 // strictly before the call would end, so it is always abandoned
@@ -79,9 +82,14 @@ func (e *engine[H]) request(ctx context.Context, acq *deadlineCtx, h *H, rng *ra
 	k.holding.inc()
 	rc := &k.resources[r]
 	rc.acquired.Add(1)
+	rate := e.cfg.FailureRate
+	if r < e.cfg.Unhealthy {
+		rate = e.cfg.UnhealthyRate
+	}
+	failed := failDraw < rate
 	rc.holding.inc()
 	if e.checkCooldown {
-		if last := rc.lastRelease.Load(); last > 0 && t1-last < int64(e.cfg.Cooldown) {
+		if last := rc.lastRelease.Load(); last > 0 && t1-last < e.cooldownMin {
 			k.violations.Add(1)
 		}
 	}
@@ -116,6 +124,7 @@ func (e *engine[H]) request(ctx context.Context, acq *deadlineCtx, h *H, rng *ra
 		return
 	case failed:
 		k.backendFail.Add(1)
+		rc.failed.Add(1)
 	default:
 		k.success.Add(1)
 	}

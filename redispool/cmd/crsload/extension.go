@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/redispool"
+)
+
+// Defaults of the Redis run (see the package comment).
+const (
+	defaultWorkers  = 200
+	defaultPoolName = "crsload"
+	defaultWait     = 30 * time.Second
+)
+
+// redisFlags are the settings of the Redis pool.
+type redisFlags struct {
+	addr string        // -redis: host:port; "" runs the in-process scheduler
+	name string        // -redis-pool
+	wait time.Duration // -redis-wait: for the other processes on the pool
+}
+
+// redisExtension adds the redispool pool to the harness; log receives the
+// notes of a run that waits for other processes.
+func redisExtension(log io.Writer) loadtest.Extension {
+	f := &redisFlags{}
+	return loadtest.Extension{
+		Name:  "redis",
+		Title: func() string { return fmt.Sprintf("redispool pool %q on Redis %s", f.name, f.addr) },
+		Usage: `With -redis ADDR, the pool is a redispool pool kept in that Redis (or
+Valkey), and several crsload processes given the same -redis and
+-redis-pool share it: start them together. A request is Acquire, the call,
+then Lease.Release, or Lease.Cooldown with -cooldown (-suspend: Suspend
+first). The default is then 200 workers: each request is at least two Redis
+round trips. -strategy, -heaps, -ordering and -api do not apply, and
+redispool has no ejection, no events and no count of cancelled waits (the
+accounting skips those checks). See the package documentation
+(go doc ./cmd/crsload) for how processes share a pool.
+`,
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&f.addr, "redis", "", "run on a redispool pool in the Redis at `host:port` (default workers: 200)")
+			fs.StringVar(&f.name, "redis-pool", defaultPoolName, "with -redis: the redispool pool's `name`; the crsload processes on one pool share it")
+			fs.DurationVar(&f.wait, "redis-wait", defaultWait, "with -redis: how long to wait, after this run, for the other processes on the\npool to finish theirs, so that the pool's figures are final")
+		},
+		Configure: f.configure,
+		Open: func(cfg loadtest.Config) (loadtest.Pool, error) {
+			return openPool(cfg, *f, log)
+		},
+		// Redis keeps suspensions in whole milliseconds (server clock).
+		CooldownSlack: time.Millisecond,
+	}
+}
+
+// configure selects the Redis pool when -redis is given, and refuses what
+// it cannot run.
+func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (bool, error) {
+	if f.addr == "" {
+		for _, name := range []string{"redis-pool", "redis-wait"} {
+			if given(name) {
+				return false, fmt.Errorf("-%s: needs -redis", name)
+			}
+		}
+		return false, nil
+	}
+	switch {
+	case given("pool"):
+		return true, errors.New("pool: -redis selects the pool (-compare adds the mutex baseline)")
+	case given("eject") && c.Eject > 0:
+		return true, errors.New("eject: redispool counts no failures, so it ejects nothing")
+	case c.Policy == config.Exclusive && c.Capacity > redispool.MaxCapacity:
+		return true, fmt.Errorf("capacity: want at most %d with -redis", redispool.MaxCapacity)
+	case f.name == "" || strings.ContainsAny(f.name, "{}"):
+		return true, fmt.Errorf("redis-pool %q: want a name without '{' or '}'", f.name)
+	case f.wait <= 0:
+		return true, errors.New("redis-wait: want > 0")
+	}
+	c.Eject = 0 // the failure scenario's: no failure reaches a redispool pool
+	if !given("workers") {
+		c.Workers = defaultWorkers
+	}
+	return true, nil
+}

@@ -1,0 +1,80 @@
+// Command crsload is the crs load-test harness with one more pool: with
+// -redis ADDR, the workers compete for a redispool pool kept in Redis,
+// which several crsload processes may share. Every other flag, the
+// scenarios and the report are those of the root module's cmd/crsload
+// (this module has the Redis client, which the root module may not
+// depend on; the harness itself is github.com/crsched/crs/internal/loadtest).
+//
+//	cd redispool
+//	go run ./cmd/crsload -redis 127.0.0.1:6379            # about 12 s: 200 workers, 4 resources
+//	go run ./cmd/crsload -redis 127.0.0.1:6379 -scenario cooldown
+//	go run ./cmd/crsload -h                               # every flag
+//
+// Without -redis it runs the in-process scheduler, as cmd/crsload does.
+//
+// # The pool in Redis
+//
+// Resources are backend-01 to backend-NN of pool -redis-pool (default
+// "crsload"), with capacity -capacity under -policy exclusive and
+// redispool.MaxCapacity under -policy shared (any number of holders). A
+// request is Acquire, the simulated call, then Lease.Release, or
+// Lease.Cooldown(-cooldown) when a cooldown is set; after a failed call,
+// -suspend first suspends the resource with Pool.Suspend. redispool has
+// no failure count, so no ejection (-eject is refused, and the failure
+// scenario runs without it). -strategy, -heaps, -ordering and -api do
+// not apply: the pool hands out the lowest priority (all equal), then
+// the fewest holders, then the smallest ID, and every acquisition is a
+// lease. Leases last redispool's default LeaseTTL, 30 s: a backend call
+// longer than that loses its lease, which the accounting reports (a
+// failed release, an expired lease).
+//
+// Each request costs at least two Redis round trips, and a Redis serves
+// them one at a time: the default is 200 workers (unless -workers is
+// given), so that the default latencies (uniform 20-500 ms) load Redis
+// with about 1,500 scripts a second rather than measure a queue.
+//
+// # Several processes on one pool
+//
+// Start them together, with the same -redis and -redis-pool (and the same
+// -resources, -policy and -capacity: a process that disagrees with the
+// pool's first one is refused). Each process adds the resources,
+// ignoring ErrDuplicateKey, so whichever comes first creates them, and
+// registers in a session hash of its own, {POOL}:crsload (running,
+// joined, left; it expires a few minutes after the last change). At the
+// end of its run a process leaves the session and waits, -redis-wait at
+// most, until no process is running any more: only then are the pool's
+// figures final for everyone. Each then ends the suspensions still
+// running (Include), reads the pool's Stats (no lease, every resource
+// available, no lease expired since it started) and checks its own
+// counts; the last process to finish removes the resources, which leaves
+// no key of the pool behind, and deletes the session hash. A process
+// that cannot see the others finish (one was killed) fails its pool
+// check; the session hash then expires by itself and the pool's
+// resources stay for the next run to reuse.
+//
+// The report is the harness's, with these differences: redispool has no
+// events, no count of cancelled waits and no health totals, so those
+// checks are skipped (the report says so); its Stats are pool-wide
+// (the leases of every process) except Waiters, which counts this
+// process's; and "no acquisition within a cooldown" allows 1 ms, as Redis
+// keeps suspensions in whole milliseconds.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/crsched/crs/internal/loadtest"
+)
+
+func main() {
+	// An interrupt ends the run early; the report covers what ran.
+	// A second one quits at once (the end of a run may wait for other
+	// processes on the pool).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	code := loadtest.MainWith(ctx, os.Args[1:], os.Stdout, os.Stderr, redisExtension(os.Stderr))
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crsched/crs/internal/leakcheck"
+	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/redispool"
+)
+
+// As in redispool's tests: CRS_REDIS_ADDR points at a running Redis;
+// otherwise the tests start redis-server on a free loopback port, and skip
+// without one unless CRS_REQUIRE_REDIS=1 (CI), where they fail.
+const (
+	envAddr    = "CRS_REDIS_ADDR"
+	envRequire = "CRS_REQUIRE_REDIS"
+)
+
+var (
+	testAddr   string // "" when there is no Redis
+	whyNoRedis string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	bin, _ := exec.LookPath("redis-server")
+	stop := func() {}
+	switch {
+	case os.Getenv(envAddr) != "":
+		testAddr = os.Getenv(envAddr)
+	case bin != "":
+		dir, err := os.MkdirTemp("", "crsload-redis-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crsload tests:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if stop, err = startServer(bin, dir); err != nil {
+			fmt.Fprintln(os.Stderr, "crsload tests: starting redis-server:", err)
+			return 1
+		}
+	default:
+		whyNoRedis = "redis-server is not in PATH (apt-get install redis-server) and " + envAddr + " is not set"
+		if os.Getenv(envRequire) == "1" {
+			fmt.Fprintf(os.Stderr, "crsload tests: %s=1 but %s\n", envRequire, whyNoRedis)
+			return 1
+		}
+	}
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if leaked := leakcheck.Wait(5 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "leakcheck: goroutines outlived the tests:\n\n%s\n", leaked)
+			code = 1
+		}
+	}
+	return code
+}
+
+// startServer starts redis-server on a free loopback port, with no
+// persistence, sets testAddr, and returns how to stop it.
+func startServer(bin, dir string) (func(), error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // a free port may be taken meanwhile
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"), "--loglevel", "warning")
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		exited := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		stop := func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		if lastErr = waitReady(addr, exited); lastErr == nil {
+			testAddr = addr
+			return stop, nil
+		}
+		stop()
+	}
+	return nil, lastErr
+}
+
+func waitReady(addr string, exited chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Ping(ctx).Err()
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("redis-server on %s does not answer: %w", addr, err)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited: %w", addr, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func needRedis(t *testing.T) {
+	t.Helper()
+	if testAddr == "" {
+		t.Skip(whyNoRedis)
+	}
+}
+
+// poolName is a pool of the test's own.
+func poolName(t *testing.T) string {
+	return fmt.Sprintf("crsload-test-%d-%s", time.Now().UnixNano(), t.Name())
+}
+
+// quickArgs shrink a run to about a second: few workers, short calls.
+func quickArgs(pool string, more ...string) []string {
+	return append([]string{"-redis", testAddr, "-redis-pool", pool, "-workers", "20", "-resources", "3",
+		"-duration", "800ms", "-warmup", "100ms", "-latency", "uniform:1ms-5ms", "-timeout", "200ms", "-progress", "off"}, more...)
+}
+
+// crsload runs the command and returns its report, failing the test
+// unless it exits 0 with its accounting OK.
+func crsload(t *testing.T, args ...string) *loadtest.Report {
+	t.Helper()
+	r, err := run(t.TempDir(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// run is crsload for any goroutine: it returns what went wrong.
+func run(dir string, args ...string) (*loadtest.Report, error) {
+	path := filepath.Join(dir, "report.json")
+	var stdout, stderr bytes.Buffer
+	code := loadtest.MainWith(context.Background(), append(args, "-json", path), &stdout, &stderr, redisExtension(&stderr))
+	if code != 0 || !strings.Contains(stdout.String(), "Accounting: OK") {
+		return nil, fmt.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r loadtest.Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// noKeysLeft checks that the pool and its session left nothing in Redis.
+func noKeysLeft(t *testing.T, pool string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: testAddr})
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "{"+pool+"}*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 0 {
+		t.Fatalf("keys left behind: %v", keys)
+	}
+}
+
+func TestACooldownRunOnRedisBalancesItsAccounts(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	// Exclusive resources resting 2 ms after each release (Lease.Cooldown),
+	// and suspended 5 ms after each failed call (Suspend).
+	r := crsload(t, quickArgs(pool, "-scenario", "cooldown", "-cooldown", "2ms", "-failure-rate", "0.2", "-suspend", "5ms")...)
+	q, calls := r.Requests, r.PoolState.Calls
+	switch {
+	case r.Pool != "redis" || !strings.Contains(r.PoolTitle, pool):
+		t.Fatalf("pool %q, %q", r.Pool, r.PoolTitle)
+	case q.Acquisitions == 0 || !q.CooldownChecked:
+		t.Fatalf("%d acquisitions; cooldown checked: %v", q.Acquisitions, q.CooldownChecked)
+	case calls.Cooldowns == 0 || calls.Suspends == 0:
+		t.Fatalf("no cooldown or no suspension: %+v", calls)
+	}
+	checked := map[string]bool{}
+	for _, c := range r.Accounting.Checks {
+		checked[c.Name] = !c.Skipped
+	}
+	if !checked["no lease expired"] || !checked["no acquisition within a cooldown"] || checked["the scheduler's events agree"] {
+		t.Fatalf("checks made: %v", checked)
+	}
+	noKeysLeft(t, pool)
+}
+
+func TestSeveralProcessesShareOnePool(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	// Each run is what a process does: its own client, pool handle and
+	// session membership; Redis cannot tell them from processes.
+	const runs = 3
+	reports := make([]*loadtest.Report, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range reports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reports[i], errs[i] = run(t.TempDir(), quickArgs(pool, "-policy", "exclusive", "-capacity", "2", "-seed", strconv.Itoa(i+1))...)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	for i, r := range reports {
+		for _, c := range r.Accounting.Checks {
+			if c.Name == "no lease expired" && !strings.Contains(c.Detail, strconv.Itoa(runs)+" crsload processes") {
+				t.Errorf("run %d did not wait for the others: %s", i, c.Detail)
+			}
+		}
+	}
+	noKeysLeft(t, pool)
+}
+
+func TestRedisFlagsAreCheckedBeforeAnythingRuns(t *testing.T) {
+	for _, args := range [][]string{
+		{"-redis-pool", "x"},                                      // without -redis
+		{"-redis", "127.0.0.1:1", "-pool", "mutex"},               // two pools
+		{"-redis", "127.0.0.1:1", "-api", "lease", "-eject", "3"}, // no ejection
+		{"-redis", "127.0.0.1:1", "-redis-pool", "a{b}"},          // not a pool name
+	} {
+		var out bytes.Buffer
+		if code := loadtest.MainWith(context.Background(), args, &out, &out, redisExtension(&out)); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, out.String())
+		}
+	}
+	o, err := loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "failure", "-api", "lease"}, &bytes.Buffer{}, redisExtension(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Pool != "redis" || c.Workers != defaultWorkers || c.Eject != 0 {
+		t.Fatalf("pool %q, %d workers, eject %d", c.Pool, c.Workers, c.Eject)
+	}
+}
+
+func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	c := redis.NewClient(&redis.Options{Addr: testAddr})
+	defer c.Close()
+	ctx := context.Background()
+	// The session of a process killed mid-run: it joined, and will never
+	// leave.
+	key := "{" + pool + "}:crsload"
+	if err := c.HSet(ctx, key, "running", 1, "joined", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = c.Del(ctx, key).Err()
+		p, err := redispool.New(c, redispool.Options{Name: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		for i := 1; i <= 3; i++ {
+			_ = p.Remove(ctx, fmt.Sprintf("backend-%02d", i))
+		}
+		noKeysLeft(t, pool)
+	}()
+	var stdout, stderr bytes.Buffer
+	args := quickArgs(pool, "-duration", "200ms", "-redis-wait", "100ms")
+	if code := loadtest.MainWith(ctx, args, &stdout, &stderr, redisExtension(&stderr)); code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"Accounting: FAILED", "[FAIL] the pool agrees", "1 other crsload process on this pool still running"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "waiting for 1 other crsload process") {
+		t.Errorf("no note of the wait:\n%s", stderr.String())
+	}
+}
