@@ -120,8 +120,6 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v: lease index out of step with its leases", k)
 	case n.Capacity < 1:
 		return fmt.Errorf("node %v has capacity %d", k, n.Capacity)
-	case sh.exclusive && n.Holders > n.Capacity:
-		return fmt.Errorf("node %v has %d holders over capacity %d", k, n.Holders, n.Capacity)
 	case n.State == node.Active && sh.full(n):
 		return fmt.Errorf("node %v is active with every slot taken", k)
 	case n.State == node.Held && !sh.full(n):
