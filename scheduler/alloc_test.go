@@ -19,7 +19,9 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	// each call is the caller's allocation before Go 1.26, not the
 	// scheduler's.
 	var user acquire.AffinityIdentifier = acquire.StringIdentifier("user-42")
+	updated := w("w9", 9)
 	tests := map[string]func(){
+		"Update": func() { _ = shared.Update(updated) },
 		"shared Acquire": func() { _, _ = shared.Acquire() },
 		"exclusive Acquire+Release": func() {
 			v, _ := exclusive.Acquire()
