@@ -21,7 +21,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	var user acquire.AffinityIdentifier = acquire.StringIdentifier("user-42")
 	updated := w("w9", 9)
 	tests := map[string]func(){
-		"Update": func() { _ = shared.Update(updated) },
+		"Update":         func() { _ = shared.Update(updated) },
 		"shared Acquire": func() { _, _ = shared.Acquire() },
 		"exclusive Acquire+Release": func() {
 			v, _ := exclusive.Acquire()
