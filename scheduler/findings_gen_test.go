@@ -1,20 +1,13 @@
 package scheduler_test
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
-// TestCheckInvariantsAcceptsACapacityLoweredByUpdate reproduces a finding
-// (docs/TESTING.md): docs/ARCHITECTURE.md and CheckInvariants require
-// holders <= capacity under Exclusive, but Update documents and tests
-// (TestUpdateAppliesANewCapacity) lowering the capacity of a resource
-// below its current holders, which keeps them. Skipped unless
-// CRS_FINDINGS=1, since it fails while the finding stands.
+// TestCheckInvariantsAcceptsACapacityLoweredByUpdate guards a fixed
+// finding (docs/TESTING.md, finding 6): CheckInvariants and
+// docs/ARCHITECTURE.md required holders <= capacity under Exclusive,
+// although Update documents (TestUpdateAppliesANewCapacity) lowering the
+// capacity of a resource below its current holders, which keeps them.
 func TestCheckInvariantsAcceptsACapacityLoweredByUpdate(t *testing.T) {
-	if os.Getenv("CRS_FINDINGS") != "1" {
-		t.Skip("a reproducer of a known finding; run with CRS_FINDINGS=1")
-	}
 	s := newScheduler(t, capacityConfig(1))
 	addAll(t, s, withCapacity("a", 1, 2))
 	for range 2 {

@@ -339,31 +339,10 @@ func runGen(data []byte, wrap genWrap) (err error) {
 	return nil
 }
 
-// overCapacityByUpdate reports whether err is CheckInvariants objecting
-// to more holders than capacity on a key the model says has them. That
-// state is documented and tested (TestUpdateAppliesANewCapacity: an
-// Update that lowers the capacity keeps the holders, and no new one is
-// taken until enough release), but CheckInvariants and
-// docs/ARCHITECTURE.md list "holders <= capacity" as an invariant: a
-// finding reported in docs/TESTING.md. It is accepted only when the model
-// agrees that a lowered capacity explains it.
-func overCapacityByUpdate(err error, m *genModel) bool {
-	var k int
-	var holders, capacity int
-	if _, scan := fmt.Sscanf(err.Error(), "node g%d has %d holders over capacity %d", &k, &holders, &capacity); scan != nil {
-		return false
-	}
-	if k < 0 || k >= m.keys {
-		return false
-	}
-	e := m.e[k]
-	return m.exclusive && e.holders() == holders && max(e.cap, 1) == capacity && holders > capacity
-}
-
 // observe compares everything the API shows about the pool with the
 // model, and checks the scheduler's own invariants.
 func observe(p genPool, m *genModel) error {
-	if err := p.CheckInvariants(); err != nil && !overCapacityByUpdate(err, m) {
+	if err := p.CheckInvariants(); err != nil {
 		return err
 	}
 	for k := 0; k < m.keys; k++ {

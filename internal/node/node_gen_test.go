@@ -40,12 +40,12 @@ func TestSetPublishesTheValueForLockFreeReaders(t *testing.T) {
 }
 
 func TestStateAndRestNames(t *testing.T) {
-	for s, want := range map[State]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining", Resting: "resting", State(99): "invalid"} {
+	for s, want := range map[State]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining", Resting: "resting", State(len(stateNames)): "invalid", State(99): "invalid"} {
 		if got := s.String(); got != want {
 			t.Errorf("State(%d) = %q, want %q", s, got, want)
 		}
 	}
-	for r, want := range map[Rest]string{NoRest: "none", Suspended: "suspended", Ejected: "ejected", RateLimited: "rate-limited", Rest(99): "invalid"} {
+	for r, want := range map[Rest]string{NoRest: "none", Suspended: "suspended", Ejected: "ejected", RateLimited: "rate-limited", Rest(len(restNames)): "invalid", Rest(99): "invalid"} {
 		if got := r.String(); got != want {
 			t.Errorf("Rest(%d) = %q, want %q", r, got, want)
 		}
@@ -70,6 +70,11 @@ func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
 	// Empty: the next token comes after 1/Rate = 0.5 s, rounded up.
 	if want := second/2 + 1; next != want {
 		t.Fatalf("second take: next token at %d, want %d", next, want)
+	}
+	// A quarter second later half a token has been earned: the next whole
+	// one is due a quarter second after that.
+	if got, want := b.Empty(second/4), second/2+1; got != want {
+		t.Fatalf("with half a token, next token at %d, want %d", got, want)
 	}
 	if b.Empty(second/2-1) == 0 {
 		t.Fatal("a token appeared early")

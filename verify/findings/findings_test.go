@@ -1,0 +1,286 @@
+package findings
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/scheduler"
+)
+
+var run = flag.Bool("findings", false, "run the reproducers of known findings (each fails while its finding stands)")
+
+// TestMain fails the run if a scheduler outlives the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func reproducer(t *testing.T) {
+	t.Helper()
+	if !*run {
+		t.Skip("a reproducer of a known finding (docs/TESTING.md); run with -findings")
+	}
+}
+
+type res struct {
+	key  string
+	prio int
+}
+
+// gate is a comparator that, once armed, stops in its first call that
+// matches, until released: a way to hold an operation at a known point
+// inside the scheduler without timing.
+type gate struct {
+	armed   atomic.Bool
+	match   func(a, b *res) bool
+	inside  chan struct{}
+	proceed chan struct{}
+}
+
+func newGate(match func(a, b *res) bool) *gate {
+	return &gate{match: match, inside: make(chan struct{}), proceed: make(chan struct{})}
+}
+
+func (g *gate) compare(a, b *res) int {
+	if g.match(a, b) && g.armed.CompareAndSwap(true, false) {
+		close(g.inside)
+		<-g.proceed
+	}
+	return cmp.Compare(a.prio, b.prio)
+}
+
+func newScheduler(t *testing.T, cfg config.Config[*res, string]) *scheduler.Scheduler[*res, string] {
+	t.Helper()
+	cfg.KeyFunc = func(r *res) string { return r.key }
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func add(t *testing.T, s *scheduler.Scheduler[*res, string], rs ...*res) {
+	t.Helper()
+	for _, r := range rs {
+		if err := s.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSharedAcquireNeverPairsTheBestWithALaterValue: with one shard,
+// README says Acquire "always returns the best resource". Under the
+// Shared policy Acquire reads the shard's published top and then that
+// node's published value, two separate loads; Update publishes the new
+// value before it reorders the heap and publishes the new top. An Acquire
+// in between returns the old top with its new, worse value, although
+// another resource was better at every moment.
+func TestSharedAcquireNeverPairsTheBestWithALaterValue(t *testing.T) {
+	reproducer(t)
+	g := newGate(func(a, b *res) bool { return true })
+	s := newScheduler(t, config.Config[*res, string]{HeapCount: 1, Comparator: g.compare})
+	add(t, s, &res{"a", 0}, &res{"b", 2})
+	g.armed.Store(true)
+	updated := make(chan error)
+	go func() { updated <- s.Update(&res{"a", 3}) }()
+	<-g.inside // Update has published a's new value, not yet the new top
+	got, err := s.Acquire()
+	close(g.proceed)
+	if err := <-updated; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Linearized before the Update, Acquire returns a with priority 0;
+	// after it, b with priority 2. Never a with priority 3.
+	if got.key == "a" && got.prio == 3 {
+		t.Fatalf("Acquire returned a (priority 3) while b (priority 2) was available throughout")
+	}
+}
+
+// TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout:
+// config.GlobalOrder promises "the best available resource across all
+// shards". Acquire compares the shards' published tops (the comparator
+// runs with no lock), then locks the chosen shard and takes its top if it
+// is still the same node, without looking at the other shards again. A
+// better resource that arrives in another shard in between is passed
+// over, although it is available before the resource is taken.
+func TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout(t *testing.T) {
+	reproducer(t)
+	// Stop in the comparison of the two shards' tops, a and b.
+	g := newGate(func(x, y *res) bool { return x.key+y.key == "ab" || x.key+y.key == "ba" })
+	s := newScheduler(t, config.Config[*res, string]{
+		HeapCount: 2, Comparator: g.compare, AcquirePolicy: config.Exclusive, Ordering: config.GlobalOrder,
+	})
+	// Shards by rotation: a -> 0, b -> 1, pad -> 0, c -> 1.
+	add(t, s, &res{"a", 2}, &res{"b", 3}, &res{"pad", 9})
+	g.armed.Store(true)
+	type result struct {
+		r   *res
+		err error
+	}
+	acquired := make(chan result)
+	go func() {
+		r, err := s.Acquire()
+		acquired <- result{r, err}
+	}()
+	<-g.inside              // Acquire has read both tops and is comparing a with b
+	add(t, s, &res{"c", 0}) // the best resource arrives, in shard 1
+	err := s.Include("a")   // a is still free: Include sees it active
+	if !errors.Is(err, crserrors.ErrResourceNotInactive) {
+		t.Fatalf("Include(a) = %v, want ErrResourceNotInactive (a untaken)", err)
+	}
+	close(g.proceed)
+	got := <-acquired
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	// The Include shows a was not yet taken when c (priority 0) was
+	// already available, and c stayed available: the only linearization
+	// of the Acquire takes c.
+	if got.r.key != "c" {
+		t.Fatalf("Acquire returned %s (priority %d) while c (priority 0) was available from before a was taken", got.r.key, got.r.prio)
+	}
+}
+
+// TestDuplicateKeyOfADrainingResourceSaysItDrains: README's error table
+// says an Add of a key whose resource was removed while held fails with
+// ErrDuplicateKey wrapping ErrResourceDraining. The scheduler decides
+// that the key is taken under a lock, but looks the key up again later,
+// with no lock held, to decide whether to say it drains; if the last
+// holder released in between, the key is gone and the error says only
+// ErrDuplicateKey, for a key that was never live during the call.
+// Probabilistic: it counts how often that happens in many rounds.
+func TestDuplicateKeyOfADrainingResourceSaysItDrains(t *testing.T) {
+	reproducer(t)
+	const rounds = 20000
+	plain := 0
+	for range rounds {
+		s, err := scheduler.New(config.Config[*res, string]{
+			HeapCount: 2, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
+			KeyFunc: func(r *res) string { return r.key }, AcquirePolicy: config.Exclusive,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(&res{"k", 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Remove("k"); err != nil { // drains: one holder
+			t.Fatal(err)
+		}
+		var addErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); addErr = s.Add(&res{"k", 2}) }()
+		go func() { defer wg.Done(); _ = s.Release("k") }()
+		wg.Wait()
+		s.Shutdown()
+		if errors.Is(addErr, crserrors.ErrDuplicateKey) && !errors.Is(addErr, crserrors.ErrResourceDraining) {
+			plain++
+		}
+	}
+	if plain > 0 {
+		t.Fatalf("%d of %d Adds of a draining key failed with ErrDuplicateKey alone, without ErrResourceDraining", plain, rounds)
+	}
+}
+
+// TestCancelledWaiterNeverHidesAReleasedResource: a waiter whose context
+// ends as a Release hands it the resource gives the resource back, but
+// until it does the resource is held by no caller and available to none:
+// an Acquire right after the Release returned can fail with
+// ErrNoResourceAvailable although nothing holds the resource.
+// Probabilistic: it counts how often that happens in many rounds.
+func TestCancelledWaiterNeverHidesAReleasedResource(t *testing.T) {
+	reproducer(t)
+	const rounds = 3000
+	hidden := 0
+	for range rounds {
+		s, err := scheduler.New(config.Config[*res, string]{
+			HeapCount: 1, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
+			KeyFunc: func(r *res) string { return r.key }, AcquirePolicy: config.Exclusive,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(&res{"k", 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		waited := make(chan error)
+		go func() { _, err := s.AcquireContext(ctx); waited <- err }()
+		for s.Stats().Waiters != 1 { // no sleep: the waiter queues at once
+			runtime.Gosched()
+		}
+		cancel()
+		if err := s.Release("k"); err != nil {
+			t.Fatal(err)
+		}
+		_, acqErr := s.Acquire()
+		waitErr := <-waited
+		s.Shutdown()
+		if errors.Is(acqErr, crserrors.ErrNoResourceAvailable) && errors.Is(waitErr, context.Canceled) {
+			hidden++
+		}
+	}
+	if hidden > 0 {
+		t.Fatalf("in %d of %d rounds, Acquire after Release found nothing and the cancelled waiter did not get the resource either", hidden, rounds)
+	}
+}
+
+// TestLenNeverCountsAResourceAcquireCannotSee: Remove takes a resource
+// off its shard's heap (and publishes that, for Acquire's lock-free
+// reads) before it removes the key from the lookup map and decrements the
+// count Len reads. In between, Acquire finds no resource while Len still
+// counts one that is neither held nor excluded. Probabilistic.
+func TestLenNeverCountsAResourceAcquireCannotSee(t *testing.T) {
+	reproducer(t)
+	const rounds = 20000
+	seen := 0
+	for range rounds {
+		s, err := scheduler.New(config.Config[*res, string]{
+			HeapCount: 1, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
+			KeyFunc: func(r *res) string { return r.key },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(&res{"k", 1}); err != nil {
+			t.Fatal(err)
+		}
+		removed := make(chan struct{})
+		go func() { _ = s.Remove("k"); close(removed) }()
+		for done := false; !done; {
+			select {
+			case <-removed:
+				done = true
+			default:
+			}
+			// Shared policy: k is active until removed, never held.
+			if _, err := s.Acquire(); errors.Is(err, crserrors.ErrNoResourceAvailable) && s.Len() == 1 {
+				seen++
+				break
+			}
+		}
+		<-removed
+		s.Shutdown()
+	}
+	if seen > 0 {
+		t.Fatalf("in %d of %d rounds Len counted a resource that Acquire had just found unavailable", seen, rounds)
+	}
+}

@@ -1,0 +1,456 @@
+package linearizability
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/crsched/crs/verify/model"
+)
+
+var (
+	histories = flag.Int("histories", 240, "number of concurrent histories to record and check")
+	visDir    = flag.String("lin.vis", "", "directory for the HTML visualisation of a failed history (default: the test's temp dir, kept on failure)")
+	timeout   = flag.Duration("lin.timeout", 30*time.Second, "porcupine's time limit per history; running out is a failure")
+	seedFlag  = flag.Uint64("lin.seed", 0, "seed of the first history (0: from the clock); history i uses seed+i")
+	only      = flag.Int("lin.shape", -1, "record only histories of this shape (an index into shapes)")
+	expose    = flag.String("lin.expose", "", "comma-separated known findings to exercise instead of avoiding (expect failures): "+strings.Join(findingNames(), ", "))
+	replay    = flag.String("lin.replay", "", "check the history saved in this .json file (written beside a failure's visualisation) instead of recording new ones")
+)
+
+// findings are the scheduler's known departures from linearizability
+// (docs/TESTING.md describes each, with a reproducer). By default the
+// histories avoid the calls that expose them, so that a CI failure means
+// something new; -lin.expose=name puts them back.
+var findings = map[string]string{
+	"len":    "Len in concurrent histories: Remove takes a resource off the heap before it updates the count Len reads",
+	"waits":  "AcquireContext and Lease with a cancelled context in contended histories: a waiter whose context ends as it is served holds the resource for a moment with no caller holding it",
+	"hint":   "the exact ErrResourceDraining hint on duplicate keys: it is decided after the failure, with no lock held",
+	"global": "GlobalOrder's best with several shards: Acquire compares the shards' tops, then takes the one it chose if it is still its shard's top, without looking at the other shards again",
+	"update": "Update in histories whose Acquire must return the best priority (Shared with one shard, or GlobalOrder): Acquire reads a shard's best and that resource's value at different moments",
+}
+
+func findingNames() []string {
+	var names []string
+	for name := range findings {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func exposed(name string) bool {
+	for _, f := range strings.Split(*expose, ",") {
+		if strings.TrimSpace(f) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// shape is one kind of history: a scheduler configuration and how many
+// goroutines issue how many calls.
+type shape struct {
+	cfg     model.Config
+	clients int
+	opsEach int
+	mix     model.Mix
+	// inFlight bounds how many calls are in progress at once (0: no
+	// bound). Porcupine's search is exponential in the number of calls
+	// that overlap, not in the number of goroutines; with 32 goroutines
+	// on two cores, most of them sit preempted or parked on a lock with a
+	// call open, and a single history of 64 calls can take minutes to
+	// check. The bound keeps every goroutine a distinct client, in any
+	// interleaving, while at most inFlight calls overlap.
+	inFlight int
+}
+
+// shapes cycles through the configurations that matter: one shard with
+// exact priority, several shards where Acquire may return any active
+// resource, both policies, and capacities above one. Goroutines range
+// over 8 to 32; the busier the history, the fewer calls each goroutine
+// makes, so that porcupine's search (exponential in concurrency) ends.
+//
+// Two families. Contended histories leave AcquireContext and Lease out,
+// so the pool runs dry and Acquire fails often. Pinned histories keep one
+// resource always available (see model.Config.Pinned), so that
+// AcquireContext and Lease with a cancelled context never queue as
+// waiters: a cancelled waiter that is handed a resource holds it for a
+// moment without any caller holding it, which is not linearizable (see
+// docs/TESTING.md, findings, and -lin.expose=waits). The other known
+// findings are avoided the same way (see findings).
+func shapes() []shape {
+	full := model.DefaultMix()
+	if !exposed("len") {
+		full[model.OpLen] = 0
+	}
+	contended := full
+	for _, k := range []model.Kind{model.OpAcquireCtx, model.OpLease, model.OpLeaseRelease, model.OpLeaseCooldown, model.OpLeaseFail, model.OpStaleLeaseRelease} {
+		contended[k] = 0
+	}
+	if exposed("waits") {
+		return []shape{
+			{model.Config{HeapCount: 1, Exclusive: true, Keys: 3}, 8, 40, full, 0},
+			{model.Config{HeapCount: 2, Exclusive: true, Capacities: true, Keys: 4}, 12, 25, full, 8},
+			{model.Config{HeapCount: 1, Exclusive: false, Keys: 3}, 8, 40, full, 0},
+		}
+	}
+	all := []shape{
+		{model.Config{HeapCount: 1, Exclusive: true, Keys: 4}, 8, 40, contended, 0},
+		{model.Config{HeapCount: 1, Exclusive: true, Capacities: true, Keys: 4, Pinned: true}, 12, 25, full, 8},
+		{model.Config{HeapCount: 1, Exclusive: false, Keys: 4, Pinned: true}, 8, 40, full, 0},
+		{model.Config{HeapCount: 4, Exclusive: true, Keys: 5}, 16, 16, contended, 8},
+		{model.Config{HeapCount: 3, Exclusive: true, Global: true, Capacities: true, Keys: 4}, 8, 40, contended, 0},
+		{model.Config{HeapCount: 3, Exclusive: false, Capacities: true, Keys: 4}, 8, 40, contended, 0},
+		{model.Config{HeapCount: 2, Exclusive: false, Global: true, Keys: 4, Pinned: true}, 8, 40, full, 0},
+		{model.Config{HeapCount: 2, Exclusive: true, Capacities: true, Keys: 6, Pinned: true}, 16, 16, full, 8},
+		{model.Config{HeapCount: 2, Exclusive: true, Global: true, Capacities: true, Keys: 6}, 32, 8, contended, 8},
+		{model.Config{HeapCount: 1, Exclusive: true, Capacities: true, Keys: 3}, 24, 10, contended, 8},
+	}
+	for i := range all {
+		cfg := all[i].cfg
+		if (cfg.Global || (!cfg.Exclusive && cfg.HeapCount == 1)) && !exposed("update") {
+			all[i].mix[model.OpUpdate] = 0
+		}
+	}
+	return all
+}
+
+// porcupineModel adapts a Spec to porcupine. The whole pool is one
+// partition: Acquire reads every key.
+func porcupineModel(sp model.Spec) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return model.State{} },
+		Step: func(state, input, output any) (bool, any) {
+			return sp.Step(state.(model.State), input.(model.Input), output.(model.Output))
+		},
+		Equal: func(a, b any) bool { return a.(model.State) == b.(model.State) },
+		Hash: func(state any) uint64 {
+			s := state.(model.State)
+			var h uint64 = 14695981039346656037
+			for _, e := range s {
+				for _, v := range [...]int32{int32(e.Status), b2i(e.Excluded), e.Prio, e.Cap, e.Anon, e.Leases} {
+					h ^= uint64(uint32(v))
+					h *= 1099511628211
+				}
+			}
+			return h
+		},
+		DescribeOperation: func(input, output any) string {
+			return model.Describe(input.(model.Input), output.(model.Output))
+		},
+		DescribeState: func(state any) string { return sp.DescribeState(state.(model.State)) },
+	}
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// record runs one history on p: every client issues its calls at the same
+// time, released by one barrier, then ends the holds it has left, all
+// recorded. Timestamps come from one atomic counter, so an operation that
+// returned before another was called has the smaller stamps.
+func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
+	var clock atomic.Int64
+	logs := make([][]porcupine.Operation, sh.clients)
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	var slots chan struct{}
+	if sh.inFlight > 0 {
+		slots = make(chan struct{}, sh.inFlight)
+	}
+	pinned := make(chan struct{}) // the pinned resource is in before anyone calls
+	if !sh.cfg.Pinned {
+		close(pinned)
+	}
+	for id := range sh.clients {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(id)))
+			c := &model.Client{P: p}
+			do := func(in model.Input) {
+				if slots != nil {
+					slots <- struct{}{}
+					defer func() { <-slots }()
+				}
+				call := clock.Add(1)
+				out := c.Do(in)
+				logs[id] = append(logs[id], porcupine.Operation{
+					ClientId: id, Input: in, Call: call, Output: out, Return: clock.Add(1),
+				})
+			}
+			ready.Done()
+			<-start
+			if id == 0 && sh.cfg.Pinned {
+				do(model.Input{Kind: model.OpAdd, Key: sh.cfg.PinnedItem().Key, Prio: sh.cfg.PinnedItem().Prio, Cap: sh.cfg.PinnedItem().Cap})
+				close(pinned)
+			}
+			<-pinned
+			for range sh.opsEach {
+				do(c.Next(r, sh.cfg, sh.mix))
+			}
+			for len(c.Leases) > 0 {
+				do(model.Input{Kind: model.OpLeaseRelease, Slot: 0, Key: model.KeyIndex(c.Leases[0].Key())})
+			}
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	var ops []porcupine.Operation
+	for _, l := range logs {
+		ops = append(ops, l...)
+	}
+	return ops
+}
+
+// verdict checks one history. Anything but Ok (Illegal, or Unknown after
+// the time limit) is a failure; the visualisation goes to a file whose
+// path the failure names.
+func verdict(t *testing.T, sp model.Spec, ops []porcupine.Operation, name string) (porcupine.CheckResult, string) {
+	t.Helper()
+	m := porcupineModel(sp)
+	res, info := porcupine.CheckOperationsVerbose(m, ops, *timeout)
+	if res == porcupine.Ok {
+		return res, ""
+	}
+	t.Log(explain(sp, ops, info))
+	dir := *visDir
+	if dir == "" {
+		// Not t.TempDir: that is deleted when the test ends, and the file
+		// is wanted after a failure.
+		var err error
+		if dir, err = os.MkdirTemp("", "crs-lin-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".html")
+	if err := os.WriteFile(filepath.Join(dir, name+".txt"), []byte(listing(ops)), 0o644); err != nil {
+		t.Logf("history listing not written: %v", err)
+	}
+	if err := save(filepath.Join(dir, name+".json"), sp, ops); err != nil {
+		t.Logf("history not saved: %v", err)
+	}
+	if err := porcupine.VisualizePath(m, info, path); err != nil {
+		t.Logf("visualisation failed: %v", err)
+		path = "(not written: " + err.Error() + ")"
+	}
+	return res, path + " (beside it: " + name + ".txt, the history as text, and " + name + ".json, to check again with -lin.replay)"
+}
+
+// listing is the history as text, one operation a line in call order.
+func listing(ops []porcupine.Operation) string {
+	sorted := append([]porcupine.Operation(nil), ops...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Call < sorted[j].Call })
+	var b strings.Builder
+	for _, op := range sorted {
+		fmt.Fprintf(&b, "[%d,%d] c%d %s\n", op.Call, op.Return, op.ClientId, model.Describe(op.Input.(model.Input), op.Output.(model.Output)))
+	}
+	return b.String()
+}
+
+// explain replays the longest linearizable prefix porcupine found and
+// lists the operations it could not place after it, each with what the
+// model would have allowed there: the place to start reading a failure.
+func explain(sp model.Spec, ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var longest []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, seq := range part {
+			if len(seq) > len(longest) {
+				longest = seq
+			}
+		}
+	}
+	var b strings.Builder
+	state := model.State{}
+	placed := map[[2]int64]bool{}
+	fmt.Fprintf(&b, "longest linearizable prefix: %d of %d operations; its last 12:\n", len(longest), len(ops))
+	for i, op := range longest {
+		_, state = sp.Step(state, op.Input.(model.Input), op.Output.(model.Output))
+		placed[[2]int64{op.Call, op.Return}] = true
+		if i >= len(longest)-12 {
+			fmt.Fprintf(&b, "  [%d,%d] c%d %s\n", op.Call, op.Return, op.ClientId, model.Describe(op.Input.(model.Input), op.Output.(model.Output)))
+		}
+	}
+	fmt.Fprintf(&b, "state then: %s\n", sp.DescribeState(state))
+	var rest []porcupine.Operation
+	for _, op := range ops {
+		if !placed[[2]int64{op.Call, op.Return}] {
+			rest = append(rest, op)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i].Call < rest[j].Call })
+	b.WriteString("first operations left over (model allows):\n")
+	for _, op := range rest[:min(len(rest), 8)] {
+		in := op.Input.(model.Input)
+		fmt.Fprintf(&b, "  [%d,%d] c%d %s   (allowed: %s)\n", op.Call, op.Return, op.ClientId, model.Describe(in, op.Output.(model.Output)), sp.Allowed(state, in))
+	}
+	return b.String()
+}
+
+// spec is the model for cfg under concurrency: the draining hint of a
+// duplicate key is not checked unless -lin.expose=hint.
+func spec(cfg model.Config) model.Spec {
+	sp := cfg.Spec()
+	sp.LooseDrainingHint = !exposed("hint")
+	if cfg.Global && cfg.HeapCount > 1 && !exposed("global") {
+		sp.Order = model.AnyActive
+	}
+	return sp
+}
+
+func baseSeed() uint64 {
+	if *seedFlag != 0 {
+		return *seedFlag
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// TestHistoriesAreLinearizable records concurrent histories of every
+// operation on a small key space and checks each against the sequential
+// model with porcupine. A history that is not linearizable is a
+// concurrency bug: an operation whose effect other goroutines see before
+// or after it happened, or never.
+func TestHistoriesAreLinearizable(t *testing.T) {
+	n := *histories
+	if testing.Short() {
+		n = max(n/4, 1)
+	}
+	seed := baseSeed()
+	t.Logf("seed %d (rerun with -lin.seed=%d)", seed, seed)
+	all := shapes()
+	if *only >= 0 {
+		all = all[*only : *only+1]
+	}
+	var ops, slowest int
+	var slowestTime time.Duration
+	perShape := make([]time.Duration, len(all))
+	for i := range n {
+		sh := all[i%len(all)]
+		p, err := sh.cfg.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		history := record(p, sh, seed+uint64(i))
+		p.Shutdown()
+		ops += len(history)
+		began := time.Now()
+		name := fmt.Sprintf("history-%d-seed-%d", i, seed+uint64(i))
+		res, path := verdict(t, spec(sh.cfg), history, name)
+		d := time.Since(began)
+		if d > slowestTime {
+			slowestTime, slowest = d, i
+		}
+		perShape[i%len(all)] = max(perShape[i%len(all)], d)
+		if res != porcupine.Ok {
+			t.Fatalf("history %d (%v, %d goroutines, %d operations, seed %d) is %v; visualisation: %s\nrerun: go test -run 'TestHistoriesAreLinearizable$' -lin.seed=%d -histories=%d",
+				i, sh.cfg, sh.clients, len(history), seed+uint64(i), res, path, seed, i+1)
+		}
+	}
+	t.Logf("%d histories, %d operations, all linearizable; slowest check: history %d, %v; slowest per shape: %v", n, ops, slowest, slowestTime, perShape)
+}
+
+// TestCheckerRejectsBrokenVariants holds porcupine to the same standard
+// as the scheduler: each broken variant must be rejected within a bounded
+// number of histories. The check-then-act variants are correct in every
+// sequential run, so this is also what shows that concurrent histories,
+// not just random ones, are being checked.
+func TestCheckerRejectsBrokenVariants(t *testing.T) {
+	const attempts = 60
+	for _, b := range model.BrokenVariants() {
+		t.Run(b.Name, func(t *testing.T) {
+			seed := baseSeed()
+			all := shapes()
+			for i := range attempts {
+				sh := all[i%len(all)]
+				if b.Exact && sh.cfg.HeapCount != 1 {
+					continue
+				}
+				real, err := sh.cfg.New()
+				if err != nil {
+					t.Fatal(err)
+				}
+				history := record(b.Wrap(real), sh, seed+uint64(i))
+				real.Shutdown()
+				res := porcupine.CheckOperationsTimeout(porcupineModel(spec(sh.cfg)), history, *timeout)
+				if res == porcupine.Illegal {
+					t.Logf("rejected at history %d (%v, %d operations)", i, sh.cfg, len(history))
+					return
+				}
+			}
+			t.Fatalf("%d histories of broken variant %s all passed: the checker misses the bug (seed %d)", attempts, b.Name, seed)
+		})
+	}
+}
+
+// saved is a history as written to disk for -lin.replay.
+type saved struct {
+	Spec model.Spec
+	Ops  []savedOp
+}
+
+type savedOp struct {
+	Client       int
+	Call, Return int64
+	In           model.Input
+	Out          model.Output
+}
+
+func save(path string, sp model.Spec, ops []porcupine.Operation) error {
+	h := saved{Spec: sp}
+	for _, op := range ops {
+		h.Ops = append(h.Ops, savedOp{op.ClientId, op.Call, op.Return, op.Input.(model.Input), op.Output.(model.Output)})
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// TestReplaySavedHistory checks a history saved by a failed run again,
+// for instance with a longer -lin.timeout to tell an Unknown from an
+// Illegal. It does nothing without -lin.replay.
+func TestReplaySavedHistory(t *testing.T) {
+	if *replay == "" {
+		t.Skip("no -lin.replay file given")
+	}
+	b, err := os.ReadFile(*replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h saved
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	ops := make([]porcupine.Operation, len(h.Ops))
+	for i, op := range h.Ops {
+		ops[i] = porcupine.Operation{ClientId: op.Client, Call: op.Call, Return: op.Return, Input: op.In, Output: op.Out}
+	}
+	began := time.Now()
+	res, path := verdict(t, h.Spec, ops, "replay")
+	t.Logf("%v after %v", res, time.Since(began))
+	if res != porcupine.Ok {
+		t.Fatalf("%s is %v; visualisation: %s", *replay, res, path)
+	}
+}
