@@ -4,8 +4,9 @@
 //
 // Resources are spread over HeapCount shards, each a binary heap under its
 // own lock. Acquire asks the configured acquire.AcquireStrategy for a
-// shard and returns that shard's best resource; AcquireByAffinity routes an
-// identifier to a shard through a consistent hash ring. Under the Shared
+// shard and returns that shard's best resource (or, with GlobalOrder, the
+// best of all shards); AcquireByAffinity maps an identifier to one
+// resource through a Maglev table over the resources. Under the Shared
 // policy an acquired resource stays in the pool; under Exclusive it leaves
 // the pool until Release.
 //

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The expected assignments pin the hash ring's routing: a change here
+// The expected assignments pin the affinity table's routing: a change here
 // would move users between upstreams after an upgrade.
 func TestRunPrintsTheExpectedOutput(t *testing.T) {
 	var out bytes.Buffer

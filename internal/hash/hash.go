@@ -1,5 +1,5 @@
-// Package hash holds the 64-bit mixing used for affinity routing and the
-// hash ring.
+// Package hash holds the 64-bit mixing used for affinity routing, the
+// hash ring and the affinity table.
 package hash
 
 // Mix64 is a bijective finalizer (splitmix64's): every input bit affects
