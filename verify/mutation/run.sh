@@ -2,7 +2,10 @@
 # Mutation testing of the core packages (scheduler/ and internal/) with
 # gremlins. Not part of CI: it takes 45 minutes to 2 hours on two cores.
 #
-#   verify/mutation/run.sh [output.json]
+#   verify/mutation/run.sh [output.json] [scheduler|internal]
+#
+# The second argument limits the mutants to one of the two trees (the
+# tests run are the same either way).
 #
 # It copies the committed tree (git archive HEAD) to a scratch directory,
 # so that gremlins never touches the work tree, and runs every mutant
@@ -14,6 +17,13 @@ GREMLINS_VERSION=v0.6.0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:-$PWD/gremlins.json}
+only=()
+case "${2:-}" in
+'') ;;
+scheduler) only=(-E '^internal/') ;;
+internal) only=(-E '^scheduler/') ;;
+*) echo "run.sh: scope must be scheduler or internal, not ${2}" >&2; exit 2 ;;
+esac
 
 gobin=$(go env GOPATH | cut -d: -f1)/bin
 if ! go version -m "$gobin/gremlins" 2>/dev/null | grep -q "gremlins.*$GREMLINS_VERSION"; then
@@ -27,5 +37,5 @@ cd "$work"
 PATH="$here:$PATH" "$gobin/gremlins" unleash \
 	--coverpkg ./... --workers 2 --timeout-coefficient 12 \
 	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|redispool|verify)/' \
-	-E '^internal/(fakeclock|leakcheck|loadtest)/' \
+	-E '^internal/(fakeclock|leakcheck|loadtest)/' "${only[@]}" \
 	-o "$out" .
