@@ -30,11 +30,11 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			if idx >= len(s.shards) {
 				idx -= len(s.shards)
 			}
-			if n := s.shards[idx].top.Load(); n != nil {
+			if n, v, _ := s.read(&s.shards[idx]); n != nil {
 				if s.events != nil {
 					s.emit(events.EventAcquire, n.Key)
 				}
-				return n.Load(), nil
+				return v, nil
 			}
 		}
 	}
@@ -112,62 +112,86 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
 		}
 		sh := &s.shards[idx]
 		if s.lockFree && !lease {
-			if n := sh.top.Load(); n != nil {
-				return s.acquired(grant[T, ID]{node: n, value: n.Load()}), true
+			if n, v, _ := s.read(sh); n != nil {
+				return s.acquired(grant[T, ID]{node: n, value: v}), true
 			}
 			continue
 		}
-		if sh.active.Load() == 0 {
+		if sh.empty() {
 			continue
 		}
-		if g, ok := s.takeFrom(sh, nil, lease); ok {
+		if g, ok := s.takeFrom(sh, nil, 0, lease); ok {
 			return s.acquired(g), true
 		}
 	}
 	return grant[T, ID]{}, false
 }
 
-// sweepGlobal compares the published best of every shard, without locks,
-// and takes the best one if it is still its shard's best once locked;
-// otherwise someone took or changed it, and it looks again. Each retry
-// means another caller's operation went through, so the loop ends.
+// sweepGlobal compares the best of every shard, without locks, and takes
+// the best one if no shard's top changed since it was read: then the
+// tops compared were all there at one instant, the instant the chosen
+// shard is locked. Otherwise (someone took, returned, added or changed a
+// resource) it looks again; each retry means another caller's operation
+// went through, so the loop ends.
 func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool) (grant[T, ID], bool) {
 	for {
-		idx, n, v := s.bestTop(start)
+		idx, n, v, seen := s.bestTop(start)
 		if n == nil {
 			return grant[T, ID]{}, false
 		}
 		if s.lockFree && !lease {
-			return s.acquired(grant[T, ID]{node: n, value: v}), true
+			if now, _ := s.versions(); now == seen {
+				return s.acquired(grant[T, ID]{node: n, value: v}), true
+			}
+			continue
 		}
-		if g, ok := s.takeFrom(&s.shards[idx], n, lease); ok {
+		if g, ok := s.takeFrom(&s.shards[idx], n, seen, lease); ok {
 			return s.acquired(g), true
 		}
 	}
 }
 
-// bestTop returns the shard whose published top is best, that top and its
-// value; ties go to the first shard at or after start, so the strategy
+// bestTop returns the shard whose top is best, that top and its value,
+// and the sum of the shards' versions at the moments their tops were
+// read; ties go to the first shard at or after start, so the strategy
 // spreads callers among equally good resources.
-func (s *Scheduler[T, ID]) bestTop(start int) (int, *node.Node[T, ID], T) {
-	bestIdx := -1
-	var best *node.Node[T, ID]
-	var bestValue T
+func (s *Scheduler[T, ID]) bestTop(start int) (bestIdx int, best *node.Node[T, ID], bestValue T, versions uint64) {
+	bestIdx = -1
 	for i := 0; i < len(s.shards); i++ {
 		idx := start + i
 		if idx >= len(s.shards) {
 			idx -= len(s.shards)
 		}
-		n := s.shards[idx].top.Load()
+		n, v, version := s.read(&s.shards[idx])
+		versions += version
 		if n == nil {
 			continue
 		}
-		v := n.Load()
 		if best == nil || s.cmp(v, bestValue) < 0 {
 			bestIdx, best, bestValue = idx, n, v
 		}
 	}
-	return bestIdx, best, bestValue
+	return bestIdx, best, bestValue, versions
+}
+
+// read returns sh's top and its value as they were at one instant, with
+// sh's version then. It takes no lock unless a writer is busy, and then
+// waits for it under the lock rather than spin.
+func (s *Scheduler[T, ID]) read(sh *shard[T, ID]) (*node.Node[T, ID], T, uint64) {
+	if n, v, version, ok := sh.peek(); ok {
+		return n, v, version
+	}
+	return s.lockedPeek(sh)
+}
+
+func (s *Scheduler[T, ID]) lockedPeek(sh *shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s.mend(sh)
+	if n = sh.heap.Top(); n != nil {
+		v = n.Value
+	}
+	return n, v, sh.version.Load()
 }
 
 // acquired emits the event of an acquisition.
@@ -177,14 +201,20 @@ func (s *Scheduler[T, ID]) acquired(g grant[T, ID]) grant[T, ID] {
 }
 
 // takeFrom takes a hold on the top of sh; with want set, only if want is
-// still the top.
-func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], want *node.Node[T, ID], lease bool) (grant[T, ID], bool) {
+// still the top and the shards' versions still sum to versions (see
+// sweepGlobal).
+func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool) (grant[T, ID], bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.mend(sh)
 	n := sh.heap.Top()
-	if n == nil || (want != nil && n != want) {
+	if n == nil {
 		return grant[T, ID]{}, false
+	}
+	if want != nil {
+		if now, _ := s.versions(); n != want || now != versions {
+			return grant[T, ID]{}, false
+		}
 	}
 	return s.hold(sh, n, lease), true
 }

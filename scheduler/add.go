@@ -23,10 +23,10 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	n := node.New(v, s.key(v), s.place(1), s.capacityOf(v))
 	n.Bucket = s.bucketOf(v)
 	id := n.Key
-	served, ok := s.add(n)
+	served, present := s.add(n)
 	yieldTo(served)
-	if !ok {
-		return s.duplicate("add", id)
+	if present != nil {
+		return duplicate("add", id, present)
 	}
 	s.emit(events.EventAdd, id)
 	return nil
@@ -39,17 +39,19 @@ func (s *Scheduler[T, ID]) place(n int) int {
 	return int((end - uint64(n)) % uint64(len(s.shards)))
 }
 
-// add inserts n, or reports false if its key is present.
-func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served, ok bool) {
+// add inserts n, or returns the node that holds its key.
+func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.mend(sh)
+	sh.begin()
+	defer sh.end()
 	// The node is in the map before it is in the heap, but only while this
 	// shard's lock is held: anyone who finds it must take the lock, and by
 	// then it is either fully active or rolled back to Removed.
-	if !s.nodes.Insert(n.Key, n) {
-		return false, false
+	if present, ok := s.nodes.Insert(n.Key, n); !ok {
+		return false, present
 	}
 	done := false
 	defer func() {
@@ -61,20 +63,15 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served, ok bool) {
 	done = true
 	s.size.Add(1)
 	s.membershipChanged()
-	return s.serve(sh), true
+	return s.serve(sh), nil
 }
 
-// duplicate builds the error for a key found present. It runs after the
-// failed call released its locks, since the resource under the key may sit
-// in another shard; its state is read only to say why.
-func (s *Scheduler[T, ID]) duplicate(op string, key ID) error {
-	if n, sh := s.find(key); n != nil {
-		sh.mu.Lock()
-		draining := n.State == node.Draining
-		sh.mu.Unlock()
-		if draining {
-			return fmt.Errorf("%s %v: %w: %w", op, key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
-		}
+// duplicate builds the error for a key found taken by present, saying
+// whether present drains. present may sit in another shard, whose lock
+// the failed call does not hold; node.Leaving says why without it.
+func duplicate[T any, ID comparable](op string, key ID, present *node.Node[T, ID]) error {
+	if present.Leaving.Load() {
+		return fmt.Errorf("%s %v: %w: %w", op, key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
 	}
 	return opError(op, key, crserrors.ErrDuplicateKey)
 }
@@ -116,10 +113,10 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		n.Set(v)
 		nodes[i] = n
 	}
-	served, dup := s.batchAdd(keys, nodes, first)
+	served, dup, present := s.batchAdd(keys, nodes, first)
 	yieldTo(served)
 	if dup >= 0 {
-		return s.duplicate("batch add", keys[dup])
+		return duplicate("batch add", keys[dup], present)
 	}
 	for _, k := range keys {
 		s.emit(events.EventAdd, k)
@@ -128,8 +125,8 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 }
 
 // batchAdd inserts the batch, or returns the index of a key already
-// present (-1 on success).
-func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) (served bool, dup int) {
+// present (-1 on success) and the node that holds it.
+func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) (served bool, dup int, present *node.Node[T, ID]) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
 	touched := func(i int) bool {
@@ -144,10 +141,12 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 	for i := range s.shards {
 		if touched(i) {
 			s.mend(&s.shards[i])
+			s.shards[i].begin()
+			defer s.shards[i].end()
 		}
 	}
-	if dup := s.nodes.InsertAll(keys, nodes); dup >= 0 {
-		return false, dup
+	if dup, present := s.nodes.InsertAll(keys, nodes); dup >= 0 {
+		return false, dup, present
 	}
 	done := false
 	defer func() {
@@ -187,7 +186,7 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 			served = true
 		}
 	}
-	return served, -1
+	return served, -1, nil
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator

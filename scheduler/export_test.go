@@ -23,6 +23,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	for si := range s.shards {
 		sh := &s.shards[si]
 		h := &sh.heap
+		if v := sh.version.Load(); v&1 != 0 {
+			return fmt.Errorf("shard %d: a change never ended (version %d is odd)", si, v)
+		}
 		if got := int(sh.active.Load()); got != h.Len() {
 			return fmt.Errorf("shard %d publishes %d active, heap holds %d", si, got, h.Len())
 		}
@@ -126,6 +129,8 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v is held with a free slot", k)
 	case n.State == node.Draining && n.Holders == 0:
 		return fmt.Errorf("node %v drains with no holders", k)
+	case (n.State == node.Draining) != n.Leaving.Load():
+		return fmt.Errorf("node %v is %v, marked leaving: %v", k, n.State, n.Leaving.Load())
 	case !sh.exclusive && n.Anonymous != 0:
 		return fmt.Errorf("node %v has anonymous holds under the Shared policy", k)
 	case n.State == node.Resting && (n.RestUntil == 0 || n.Rest == node.NoRest):
@@ -138,6 +143,13 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v is %v during its rest", k, n.State)
 	}
 	return nil
+}
+
+// Busy reports whether a reader without the lock would find shard i in
+// the middle of a change (and wait for it under the lock).
+func (s *Scheduler[T, ID]) Busy(i int) bool {
+	_, _, _, ok := s.shards[i].peek()
+	return !ok
 }
 
 // StateOf returns the state name of the resource with key id ("absent"

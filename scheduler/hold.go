@@ -89,7 +89,6 @@ const (
 	failed                   // Lease.Fail: counts toward ejection
 	cooled                   // Lease.Cooldown: neither success nor failure
 	reclaimed                // the lease expired: neither
-	unused                   // given back unused by a waiter: no cooldown either
 )
 
 // ending describes the end of a hold: how it went and, for Cooldown, how
@@ -171,11 +170,7 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 		}
 		event = events.EventEject
 	}
-	cooldown := end.rest
-	if end.how != unused {
-		cooldown = max(cooldown, s.releaseCooldown)
-	}
-	if cooldown > 0 {
+	if cooldown := max(end.rest, s.releaseCooldown); cooldown > 0 {
 		if until := s.now() + int64(cooldown); until > n.RestUntil {
 			sh.setRest(n, until, node.Suspended)
 		}
@@ -276,17 +271,4 @@ func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
 		sh.unserved = false
 		s.serve(sh)
 	}
-}
-
-// giveBack ends a hold that its receiver no longer wants: a waiter whose
-// context ended at the instant it was served, or one that was served twice
-// (by a giver, or by Shutdown, while its own last search succeeded).
-func (s *Scheduler[T, ID]) giveBack(g grant[T, ID]) {
-	if g.err != nil {
-		return // Shutdown's wake-up: it holds nothing
-	}
-	if g.token == 0 && !s.shards[g.node.Shard].exclusive {
-		return // a shared, non-lease grant holds nothing
-	}
-	_ = s.endHold(g.node, g.token, 0, ending{how: unused})
 }

@@ -154,6 +154,8 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition("remove", id, false, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		sh.begin()
+		defer sh.end()
 		to := node.Removed
 		if n.Holders > 0 {
 			to = node.Draining
@@ -166,6 +168,8 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		if to == node.Removed {
 			s.nodes.Delete(id)
 			s.membershipChanged()
+		} else {
+			n.Leaving.Store(true)
 		}
 		s.size.Add(-1)
 		return false, nil
@@ -186,6 +190,10 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
 	return s.transition("update", id, false, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		if s.lockFree || s.global { // Acquire reads values without the lock
+			sh.begin()
+			defer sh.end()
+		}
 		old := struct {
 			value     T
 			capacity  int

@@ -104,7 +104,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
-		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, &s.pool, s.now)
+		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, &s.pool, s.now)
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.expiry.init(s)
@@ -135,7 +135,41 @@ func (s *Scheduler[T, ID]) Shutdown() {
 }
 
 // Len is the number of resources in the scheduler, whatever their state.
-func (s *Scheduler[T, ID]) Len() int { return int(s.size.Load()) }
+//
+// Add and Remove change the count and the shards at different moments, so
+// Len reads the count between two reads of the shards' versions that show
+// no change in progress or completed in between: the count then matches
+// what Acquire and Get see at that instant. If changes keep coming, it
+// stops them by locking every shard.
+func (s *Scheduler[T, ID]) Len() int {
+	for range 3 {
+		before, busy := s.versions()
+		if busy {
+			continue
+		}
+		n := s.size.Load()
+		if after, _ := s.versions(); after == before {
+			return int(n)
+		}
+	}
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+		defer s.shards[i].mu.Unlock()
+	}
+	return int(s.size.Load())
+}
+
+// versions sums the shards' versions and reports whether a change was in
+// progress in any shard. The versions only grow, so two equal sums mean
+// that no shard's version changed in between.
+func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
+	for i := range s.shards {
+		v := s.shards[i].version.Load()
+		sum += v
+		busy = busy || v&1 != 0
+	}
+	return sum, busy
+}
 
 // Get returns the current value of the resource with key id, whatever its
 // state.

@@ -33,6 +33,7 @@ type shard[T any, ID comparable] struct {
 
 	// Set at New, never changed.
 	exclusive bool // the scheduler's policy
+	global    bool // GlobalOrder: Acquire compares the tops of all shards
 	pool      *poolCounts
 	now       func() int64 // the scheduler's clock, as deadlines count it
 	// dirty is set while the comparator runs on the heap and cleared when
@@ -55,6 +56,16 @@ type shard[T any, ID comparable] struct {
 	// that all shards were empty at one instant before it reports
 	// ErrNoResourceAvailable (see Scheduler.take).
 	arrivals atomic.Uint64
+	// version lets readers that take no lock see this shard's top, the
+	// top's value and the scheduler's size as they were at one instant.
+	// Writers, under mu, make it odd for the span of a change that
+	// touches more than one of those (begin, end: Add, BatchAdd, Remove,
+	// and Update where values are read without the lock), and under
+	// GlobalOrder add 2 whenever the top changes, since Acquire there must
+	// know that no shard's top changed while it compared them. A reader
+	// loads it before and after reading; an odd or changed value means
+	// the reading may mix two states (see peek, Scheduler.Len).
+	version atomic.Uint64
 
 	// Keeps neighbouring shards in a []shard off each other's cache lines.
 	_ [64]byte
@@ -68,8 +79,36 @@ type poolCounts struct {
 	ejected  atomic.Int64
 }
 
-func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive bool, pool *poolCounts, now func() int64) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, pool: pool, now: now}
+func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global bool, pool *poolCounts, now func() int64) shard[T, ID] {
+	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, global: global, pool: pool, now: now}
+}
+
+// begin opens a change that readers without the lock must not see in
+// part; end closes it. Call end deferred, so that a panic closes it too.
+func (s *shard[T, ID]) begin() { s.version.Add(1) }
+func (s *shard[T, ID]) end()   { s.version.Add(1) }
+
+// peek returns the shard's top and the top's value as they were at one
+// instant, with the shard's version then, or ok false when a writer was
+// changing them (the caller then reads under the lock, see
+// Scheduler.lockedPeek). It takes no lock.
+func (s *shard[T, ID]) peek() (n *node.Node[T, ID], v T, version uint64, ok bool) {
+	version = s.version.Load()
+	if version&1 != 0 {
+		return nil, v, version, false
+	}
+	if n = s.top.Load(); n != nil {
+		v = n.Load()
+	}
+	return n, v, version, s.version.Load() == version
+}
+
+// empty reports, without the lock, whether the shard had no active
+// resource at an instant when no change was in progress. The count is
+// read first: a change that emptied the shard and was still open when
+// the count was read makes the version odd after it.
+func (s *shard[T, ID]) empty() bool {
+	return s.active.Load() == 0 && s.version.Load()&1 == 0
 }
 
 // repair rebuilds the heap order if a comparator panicked during an earlier
@@ -91,6 +130,9 @@ func (s *shard[T, ID]) publish() {
 	}
 	if t := s.heap.Top(); s.top.Load() != t {
 		s.top.Store(t)
+		if s.global {
+			s.version.Add(2)
+		}
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // AcquireContext is Acquire that waits instead of failing when no resource
 // is available: until one is released, included or added (it is handed to
 // waiters in the order they started waiting), until ctx ends (it returns
-// ctx.Err(), wrapped), or until Shutdown (ErrSchedulerClosed). Under the
+// ctx.Err(), wrapped, unless a resource was handed to it at that instant,
+// which it returns), or until Shutdown (ErrSchedulerClosed). Under the
 // Shared policy it waits only while no resource is active. A resource
 // acquired this way under the Exclusive policy is returned with Release.
 func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
@@ -55,6 +56,13 @@ func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, leas
 
 // obtain takes a hold (see search) and waits for a resource when there is
 // none. With id set it acquires by affinity.
+//
+// A waiter never holds two resources and never gives one back: a resource
+// given back would be held, for a moment, by no caller, and another caller
+// could fail to find it after the giver returned. So after queueing, when
+// a resource turns out to be available after all, the waiter leaves the
+// queue and searches again rather than taking it while still queued; and
+// a waiter served at the instant its context ends keeps the resource.
 func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdentifier, lease bool) (grant[T, ID], error) {
 	var none grant[T, ID]
 	if s.closed.Load() {
@@ -67,21 +75,27 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			return none, err
 		}
 	}
-	if g, ok := s.search(start, id, lease); ok {
-		return g, nil
-	}
-
-	w := waitq.NewWaiter[grant[T, ID]](lease)
-	if !s.waiters.Push(w) {
-		return none, crserrors.ErrSchedulerClosed
-	}
-	// Look again now that givers can see this waiter: a resource that
-	// became available before then was not offered to it (see serve).
-	if g, ok := s.search(start, id, lease); ok {
-		if !s.waiters.Remove(w) {
-			s.giveBack(<-w.C) // served meanwhile too: keep one
+	var w *waitq.Waiter[grant[T, ID]]
+	for {
+		if g, ok := s.search(start, id, lease); ok {
+			return g, nil
 		}
-		return g, nil
+		if w == nil {
+			w = waitq.NewWaiter[grant[T, ID]](lease)
+		}
+		if !s.waiters.Push(w) {
+			return none, crserrors.ErrSchedulerClosed
+		}
+		// Givers see this waiter from now on. A resource that became
+		// available before then was not offered to it (see serve): if
+		// there is one, search again.
+		if !s.anyActive() {
+			break
+		}
+		if !s.waiters.Remove(w) { // served meanwhile
+			g := <-w.C
+			return g, g.err
+		}
 	}
 
 	began := s.clock.Now()
@@ -91,13 +105,24 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		return g, g.err
 	case <-ctx.Done():
 		if !s.waiters.Remove(w) {
-			// Served at the instant the context ended: pass the resource
-			// on rather than lose it.
-			if g := <-w.C; g.err == nil {
-				s.giveBack(g)
-			}
+			// Served at the instant the context ended: the hold is the
+			// caller's already, and handing it back would leave the
+			// resource, for a moment, held by no one.
+			g := <-w.C
+			s.waiters.Waited(s.clock.Now().Sub(began), false)
+			return g, g.err
 		}
 		s.waiters.Waited(s.clock.Now().Sub(began), true)
 		return none, fmt.Errorf("acquire: waiting: %w", ctx.Err())
 	}
+}
+
+// anyActive reports whether some shard has an active resource.
+func (s *Scheduler[T, ID]) anyActive() bool {
+	for i := range s.shards {
+		if s.shards[i].active.Load() > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -100,22 +100,24 @@ func (m *Map[K, V]) Len() int {
 	return n
 }
 
-// Insert stores v under k unless k is present, and reports whether it did.
-func (m *Map[K, V]) Insert(k K, v V) bool {
+// Insert stores v under k unless k is present, and reports whether it did;
+// if it did not, it returns the value stored under k.
+func (m *Map[K, V]) Insert(k K, v V) (present V, inserted bool) {
 	s := m.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := s.m[k]; dup {
-		return false
+	if present, dup := s.m[k]; dup {
+		return present, false
 	}
 	s.m[k] = v
-	return true
+	return present, true
 }
 
 // InsertAll stores vals[i] under keys[i] for every i if none of the keys is
-// present. Otherwise it stores nothing and returns the index of the first
-// present key, or -1 on success. keys must not repeat.
-func (m *Map[K, V]) InsertAll(keys []K, vals []V) int {
+// present, and returns -1. Otherwise it stores nothing and returns the
+// index of the first present key and the value stored under it. keys must
+// not repeat.
+func (m *Map[K, V]) InsertAll(keys []K, vals []V) (dup int, present V) {
 	for i := range m.shards {
 		m.shards[i].mu.Lock()
 	}
@@ -125,14 +127,14 @@ func (m *Map[K, V]) InsertAll(keys []K, vals []V) int {
 		}
 	}()
 	for i := range keys {
-		if _, dup := m.shard(keys[i]).m[keys[i]]; dup {
-			return i
+		if v, ok := m.shard(keys[i]).m[keys[i]]; ok {
+			return i, v
 		}
 	}
 	for i := range keys {
 		m.shard(keys[i]).m[keys[i]] = vals[i]
 	}
-	return -1
+	return -1, present
 }
 
 // Delete removes k.

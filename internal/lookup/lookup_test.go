@@ -13,8 +13,11 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	t.Helper()
 	m := New[K, int]()
 	for i, k := range keys {
-		if !m.Insert(k, i) || m.Insert(k, -1) {
-			t.Fatalf("Insert(%v): a fresh key must go in once", k)
+		if _, ok := m.Insert(k, i); !ok {
+			t.Fatalf("Insert(%v): a fresh key must go in", k)
+		}
+		if present, ok := m.Insert(k, -1); ok || present != i {
+			t.Fatalf("second Insert(%v) = %d, %v; want the value present (%d), false", k, present, ok, i)
 		}
 	}
 	if m.Len() != len(keys) {
@@ -29,8 +32,11 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("deleted key still there")
 	}
-	if dup := m.InsertAll(keys[:3], []int{7, 8, 9}); dup != 1 {
-		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, want 1", dup)
+	if dup, present := m.InsertAll(keys[:3], []int{7, 8, 9}); dup != 1 || present != 1 {
+		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %d; want 1 and the value present (1)", dup, present)
+	}
+	if dup, _ := m.InsertAll(keys[len(keys):], nil); dup != -1 {
+		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll inserted its fresh key")

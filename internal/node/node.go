@@ -63,8 +63,9 @@ func (s State) String() string {
 	return "invalid"
 }
 
-// Node is one resource. Every field except Key and Shard is guarded by the
-// lock of shard Shard; Key and Shard never change after the node is created.
+// Node is one resource. Every field except Key, Shard, Published and
+// Leaving is guarded by the lock of shard Shard; Key and Shard never change
+// after the node is created.
 //
 // Invariants (whenever the shard lock is free):
 //   - State == Active exactly when Index >= 0, and then the shard's heap
@@ -110,6 +111,15 @@ type Node[T any, ID comparable] struct {
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
+
+	// Leaving is set, under the shard lock, when the node is removed while
+	// held, and never cleared: its key stays taken until the last holder
+	// releases. Add reads it with no shard lock when it finds the key
+	// taken, to say whether the resource drains (ErrResourceDraining).
+	// Since it is set once and the key stays in the lookup map after it
+	// is set, a reader that finds it set knows the key was taken by a
+	// draining resource at some instant after its own lookup.
+	Leaving atomic.Bool
 }
 
 // Bucket is a token bucket: Rate tokens a second up to Burst, one taken

@@ -17,17 +17,19 @@ import (
 	"github.com/crsched/crs/scheduler"
 )
 
-var run = flag.Bool("findings", false, "run the reproducers of known findings (each fails while its finding stands)")
+var long = flag.Bool("findings.long", false, "run the probabilistic reproducers for ten times as many rounds")
+
+// rounds is how many rounds a probabilistic reproducer runs: enough, in
+// CI, to have shown its finding a few times before the fix.
+func rounds(n int) int {
+	if *long {
+		return 10 * n
+	}
+	return n
+}
 
 // TestMain fails the run if a scheduler outlives the tests.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func reproducer(t *testing.T) {
-	t.Helper()
-	if !*run {
-		t.Skip("a reproducer of a known finding (docs/TESTING.md); run with -findings")
-	}
-}
 
 type res struct {
 	key  string
@@ -76,15 +78,15 @@ func add(t *testing.T, s *scheduler.Scheduler[*res, string], rs ...*res) {
 	}
 }
 
-// TestSharedAcquireNeverPairsTheBestWithALaterValue: with one shard,
-// README says Acquire "always returns the best resource". Under the
-// Shared policy Acquire reads the shard's published top and then that
+// TestSharedAcquireNeverPairsTheBestWithALaterValue (finding 1): with one
+// shard, README says Acquire "always returns the best resource". Under
+// the Shared policy Acquire reads the shard's published top and then that
 // node's published value, two separate loads; Update publishes the new
-// value before it reorders the heap and publishes the new top. An Acquire
-// in between returns the old top with its new, worse value, although
-// another resource was better at every moment.
+// value before it reorders the heap and publishes the new top. Before the
+// shard version (a seqlock), an Acquire in between returned the old top
+// with its new, worse value, although another resource was better at
+// every moment. Now it sees the Update in progress and waits for it.
 func TestSharedAcquireNeverPairsTheBestWithALaterValue(t *testing.T) {
-	reproducer(t)
 	g := newGate(func(a, b *res) bool { return true })
 	s := newScheduler(t, config.Config[*res, string]{HeapCount: 1, Comparator: g.compare})
 	add(t, s, &res{"a", 0}, &res{"b", 2})
@@ -92,11 +94,24 @@ func TestSharedAcquireNeverPairsTheBestWithALaterValue(t *testing.T) {
 	updated := make(chan error)
 	go func() { updated <- s.Update(&res{"a", 3}) }()
 	<-g.inside // Update has published a's new value, not yet the new top
-	got, err := s.Acquire()
+	type result struct {
+		r   *res
+		err error
+	}
+	acquired := make(chan result, 1)
+	go func() {
+		r, err := s.Acquire()
+		acquired <- result{r, err}
+	}()
+	for range 100 { // let the Acquire reach the shard while Update is inside
+		runtime.Gosched()
+	}
 	close(g.proceed)
 	if err := <-updated; err != nil {
 		t.Fatal(err)
 	}
+	r := <-acquired
+	got, err := r.r, r.err
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,15 +122,14 @@ func TestSharedAcquireNeverPairsTheBestWithALaterValue(t *testing.T) {
 	}
 }
 
-// TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout:
-// config.GlobalOrder promises "the best available resource across all
-// shards". Acquire compares the shards' published tops (the comparator
-// runs with no lock), then locks the chosen shard and takes its top if it
-// is still the same node, without looking at the other shards again. A
-// better resource that arrives in another shard in between is passed
-// over, although it is available before the resource is taken.
+// TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout
+// (finding 2): config.GlobalOrder promises "the best available resource
+// across all shards". Acquire compares the shards' published tops (the
+// comparator runs with no lock), then locks the chosen shard and takes
+// its top. It used to check only that the top was still the same node, so
+// a better resource that arrived in another shard in between was passed
+// over; now it also checks that no shard's version moved.
 func TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout(t *testing.T) {
-	reproducer(t)
 	// Stop in the comparison of the two shards' tops, a and b.
 	g := newGate(func(x, y *res) bool { return x.key+y.key == "ab" || x.key+y.key == "ba" })
 	s := newScheduler(t, config.Config[*res, string]{
@@ -152,17 +166,17 @@ func TestGlobalOrderNeverTakesAResourceWorseThanOneAvailableThroughout(t *testin
 	}
 }
 
-// TestDuplicateKeyOfADrainingResourceSaysItDrains: README's error table
-// says an Add of a key whose resource was removed while held fails with
-// ErrDuplicateKey wrapping ErrResourceDraining. The scheduler decides
-// that the key is taken under a lock, but looks the key up again later,
-// with no lock held, to decide whether to say it drains; if the last
-// holder released in between, the key is gone and the error says only
-// ErrDuplicateKey, for a key that was never live during the call.
-// Probabilistic: it counts how often that happens in many rounds.
+// TestDuplicateKeyOfADrainingResourceSaysItDrains (finding 5): README's
+// error table says an Add of a key whose resource was removed while held
+// fails with ErrDuplicateKey wrapping ErrResourceDraining. The scheduler
+// used to look the key up again, after the failed insert and with no
+// lock held, to decide whether to say it drains; if the last holder
+// released in between, the key was gone and the error said only
+// ErrDuplicateKey, for a key that was never live during the call. Now the
+// insert returns the node that holds the key, whose set-once Leaving flag
+// says it. Probabilistic: it counts how often that happens in many rounds.
 func TestDuplicateKeyOfADrainingResourceSaysItDrains(t *testing.T) {
-	reproducer(t)
-	const rounds = 20000
+	rounds := rounds(10000)
 	plain := 0
 	for range rounds {
 		s, err := scheduler.New(config.Config[*res, string]{
@@ -197,15 +211,15 @@ func TestDuplicateKeyOfADrainingResourceSaysItDrains(t *testing.T) {
 	}
 }
 
-// TestCancelledWaiterNeverHidesAReleasedResource: a waiter whose context
-// ends as a Release hands it the resource gives the resource back, but
-// until it does the resource is held by no caller and available to none:
-// an Acquire right after the Release returned can fail with
-// ErrNoResourceAvailable although nothing holds the resource.
+// TestCancelledWaiterNeverHidesAReleasedResource (finding 3): a waiter
+// whose context ended as a Release handed it the resource used to give
+// the resource back, and until it did the resource was held by no caller
+// and available to none: an Acquire right after the Release returned
+// could fail with ErrNoResourceAvailable although nothing held the
+// resource. Now the waiter keeps what it was handed and returns it.
 // Probabilistic: it counts how often that happens in many rounds.
 func TestCancelledWaiterNeverHidesAReleasedResource(t *testing.T) {
-	reproducer(t)
-	const rounds = 3000
+	rounds := rounds(1000)
 	hidden := 0
 	for range rounds {
 		s, err := scheduler.New(config.Config[*res, string]{
@@ -243,14 +257,15 @@ func TestCancelledWaiterNeverHidesAReleasedResource(t *testing.T) {
 	}
 }
 
-// TestLenNeverCountsAResourceAcquireCannotSee: Remove takes a resource
-// off its shard's heap (and publishes that, for Acquire's lock-free
-// reads) before it removes the key from the lookup map and decrements the
-// count Len reads. In between, Acquire finds no resource while Len still
-// counts one that is neither held nor excluded. Probabilistic.
+// TestLenNeverCountsAResourceAcquireCannotSee (finding 4): Remove takes
+// a resource off its shard's heap (and publishes that, for Acquire's
+// lock-free reads) before it removes the key from the lookup map and
+// decrements the count Len reads. In between, Acquire used to find no
+// resource while Len still counted one that was neither held nor
+// excluded. Now both read the shard's version and wait for a change in
+// progress. Probabilistic.
 func TestLenNeverCountsAResourceAcquireCannotSee(t *testing.T) {
-	reproducer(t)
-	const rounds = 20000
+	rounds := rounds(4000)
 	seen := 0
 	for range rounds {
 		s, err := scheduler.New(config.Config[*res, string]{

@@ -25,39 +25,8 @@ var (
 	timeout   = flag.Duration("lin.timeout", 30*time.Second, "porcupine's time limit per history; running out is a failure")
 	seedFlag  = flag.Uint64("lin.seed", 0, "seed of the first history (0: from the clock); history i uses seed+i")
 	only      = flag.Int("lin.shape", -1, "record only histories of this shape (an index into shapes)")
-	expose    = flag.String("lin.expose", "", "comma-separated known findings to exercise instead of avoiding (expect failures): "+strings.Join(findingNames(), ", "))
 	replay    = flag.String("lin.replay", "", "check the history saved in this .json file (written beside a failure's visualisation) instead of recording new ones")
 )
-
-// findings are the scheduler's known departures from linearizability
-// (docs/TESTING.md describes each, with a reproducer). By default the
-// histories avoid the calls that expose them, so that a CI failure means
-// something new; -lin.expose=name puts them back.
-var findings = map[string]string{
-	"len":    "Len in concurrent histories: Remove takes a resource off the heap before it updates the count Len reads",
-	"waits":  "AcquireContext and Lease with a cancelled context in contended histories: a waiter whose context ends as it is served holds the resource for a moment with no caller holding it",
-	"hint":   "the exact ErrResourceDraining hint on duplicate keys: it is decided after the failure, with no lock held",
-	"global": "GlobalOrder's best with several shards: Acquire compares the shards' tops, then takes the one it chose if it is still its shard's top, without looking at the other shards again",
-	"update": "Update in histories whose Acquire must return the best priority (Shared with one shard, or GlobalOrder): Acquire reads a shard's best and that resource's value at different moments",
-}
-
-func findingNames() []string {
-	var names []string
-	for name := range findings {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func exposed(name string) bool {
-	for _, f := range strings.Split(*expose, ",") {
-		if strings.TrimSpace(f) == name {
-			return true
-		}
-	}
-	return false
-}
 
 // shape is one kind of history: a scheduler configuration and how many
 // goroutines issue how many calls.
@@ -78,53 +47,32 @@ type shape struct {
 
 // shapes cycles through the configurations that matter: one shard with
 // exact priority, several shards where Acquire may return any active
-// resource, both policies, and capacities above one. Goroutines range
-// over 8 to 32; the busier the history, the fewer calls each goroutine
-// makes, so that porcupine's search (exponential in concurrency) ends.
+// resource, GlobalOrder's exact priority over several shards, both
+// policies, and capacities above one. Goroutines range over 8 to 32; the
+// busier the history, the fewer calls each goroutine makes, so that
+// porcupine's search (exponential in concurrency) ends.
 //
-// Two families. Contended histories leave AcquireContext and Lease out,
-// so the pool runs dry and Acquire fails often. Pinned histories keep one
-// resource always available (see model.Config.Pinned), so that
-// AcquireContext and Lease with a cancelled context never queue as
-// waiters: a cancelled waiter that is handed a resource holds it for a
-// moment without any caller holding it, which is not linearizable (see
-// docs/TESTING.md, findings, and -lin.expose=waits). The other known
-// findings are avoided the same way (see findings).
+// Every history uses every operation. In pinned ones one resource is
+// always available (see model.Config.Pinned), so that Acquire never
+// fails and histories run long; in the others the pool runs dry, Acquire
+// fails often, and AcquireContext and Lease, whose context has already
+// ended (see model.Config), queue as waiters for a moment and are at
+// times served as they give up.
 func shapes() []shape {
 	full := model.DefaultMix()
-	if !exposed("len") {
-		full[model.OpLen] = 0
-	}
-	contended := full
-	for _, k := range []model.Kind{model.OpAcquireCtx, model.OpLease, model.OpLeaseRelease, model.OpLeaseCooldown, model.OpLeaseFail, model.OpStaleLeaseRelease} {
-		contended[k] = 0
-	}
-	if exposed("waits") {
-		return []shape{
-			{model.Config{HeapCount: 1, Exclusive: true, Keys: 3}, 8, 40, full, 0},
-			{model.Config{HeapCount: 2, Exclusive: true, Capacities: true, Keys: 4}, 12, 25, full, 8},
-			{model.Config{HeapCount: 1, Exclusive: false, Keys: 3}, 8, 40, full, 0},
-		}
-	}
-	all := []shape{
-		{model.Config{HeapCount: 1, Exclusive: true, Keys: 4}, 8, 40, contended, 0},
+	return []shape{
+		{model.Config{HeapCount: 1, Exclusive: true, Keys: 4}, 8, 40, full, 0},
 		{model.Config{HeapCount: 1, Exclusive: true, Capacities: true, Keys: 4, Pinned: true}, 12, 25, full, 8},
 		{model.Config{HeapCount: 1, Exclusive: false, Keys: 4, Pinned: true}, 8, 40, full, 0},
-		{model.Config{HeapCount: 4, Exclusive: true, Keys: 5}, 16, 16, contended, 8},
-		{model.Config{HeapCount: 3, Exclusive: true, Global: true, Capacities: true, Keys: 4}, 8, 40, contended, 0},
-		{model.Config{HeapCount: 3, Exclusive: false, Capacities: true, Keys: 4}, 8, 40, contended, 0},
+		{model.Config{HeapCount: 4, Exclusive: true, Keys: 5}, 16, 16, full, 8},
+		{model.Config{HeapCount: 3, Exclusive: true, Global: true, Capacities: true, Keys: 4}, 8, 40, full, 0},
+		{model.Config{HeapCount: 3, Exclusive: false, Capacities: true, Keys: 4}, 8, 40, full, 0},
 		{model.Config{HeapCount: 2, Exclusive: false, Global: true, Keys: 4, Pinned: true}, 8, 40, full, 0},
 		{model.Config{HeapCount: 2, Exclusive: true, Capacities: true, Keys: 6, Pinned: true}, 16, 16, full, 8},
-		{model.Config{HeapCount: 2, Exclusive: true, Global: true, Capacities: true, Keys: 6}, 32, 8, contended, 8},
-		{model.Config{HeapCount: 1, Exclusive: true, Capacities: true, Keys: 3}, 24, 10, contended, 8},
+		{model.Config{HeapCount: 2, Exclusive: true, Global: true, Capacities: true, Keys: 6}, 32, 8, full, 8},
+		{model.Config{HeapCount: 1, Exclusive: true, Capacities: true, Keys: 3}, 24, 10, full, 8},
+		{model.Config{HeapCount: 1, Exclusive: false, Keys: 3}, 8, 40, full, 0},
 	}
-	for i := range all {
-		cfg := all[i].cfg
-		if (cfg.Global || (!cfg.Exclusive && cfg.HeapCount == 1)) && !exposed("update") {
-			all[i].mix[model.OpUpdate] = 0
-		}
-	}
-	return all
 }
 
 // porcupineModel adapts a Spec to porcupine. The whole pool is one
@@ -308,16 +256,8 @@ func explain(sp model.Spec, ops []porcupine.Operation, info porcupine.Linearizat
 	return b.String()
 }
 
-// spec is the model for cfg under concurrency: the draining hint of a
-// duplicate key is not checked unless -lin.expose=hint.
-func spec(cfg model.Config) model.Spec {
-	sp := cfg.Spec()
-	sp.LooseDrainingHint = !exposed("hint")
-	if cfg.Global && cfg.HeapCount > 1 && !exposed("global") {
-		sp.Order = model.AnyActive
-	}
-	return sp
-}
+// spec is the model for cfg.
+func spec(cfg model.Config) model.Spec { return cfg.Spec() }
 
 func baseSeed() uint64 {
 	if *seedFlag != 0 {

@@ -304,14 +304,6 @@ type Spec struct {
 	Order Exactness
 	// Keys is the size of the key space (at most MaxKeys).
 	Keys int
-	// LooseDrainingHint accepts ErrDuplicateKey with or without
-	// ErrResourceDraining for any key that is present. The scheduler
-	// decides that a key is taken under the shard lock, but looks again,
-	// later and with no lock held, to decide whether to say it drains; a
-	// concurrent release or remove in between changes the answer (see
-	// docs/TESTING.md, findings). Concurrent checks set it; sequential
-	// ones (rapid, fuzz) hold the scheduler to the exact error.
-	LooseDrainingHint bool
 }
 
 func capOf(e Entry) int32 { return max(e.Cap, 1) }
@@ -455,7 +447,7 @@ func (sp Spec) Step(s State, in Input, out Output) (bool, State) {
 		return true, s
 	}
 	want, next := sp.Expect(s, in)
-	if out.Err != want.Err && !(sp.LooseDrainingHint && duplicate(out.Err) && duplicate(want.Err)) {
+	if out.Err != want.Err {
 		return false, s
 	}
 	if want.Err == OK {
@@ -476,8 +468,6 @@ func (sp Spec) Step(s State, in Input, out Output) (bool, State) {
 	}
 	return true, next
 }
-
-func duplicate(e Err) bool { return e == ErrDuplicate || e == ErrDuplicateDraining }
 
 // stepTake is Step for Acquire, AcquireContext and Lease, the operations
 // whose result the model does not fix: any of the candidates will do.
