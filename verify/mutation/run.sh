@@ -35,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
 git -C "$root" archive HEAD | tar -x -C "$work"
 cd "$work"
 PATH="$here:$PATH" "$gobin/gremlins" unleash \
-	--coverpkg ./... --workers 2 --timeout-coefficient 12 \
+	--coverpkg ./... --workers 2 --timeout-coefficient 4 \
 	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|redispool|verify)/' \
 	-E '^internal/(fakeclock|leakcheck|loadtest)/' "${only[@]}" \
 	-o "$out" .
