@@ -68,10 +68,11 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 // Reporting ErrNoResourceAvailable needs care: shards are checked one after
 // another, and a resource may arrive in a shard already checked while a
 // later one is emptied, so that the pool was never empty at any one
-// instant. Each shard counts its arrivals; when a sweep finds nothing, the
-// sum of those counts taken before and after the sweep proves that nothing
-// arrived in between (the counts only grow), and then every shard was empty
-// at the end of the sweep. If something did arrive, sweep again: that
+// instant. Each shard counts the times it went from empty to not (its
+// arrivals); when a sweep finds nothing, the sum of those counts taken
+// before and after the sweep proves that no shard seen empty filled in
+// between (the counts only grow), and then every shard was empty at the
+// end of the sweep. If something did arrive, sweep again: that
 // resource was taken by another caller, so the system as a whole made
 // progress.
 func (s *Scheduler[T, ID]) take(start int) (T, error) {

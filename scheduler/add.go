@@ -20,8 +20,8 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.isNil(v) {
 		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
 	}
-	n := node.New(v, s.key(v), s.place(1), s.capacityOf(v))
-	n.Bucket = s.bucketOf(v)
+	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v), Bucket: s.bucketOf(v)}
+	n.Init(v, s.word, nil)
 	id := n.Key
 	served, present := s.add(n)
 	yieldTo(served)
@@ -57,6 +57,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	defer func() {
 		if !done {
 			s.nodes.Delete(n.Key)
+			s.membershipChanged() // an affinity table built meanwhile may hold n
 		}
 	}()
 	sh.activate(n)
@@ -89,39 +90,65 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		return nil
 	}
 	keys := make([]ID, len(vs))
-	seen := make(map[ID]struct{}, len(vs))
 	for i, v := range vs {
 		if s.isNil(v) {
 			return fmt.Errorf("batch add: item %d: %w", i, crserrors.ErrNilResource)
 		}
-		k := s.key(v)
-		if _, dup := seen[k]; dup {
-			return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, k, crserrors.ErrDuplicateKey)
-		}
-		seen[k] = struct{}{}
-		keys[i] = k
+		keys[i] = s.key(v)
 	}
 
-	// One allocation for all nodes of the batch.
+	// One allocation for all nodes of the batch, and one for the copies
+	// of their values that lock-free readers load, if T needs copies.
 	slab := make([]node.Node[T, ID], len(vs))
 	nodes := make([]*node.Node[T, ID], len(vs))
+	var copies []T
+	if !s.word {
+		copies = make([]T, len(vs))
+	}
 	first := s.place(len(vs))
+	shard := first
 	for i, v := range vs {
 		n := &slab[i]
-		n.Key, n.Index, n.Shard = keys[i], -1, (first+i)%len(s.shards)
+		n.Key, n.Index, n.Shard = keys[i], -1, shard
 		n.Capacity, n.Bucket = s.capacityOf(v), s.bucketOf(v)
-		n.Set(v)
+		var spare *T
+		if copies != nil {
+			spare = &copies[i]
+		}
+		n.Init(v, s.word, spare)
 		nodes[i] = n
+		if shard++; shard == len(s.shards) {
+			shard = 0
+		}
 	}
 	served, dup, present := s.batchAdd(keys, nodes, first)
 	yieldTo(served)
 	if dup >= 0 {
+		// The lookup map stops at repeats within the batch too, so that a
+		// batch that goes in never pays for a set of its keys; the error
+		// names a repeat first, wherever it is, as if checked up front.
+		if i := firstRepeat(keys); i >= 0 {
+			return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
+		}
 		return duplicate("batch add", keys[dup], present)
 	}
 	for _, k := range keys {
 		s.emit(events.EventAdd, k)
 	}
 	return nil
+}
+
+// firstRepeat returns the index of the first key that repeats an earlier
+// one, or -1.
+func firstRepeat[ID comparable](keys []ID) int {
+	seen := make(map[ID]struct{}, len(keys))
+	for i, k := range keys {
+		if _, ok := seen[k]; ok {
+			return i
+		}
+		seen[k] = struct{}{}
+	}
+	return -1
 }
 
 // batchAdd inserts the batch, or returns the index of a key already
@@ -175,7 +202,6 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 	for i, k := range added {
 		if k > 0 {
 			s.shards[i].publish()
-			s.shards[i].arrivals.Add(1)
 		}
 	}
 	done = true
@@ -202,4 +228,5 @@ func (s *Scheduler[T, ID]) undoBatch(keys []ID, nodes []*node.Node[T, ID]) {
 		n.State = node.Removed
 	}
 	s.nodes.DeleteAll(keys)
+	s.membershipChanged() // an affinity table built meanwhile may hold the batch
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -31,7 +32,8 @@ type Scheduler[T any, ID comparable] struct {
 	cmp      func(a, b T) int
 	key      func(T) ID
 	capacity func(T) int // nil: every resource has capacity 1
-	nillable bool        // T's kind has a nil value that Add must reject
+	nilness  nilness     // how to tell a nil T, which Add must reject
+	word     bool        // T is one pointer word (see node.WordShaped)
 	policy   config.AcquirePolicy
 	global   bool // Ordering is GlobalOrder
 	// lockFree: Acquire may read a shard's published top without its lock
@@ -49,7 +51,7 @@ type Scheduler[T any, ID comparable] struct {
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
-	nodes  *lookup.Map[ID, *node.Node[T, ID]]
+	nodes  *lookup.Map[ID, node.Node[T, ID]]
 	// size counts resources added and not removed (draining ones are
 	// removed); Len reads it.
 	size atomic.Int64
@@ -81,7 +83,8 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		cmp:      cfg.Comparator,
 		key:      cfg.KeyFunc,
 		capacity: cfg.Capacity,
-		nillable: isNillable[T](),
+		nilness:  nilnessOf[T](),
+		word:     node.WordShaped[T](),
 		policy:   cfg.AcquirePolicy,
 		global:   cfg.Ordering == config.GlobalOrder,
 		lockFree: cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil,
@@ -94,7 +97,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard[T, ID], heapCount),
-		nodes:    lookup.New[ID, *node.Node[T, ID]](),
+		nodes:    lookup.New(func(n *node.Node[T, ID]) ID { return n.Key }),
 	}
 	if s.strategy == nil {
 		s.strategy = acquire.NewRoundRobin()
@@ -239,22 +242,36 @@ func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 }
 
 func (s *Scheduler[T, ID]) isNil(v T) bool {
-	if !s.nillable {
-		return false
-	}
-	rv := reflect.ValueOf(any(v))
-	return !rv.IsValid() || rv.IsNil()
-}
-
-// isNillable reports whether values of T can be nil, so that Add can
-// reject them. Checked once, at New, to keep reflection off other types.
-func isNillable[T any]() bool {
-	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
-	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice,
-		reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return true
+	switch s.nilness {
+	case nilWord:
+		return *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil
+	case nilReflect:
+		rv := reflect.ValueOf(any(v))
+		return !rv.IsValid() || rv.IsNil()
 	}
 	return false
+}
+
+// nilness is how values of a type can be nil.
+type nilness uint8
+
+const (
+	neverNil   nilness = iota
+	nilWord            // one machine word, nil when zero: pointers, maps, channels, funcs
+	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
+)
+
+// nilnessOf decides, once at New, how isNil tells a nil T: reflection
+// costs more than the rest of an Update, so it is kept to the types that
+// need it.
+func nilnessOf[T any]() nilness {
+	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return nilWord
+	case reflect.Interface, reflect.Slice:
+		return nilReflect
+	}
+	return neverNil
 }
 
 func notFound[ID comparable](op string, id ID) error {

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/crsched/crs/config"
@@ -281,4 +282,38 @@ func TestNonPointerResourcesWork(t *testing.T) {
 	if got, _ := s.Acquire(); got != 0 {
 		t.Fatalf("Acquire = %d, want 0", got)
 	}
+}
+
+// nilOfKind checks that a scheduler of T rejects nilV and accepts okV.
+func nilOfKind[T any](t *testing.T, name string, nilV, okV T) {
+	t.Helper()
+	s, err := scheduler.New(config.Config[T, string]{
+		Comparator: func(a, b T) int { return 0 },
+		KeyFunc:    func(T) string { return "k" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if err := s.Add(nilV); !errors.Is(err, crserrors.ErrNilResource) {
+		t.Errorf("%s: Add(nil) = %v, want ErrNilResource", name, err)
+	}
+	if err := s.Add(okV); err != nil {
+		t.Errorf("%s: Add(non-nil) = %v", name, err)
+	}
+}
+
+type namer interface{ Name() string }
+
+type named struct{}
+
+func (*named) Name() string { return "" }
+
+func TestNilOfEveryNillableKindIsRejected(t *testing.T) {
+	nilOfKind(t, "map", map[string]int(nil), map[string]int{})
+	nilOfKind(t, "chan", (chan int)(nil), make(chan int))
+	nilOfKind(t, "func", (func())(nil), func() {})
+	nilOfKind(t, "slice", []int(nil), []int{})
+	nilOfKind(t, "interface", namer(nil), namer(&named{}))
+	nilOfKind(t, "interface holding a nil pointer", namer((*named)(nil)), namer(&named{}))
 }

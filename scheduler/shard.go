@@ -51,10 +51,13 @@ type shard[T any, ID comparable] struct {
 	// shard tops. Written only under mu, by publish.
 	active atomic.Int64
 	top    atomic.Pointer[node.Node[T, ID]]
-	// arrivals counts resources that became active in this shard. It is
-	// incremented under mu after active is updated, and lets Acquire prove
-	// that all shards were empty at one instant before it reports
-	// ErrNoResourceAvailable (see Scheduler.take).
+	// arrivals counts the times this shard went from no active resource
+	// to some. It lets Acquire prove that all shards were empty at one
+	// instant before it reports ErrNoResourceAvailable (see
+	// Scheduler.take), so publish increments it before it makes the
+	// change visible. Arrivals in a shard that has active resources need
+	// no count (a sweep does not pass over such a shard), which keeps this
+	// write off the hot path.
 	arrivals atomic.Uint64
 	// version lets readers that take no lock see this shard's top, the
 	// top's value and the scheduler's size as they were at one instant.
@@ -125,7 +128,10 @@ func (s *shard[T, ID]) repair() {
 // publish refreshes the lock-free view of the heap. It skips stores that
 // would change nothing: an atomic store is a locked instruction.
 func (s *shard[T, ID]) publish() {
-	if n := int64(s.heap.Len()); s.active.Load() != n {
+	if n, was := int64(s.heap.Len()), s.active.Load(); was != n {
+		if was == 0 {
+			s.arrivals.Add(1)
+		}
 		s.active.Store(n)
 	}
 	if t := s.heap.Top(); s.top.Load() != t {
@@ -217,9 +223,6 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 			s.setState(n, from)
 		}
 		s.publish()
-		if done {
-			s.arrivals.Add(1)
-		}
 	}()
 	s.dirty = true
 	s.heap.Up(n.Index)

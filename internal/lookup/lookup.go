@@ -5,43 +5,70 @@ import (
 	"hash/maphash"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
-// Map is a map split into independently locked shards by a hash of the
-// key, so that lookups of different keys from different cores do not all
-// write the same reader count. Keys whose type is a string or an integer
-// kind are hashed directly; other key types share a single shard.
+// Map maps keys to entries (*E), each stored under the key that its key
+// function returns. Its reads take no lock and write nothing shared:
+// Release, Update and every other call by key look their resource up
+// here, so a read that locked even a reader count would make every such
+// call bounce a cache line between the cores that make it.
 //
-// Its batch methods lock every shard (in index order) and check and insert
-// under those locks, so a batch is either all in or not in at all.
-type Map[K comparable, V any] struct {
-	shards []mapShard[K, V]
-	hash   func(K) uint64 // nil: one shard
-	seed   maphash.Seed
-}
-
-type mapShard[K comparable, V any] struct {
-	mu sync.RWMutex
-	m  map[K]V
-	_  [40]byte // with mu and m, one shard per 64-byte cache line
+// Keys whose type is a string or an integer kind are hashed into 32
+// shards, each an open-addressing table of atomic pointers that writers
+// change under the shard's mutex and readers probe with atomic loads.
+// Other key types go to one Go map under a read-write mutex.
+//
+// The batch methods lock every shard (in index order), so no other
+// writer sees part of a batch; a reader may, for the few instructions it
+// takes to insert or undo one (the scheduler keeps the batch's nodes
+// locked meanwhile).
+type Map[K comparable, E any] struct {
+	key    func(*E) K
+	hash   func(K) uint64 // nil: other key types, in other
+	shards []shard[K, E]
+	other  *lockedMap[K, E]
+	// tomb marks a slot whose entry was deleted: a probe must go on past
+	// it, since the key it looks for may have been placed further along
+	// before the deletion.
+	tomb *E
 }
 
 // mapShards is the number of shards for keys that hash: enough that two
 // cores rarely meet on one.
 const mapShards = 32
 
-// New returns an empty map.
-func New[K comparable, V any]() *Map[K, V] {
-	m := &Map[K, V]{seed: maphash.MakeSeed()}
-	m.hash = hasherFor[K](m.seed)
-	n := 1
-	if m.hash != nil {
-		n = mapShards
-	}
-	m.shards = make([]mapShard[K, V], n)
-	for i := range m.shards {
-		m.shards[i].m = make(map[K]V)
+type shard[K comparable, E any] struct {
+	mu sync.Mutex // held by writers
+	// table is replaced, never changed in place, when it fills up: a
+	// reader that loaded the old one sees the map as it was then.
+	table atomic.Pointer[table[E]]
+	// Guarded by mu.
+	live int // entries
+	used int // entries and tombstones: slots that are not nil
+	_    [32]byte
+}
+
+// table is a power-of-two array of slots probed linearly. Writers keep at
+// least a quarter of its slots nil, so that every probe ends.
+type table[E any] struct {
+	slots []atomic.Pointer[E]
+	mask  uint64
+}
+
+type lockedMap[K comparable, E any] struct {
+	mu sync.RWMutex
+	m  map[K]*E
+}
+
+// New returns an empty map whose entries are stored under key(entry).
+func New[K comparable, E any](key func(*E) K) *Map[K, E] {
+	m := &Map[K, E]{key: key, tomb: new(E)}
+	if m.hash = hasherFor[K](maphash.MakeSeed()); m.hash != nil {
+		m.shards = make([]shard[K, E], mapShards)
+	} else {
+		m.other = &lockedMap[K, E]{m: make(map[K]*E)}
 	}
 	return m
 }
@@ -72,52 +99,151 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-func (m *Map[K, V]) shard(k K) *mapShard[K, V] {
+// shardOf picks a shard by the hash's top bits; the table probe starts
+// from its low bits.
+func (m *Map[K, E]) shardOf(h uint64) *shard[K, E] {
+	return &m.shards[h>>(64-5)]
+}
+
+// Get returns the entry stored under k.
+func (m *Map[K, E]) Get(k K) (*E, bool) {
 	if m.hash == nil {
-		return &m.shards[0]
+		m.other.mu.RLock()
+		e, ok := m.other.m[k]
+		m.other.mu.RUnlock()
+		return e, ok
 	}
-	return &m.shards[m.hash(k)%mapShards]
+	h := m.hash(k)
+	_, e := m.probe(m.shardOf(h).table.Load(), h, k)
+	return e, e != nil
 }
 
-// Get returns the value stored under k.
-func (m *Map[K, V]) Get(k K) (V, bool) {
-	s := m.shard(k)
-	s.mu.RLock()
-	v, ok := s.m[k]
-	s.mu.RUnlock()
-	return v, ok
+// probe returns the slot holding k in t and its entry, or -1 and nil.
+func (m *Map[K, E]) probe(t *table[E], h uint64, k K) (int, *E) {
+	if t == nil {
+		return -1, nil
+	}
+	for i := h; ; i++ {
+		e := t.slots[i&t.mask].Load()
+		if e == nil {
+			return -1, nil
+		}
+		if e != m.tomb && m.key(e) == k {
+			return int(i & t.mask), e
+		}
+	}
 }
 
-// Len is the number of keys (shard by shard, so not a snapshot).
-func (m *Map[K, V]) Len() int {
+// Len is the number of entries (shard by shard, so not a snapshot).
+func (m *Map[K, E]) Len() int {
+	if m.hash == nil {
+		m.other.mu.RLock()
+		defer m.other.mu.RUnlock()
+		return len(m.other.m)
+	}
 	n := 0
 	for i := range m.shards {
 		s := &m.shards[i]
-		s.mu.RLock()
-		n += len(s.m)
-		s.mu.RUnlock()
+		s.mu.Lock()
+		n += s.live
+		s.mu.Unlock()
 	}
 	return n
 }
 
-// Insert stores v under k unless k is present, and reports whether it did;
-// if it did not, it returns the value stored under k.
-func (m *Map[K, V]) Insert(k K, v V) (present V, inserted bool) {
-	s := m.shard(k)
+// Insert stores e under k unless k is present, and reports whether it did;
+// if it did not, it returns the entry stored under k.
+func (m *Map[K, E]) Insert(k K, e *E) (present *E, inserted bool) {
+	if m.hash == nil {
+		m.other.mu.Lock()
+		defer m.other.mu.Unlock()
+		if p, dup := m.other.m[k]; dup {
+			return p, false
+		}
+		m.other.m[k] = e
+		return nil, true
+	}
+	h := m.hash(k)
+	s := m.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if present, dup := s.m[k]; dup {
-		return present, false
+	if _, p := m.probe(s.table.Load(), h, k); p != nil {
+		return p, false
 	}
-	s.m[k] = v
-	return present, true
+	m.place(s, h, e)
+	return nil, true
 }
 
-// InsertAll stores vals[i] under keys[i] for every i if none of the keys is
-// present, and returns -1. Otherwise it stores nothing and returns the
-// index of the first present key and the value stored under it. keys must
-// not repeat.
-func (m *Map[K, V]) InsertAll(keys []K, vals []V) (dup int, present V) {
+// place stores e, whose key is absent, in s. Requires s.mu.
+func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
+	t := s.table.Load()
+	if t == nil || 4*(s.used+1) > 3*len(t.slots) {
+		t = m.rebuild(s, t, 1)
+	}
+	for i := h; ; i++ {
+		slot := &t.slots[i&t.mask]
+		switch slot.Load() {
+		case nil:
+			s.used++
+		case m.tomb:
+		default:
+			continue
+		}
+		slot.Store(e)
+		s.live++
+		return
+	}
+}
+
+// rebuild replaces s's table with one that holds its entries and extra
+// more at half its size or less, without tombstones, and returns it.
+// Requires s.mu.
+func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], extra int) *table[E] {
+	size := 8
+	for size < 4*(s.live+extra) {
+		size *= 2
+	}
+	t := &table[E]{slots: make([]atomic.Pointer[E], size), mask: uint64(size - 1)}
+	if old != nil {
+		for i := range old.slots {
+			e := old.slots[i].Load()
+			if e == nil || e == m.tomb {
+				continue
+			}
+			for j := m.hash(m.key(e)); ; j++ {
+				if slot := &t.slots[j&t.mask]; slot.Load() == nil {
+					slot.Store(e)
+					break
+				}
+			}
+		}
+	}
+	s.used = s.live
+	s.table.Store(t)
+	return t
+}
+
+// InsertAll stores es[i] under keys[i] for every i if none of the keys is
+// present and none repeats, and returns -1. Otherwise it stores nothing
+// and returns the first index whose key is present, or repeats an earlier
+// one, and the entry stored under it then (es[j] for a repeat of
+// keys[j]). Every shard stays locked from the first insert to the last,
+// or to the undoing.
+func (m *Map[K, E]) InsertAll(keys []K, es []*E) (dup int, present *E) {
+	if m.hash == nil {
+		m.other.mu.Lock()
+		defer m.other.mu.Unlock()
+		for i, k := range keys {
+			if p, ok := m.other.m[k]; ok {
+				for _, k := range keys[:i] {
+					delete(m.other.m, k)
+				}
+				return i, p
+			}
+			m.other.m[k] = es[i]
+		}
+		return -1, nil
+	}
 	for i := range m.shards {
 		m.shards[i].mu.Lock()
 	}
@@ -126,41 +252,82 @@ func (m *Map[K, V]) InsertAll(keys []K, vals []V) (dup int, present V) {
 			m.shards[i].mu.Unlock()
 		}
 	}()
-	for i := range keys {
-		if v, ok := m.shard(keys[i]).m[keys[i]]; ok {
-			return i, v
+	// Room for the batch up front, rather than a rebuild at every
+	// doubling: keys spread evenly over the shards.
+	if per := len(keys)/len(m.shards) + len(keys)/(8*len(m.shards)) + 1; per > 1 {
+		for i := range m.shards {
+			s := &m.shards[i]
+			if t := s.table.Load(); t == nil || 4*(s.used+per) > 3*len(t.slots) {
+				m.rebuild(s, t, per)
+			}
 		}
 	}
-	for i := range keys {
-		m.shard(keys[i]).m[keys[i]] = vals[i]
+	for i, k := range keys {
+		h := m.hash(k)
+		s := m.shardOf(h)
+		if _, p := m.probe(s.table.Load(), h, k); p != nil {
+			for _, k := range keys[:i] {
+				m.remove(k)
+			}
+			return i, p
+		}
+		m.place(s, h, es[i])
 	}
-	return -1, present
+	return -1, nil
 }
 
 // Delete removes k.
-func (m *Map[K, V]) Delete(k K) {
-	s := m.shard(k)
+func (m *Map[K, E]) Delete(k K) {
+	if m.hash == nil {
+		m.other.mu.Lock()
+		delete(m.other.m, k)
+		m.other.mu.Unlock()
+		return
+	}
+	s := m.shardOf(m.hash(k))
 	s.mu.Lock()
-	delete(s.m, k)
+	m.remove(k)
 	s.mu.Unlock()
 }
 
+// remove deletes k from a map whose keys hash. Requires k's shard's mu.
+func (m *Map[K, E]) remove(k K) {
+	h := m.hash(k)
+	s := m.shardOf(h)
+	t := s.table.Load()
+	if i, _ := m.probe(t, h, k); i >= 0 {
+		t.slots[i].Store(m.tomb)
+		s.live--
+	}
+}
+
 // DeleteAll removes every key in keys.
-func (m *Map[K, V]) DeleteAll(keys []K) {
+func (m *Map[K, E]) DeleteAll(keys []K) {
 	for i := range keys {
 		m.Delete(keys[i])
 	}
 }
 
-// Range calls f for each entry, one shard at a time under its read lock;
-// f must not call m.
-func (m *Map[K, V]) Range(f func(K, V)) {
-	for i := range m.shards {
-		s := &m.shards[i]
-		s.mu.RLock()
-		for k, v := range s.m {
-			f(k, v)
+// Range calls f for each entry. An entry inserted or deleted during the
+// call may or may not be seen.
+func (m *Map[K, E]) Range(f func(K, *E)) {
+	if m.hash == nil {
+		m.other.mu.RLock()
+		defer m.other.mu.RUnlock()
+		for k, e := range m.other.m {
+			f(k, e)
 		}
-		s.mu.RUnlock()
+		return
+	}
+	for i := range m.shards {
+		t := m.shards[i].table.Load()
+		if t == nil {
+			continue
+		}
+		for j := range t.slots {
+			if e := t.slots[j].Load(); e != nil && e != m.tomb {
+				f(m.key(e), e)
+			}
+		}
 	}
 }

@@ -2,49 +2,80 @@ package lookup
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 )
 
-type point struct{ x, y int } // a key type that does not hash: one shard
+type point struct{ x, y int } // a key type that does not hash: one locked map
 
 type name string // a named string: hashed like a string
 
+// item is what the tests store: a key and a payload.
+type item[K comparable] struct {
+	key K
+	v   int
+}
+
+func newMap[K comparable]() *Map[K, item[K]] {
+	return New(func(e *item[K]) K { return e.key })
+}
+
 func exercise[K comparable](t *testing.T, keys []K) {
 	t.Helper()
-	m := New[K, int]()
+	m := newMap[K]()
 	for i, k := range keys {
-		if _, ok := m.Insert(k, i); !ok {
+		if _, ok := m.Insert(k, &item[K]{k, i}); !ok {
 			t.Fatalf("Insert(%v): a fresh key must go in", k)
 		}
-		if present, ok := m.Insert(k, -1); ok || present != i {
-			t.Fatalf("second Insert(%v) = %d, %v; want the value present (%d), false", k, present, ok, i)
+		if present, ok := m.Insert(k, &item[K]{k, -1}); ok || present.v != i {
+			t.Fatalf("second Insert(%v) = %v, %v; want the entry present (%d), false", k, present, ok, i)
 		}
 	}
 	if m.Len() != len(keys) {
 		t.Fatalf("Len = %d, want %d", m.Len(), len(keys))
 	}
 	for i, k := range keys {
-		if v, ok := m.Get(k); !ok || v != i {
-			t.Fatalf("Get(%v) = %d, %v", k, v, ok)
+		if e, ok := m.Get(k); !ok || e.v != i {
+			t.Fatalf("Get(%v) = %v, %v", k, e, ok)
 		}
 	}
 	m.Delete(keys[0])
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("deleted key still there")
 	}
-	if dup, present := m.InsertAll(keys[:3], []int{7, 8, 9}); dup != 1 || present != 1 {
-		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %d; want 1 and the value present (1)", dup, present)
-	}
-	if dup, _ := m.InsertAll(keys[len(keys):], nil); dup != -1 {
-		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
+	m.Delete(keys[0]) // absent: nothing happens
+	batch := []*item[K]{{keys[0], 7}, {keys[1], 8}, {keys[2], 9}}
+	if dup, present := m.InsertAll(keys[:3], batch); dup != 1 || present.v != 1 {
+		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %v; want 1 and the entry present (1)", dup, present)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll inserted its fresh key")
 	}
+	if dup, _ := m.InsertAll(keys[len(keys):], nil); dup != -1 {
+		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
+	}
+	if dup, present := m.InsertAll([]K{keys[0], keys[0]}, batch[:2]); dup != 1 || present != batch[0] {
+		t.Fatalf("InsertAll of a repeated key returned %d, %v; want 1 and the first entry", dup, present)
+	}
+	if _, ok := m.Get(keys[0]); ok {
+		t.Fatal("a failed InsertAll left a key of its batch in")
+	}
+	if dup, _ := m.InsertAll(keys[:1], batch[:1]); dup != -1 {
+		t.Fatalf("InsertAll of a fresh key returned %d", dup)
+	}
 	seen := 0
-	m.Range(func(K, int) { seen++ })
-	if seen != len(keys)-1 {
-		t.Fatalf("Range saw %d, want %d", seen, len(keys)-1)
+	m.Range(func(k K, e *item[K]) {
+		if e.key != k {
+			t.Fatalf("Range gave key %v with the entry of %v", k, e.key)
+		}
+		seen++
+	})
+	if seen != len(keys) {
+		t.Fatalf("Range saw %d, want %d", seen, len(keys))
+	}
+	m.DeleteAll(keys)
+	if m.Len() != 0 {
+		t.Fatalf("Len = %d after DeleteAll", m.Len())
 	}
 }
 
@@ -69,16 +100,93 @@ func TestMapWorksForEveryKeyKind(t *testing.T) {
 }
 
 func TestHashableKeysSpreadOverShards(t *testing.T) {
-	m := New[string, int]()
+	m := newMap[string]()
 	for i := 0; i < 3200; i++ {
-		m.Insert(fmt.Sprint("user-", i), i)
+		k := fmt.Sprint("user-", i)
+		m.Insert(k, &item[string]{k, i})
 	}
 	for i := range m.shards {
-		if n := len(m.shards[i].m); n < 50 || n > 150 {
+		if n := m.shards[i].live; n < 50 || n > 150 {
 			t.Fatalf("shard %d holds %d of 3200 keys", i, n)
 		}
 	}
-	if p := New[point, int](); len(p.shards) != 1 {
-		t.Fatalf("unhashable key type got %d shards", len(p.shards))
+	if p := newMap[point](); p.shards != nil || p.other == nil {
+		t.Fatal("a key type that does not hash must go to the locked map")
 	}
+}
+
+// Deleting leaves tombstones that probes must step over, and that a
+// rebuild clears: churn through one shard's table many times its size
+// and every key present must still be found, every key deleted not.
+func TestChurnKeepsEveryProbeRight(t *testing.T) {
+	m := newMap[int]()
+	const window = 100
+	for i := 0; i < 20_000; i++ {
+		m.Insert(i, &item[int]{i, i})
+		if i >= window {
+			m.Delete(i - window)
+		}
+		if i%997 == 0 {
+			for j := max(0, i-2*window); j <= i; j++ {
+				_, ok := m.Get(j)
+				if want := j > i-window; ok != want {
+					t.Fatalf("after inserting %d: Get(%d) found %v, want %v", i, j, ok, want)
+				}
+			}
+		}
+	}
+	for i := range m.shards {
+		s := &m.shards[i]
+		if t0 := s.table.Load(); t0 != nil && 4*s.used > 3*len(t0.slots) {
+			t.Fatalf("shard %d uses %d of %d slots: probes may not end", i, s.used, len(t0.slots))
+		}
+	}
+	if m.Len() != window {
+		t.Fatalf("Len = %d, want %d", m.Len(), window)
+	}
+}
+
+// Readers take no lock, so they run while writers insert, delete and
+// rebuild tables: a key that stays in must be found by every read.
+func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
+	m := newMap[string]()
+	stable := make([]string, 64)
+	for i := range stable {
+		stable[i] = fmt.Sprint("stable-", i)
+		m.Insert(stable[i], &item[string]{stable[i], i})
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for i := 0; i < 20_000; i++ {
+			k := fmt.Sprint("churn-", i)
+			m.Insert(k, &item[string]{k, i})
+			if i >= 50 {
+				m.Delete(fmt.Sprint("churn-", i-50))
+			}
+		}
+	}()
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for i, k := range stable {
+					if e, ok := m.Get(k); !ok || e.v != i {
+						t.Errorf("Get(%s) = %v, %v while other keys churned", k, e, ok)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,7 +1,11 @@
 // Package node defines the scheduler's per-resource record and its states.
 package node
 
-import "sync/atomic"
+import (
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
 
 // State is where a resource is in its lifecycle (see docs/ARCHITECTURE.md).
 // Holders are counted separately: an active resource may have holders
@@ -63,9 +67,9 @@ func (s State) String() string {
 	return "invalid"
 }
 
-// Node is one resource. Every field except Key, Shard, Published and
-// Leaving is guarded by the lock of shard Shard; Key and Shard never change
-// after the node is created.
+// Node is one resource. Every field except Key, Shard, published, word
+// and Leaving is guarded by the lock of shard Shard; Key, Shard and word
+// never change after the node is created.
 //
 // Invariants (whenever the shard lock is free):
 //   - State == Active exactly when Index >= 0, and then the shard's heap
@@ -74,10 +78,13 @@ func (s State) String() string {
 //   - Draining implies Holders > 0.
 type Node[T any, ID comparable] struct {
 	// Value is the resource, read under the shard lock (the heap orders by
-	// it). Published holds the same value for readers that take no lock:
-	// Set replaces both, and a value once handed out is never written.
+	// it). published holds the same value for readers that take no lock
+	// (Load): the value's own word when T is one pointer word (word set),
+	// which costs no allocation, else a pointer to a copy. Set replaces
+	// both, and a copy once published is never written.
 	Value     T
-	Published atomic.Value
+	published unsafe.Pointer
+	word      bool
 	Key       ID
 	Index     int
 	Shard     int
@@ -191,24 +198,68 @@ type Lease struct {
 // New returns a node that is not yet in any structure.
 func New[T any, ID comparable](v T, key ID, shard, capacity int) *Node[T, ID] {
 	n := &Node[T, ID]{Key: key, Index: -1, Shard: shard, Capacity: capacity}
-	n.Set(v)
+	n.Init(v, WordShaped[T](), nil)
 	return n
 }
 
+// WordShaped reports whether a T is one pointer word (a pointer, map,
+// channel or func), which a node publishes without a copy. Callers that
+// make many nodes ask once and pass the answer to Init.
+func WordShaped[T any]() bool {
+	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	}
+	return false
+}
+
+// Init gives a node that no other goroutine can see yet its first value;
+// word must be WordShaped[T](). A T that is not word-shaped is published
+// as a copy, in *spare if spare is not nil (a caller making many nodes
+// allocates their copies together), else in a new allocation.
+func (n *Node[T, ID]) Init(v T, word bool, spare *T) {
+	n.Value, n.word = v, word
+	switch {
+	case word:
+		n.published = wordOf(v)
+	case spare != nil:
+		*spare = v
+		n.published = unsafe.Pointer(spare)
+	default:
+		n.published = copyOf(v)
+	}
+}
+
 // Set gives the node a new value, for locked and lock-free readers alike.
-// Storing a pointer-shaped T (a pointer, map, chan or func) in an
-// atomic.Value does not allocate.
+// It allocates nothing when T is word-shaped.
 func (n *Node[T, ID]) Set(v T) {
 	n.Value = v
-	n.Published.Store(box[T]{v})
+	if n.word {
+		atomic.StorePointer(&n.published, wordOf(v))
+	} else {
+		atomic.StorePointer(&n.published, copyOf(v))
+	}
 }
 
 // Load returns the value for a reader that holds no lock.
-func (n *Node[T, ID]) Load() T { return n.Published.Load().(box[T]).v }
+func (n *Node[T, ID]) Load() T {
+	p := atomic.LoadPointer(&n.published)
+	if n.word {
+		return *(*T)(unsafe.Pointer(&p))
+	}
+	return *(*T)(p)
+}
 
-// box wraps T so that atomic.Value, which refuses nil and values of
-// differing types, takes any T, nil interfaces included.
-type box[T any] struct{ v T }
+// wordOf returns the one word of a word-shaped v as a pointer, which keeps
+// what it points to alive for the garbage collector.
+func wordOf[T any](v T) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&v)) }
+
+// copyOf returns a pointer to a new copy of v.
+func copyOf[T any](v T) unsafe.Pointer {
+	c := new(T)
+	*c = v
+	return unsafe.Pointer(c)
+}
 
 // indexLeasesAbove is where a scan of the leases starts to cost more than
 // keeping an index: below it (every exclusive resource of small capacity)

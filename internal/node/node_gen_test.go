@@ -1,6 +1,9 @@
 package node
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // Tests added to kill mutants the other tests let live (docs/TESTING.md).
 
@@ -104,5 +107,41 @@ func TestRetuneKeepsEarnedTokensUpToTheNewBurst(t *testing.T) {
 	c.refill(4 * second) // time going backwards refills nothing
 	if c.Tokens != 0 || c.Refilled != 5*second {
 		t.Fatalf("refill from the past: %+v", c)
+	}
+}
+
+func TestWordShapedValuesArePublishedWithoutACopy(t *testing.T) {
+	a, b := new(int), new(int)
+	n := New(a, "k", 0, 1)
+	if !n.word || n.Load() != a {
+		t.Fatalf("New(pointer): word %v, Load %p, want %p", n.word, n.Load(), a)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { n.Set(b) }); allocs != 0 {
+		t.Fatalf("Set of a pointer allocates %v times", allocs)
+	}
+	if n.Load() != b || n.Value != b {
+		t.Fatal("Set(pointer) not published")
+	}
+	m := New(map[string]int{"x": 1}, "k", 0, 1)
+	if !m.word || m.Load()["x"] != 1 {
+		t.Fatal("a map is one word and must be published as itself")
+	}
+	for _, shaped := range []bool{WordShaped[string](), WordShaped[[]int](), WordShaped[any](), WordShaped[struct{ p *int }]()} {
+		if shaped {
+			t.Fatal("only pointers, maps, channels and funcs are word-shaped")
+		}
+	}
+}
+
+func TestACopyIsPublishedInTheSpareWhenGiven(t *testing.T) {
+	var n Node[string, string]
+	var spare string
+	n.Init("v", WordShaped[string](), &spare)
+	if n.Load() != "v" || spare != "v" || n.published != unsafe.Pointer(&spare) {
+		t.Fatalf("Init with a spare: Load %q, spare %q", n.Load(), spare)
+	}
+	n.Set("w") // a new copy: the old one may still be read
+	if n.Load() != "w" || spare != "v" {
+		t.Fatalf("Set after Init: Load %q, spare %q", n.Load(), spare)
 	}
 }
