@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -62,15 +63,7 @@ func (s *Scheduler[T, ID]) affinityTable() *affinityTable[T, ID] {
 		entries = append(entries, entry{keyHash(k), n})
 	})
 	// The map's order is random; the table must not be.
-	slices.SortFunc(entries, func(a, b entry) int {
-		switch {
-		case a.hash < b.hash:
-			return -1
-		case a.hash > b.hash:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.hash, b.hash) })
 	t := &affinityTable[T, ID]{nodes: make([]*node.Node[T, ID], len(entries))}
 	hashes := make([]uint64, len(entries))
 	for i, e := range entries {

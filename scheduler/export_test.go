@@ -170,3 +170,10 @@ func (s *Scheduler[T, ID]) expiryPending(n *node.Node[T, ID]) bool {
 	defer s.expiry.mu.Unlock()
 	return s.expiry.queue.Has(func(r leaseRef[T, ID]) bool { return r.node == n && r.token == 0 })
 }
+
+// LockedPeek reads shard i's top and its value the way a lock-free reader
+// does when it finds a writer busy: under the lock.
+func (s *Scheduler[T, ID]) LockedPeek(i int) (T, bool) {
+	n, v, _ := s.lockedPeek(&s.shards[i])
+	return v, n != nil
+}
