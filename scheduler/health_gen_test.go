@@ -69,3 +69,62 @@ func TestResumeReportsTheEndOfEjectionsNotOfRateLimits(t *testing.T) {
 		t.Fatalf("EventResume per resource %v; want a once (its ejection ended), limited never", resumed)
 	}
 }
+
+// leases takes n leases, all of which must be on id.
+func leases(t *testing.T, s *scheduler.Scheduler[*worker, string], id string, n int) []scheduler.Lease[*worker, string] {
+	t.Helper()
+	ls := make([]scheduler.Lease[*worker, string], n)
+	for i := range ls {
+		if ls[i] = mustLease(t, s); ls[i].Key() != id {
+			t.Fatalf("lease %d on %s, want %s", i, ls[i].Key(), id)
+		}
+	}
+	return ls
+}
+
+func fail(t *testing.T, ls []scheduler.Lease[*worker, string]) {
+	t.Helper()
+	for _, l := range ls {
+		if err := l.Fail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An ejection of a resource that already rests for longer (a suspension)
+// must still be recorded as an ejection, or the pool's count of ejected
+// resources would hold a slot no resource uses (CheckInvariants at the
+// end of the test compares them).
+func TestEjectionDuringALongerSuspensionIsStillAnEjection(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := ejectionConfig(clock, 0)
+	cfg.Capacity = func(v *worker) int { return v.Capacity }
+	s := newScheduler(t, cfg)
+	addAll(t, s, withCapacity("a", 1, 3), withCapacity("b", 2, 1))
+	held := leases(t, s, "a", 3)
+	if err := s.Suspend("a", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	fail(t, held) // the third failure ejects a, which rests an hour anyway
+	if st := s.Stats(); st.EjectedResources != 1 || st.SuspendedResources != 0 {
+		t.Fatalf("after an ejection within a suspension: %d ejected, %d suspended; want 1, 0", st.EjectedResources, st.SuspendedResources)
+	}
+}
+
+// Failures while a resource is ejected (by holders from before) eject it
+// again, for longer, extending the rest.
+func TestFailuresWhileEjectedExtendTheEjection(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := ejectionConfig(clock, 0) // 10s, then 20s
+	cfg.Capacity = func(v *worker) int { return v.Capacity }
+	s := newScheduler(t, cfg)
+	addAll(t, s, withCapacity("a", 1, 6), withCapacity("b", 2, 1))
+	held := leases(t, s, "a", 6)
+	fail(t, held[:3]) // ejected until t=10s
+	clock.Advance(5 * time.Second)
+	fail(t, held[3:]) // ejected again at t=5s: until t=25s
+	clock.Advance(7 * time.Second)
+	wantState(t, s, "a", "resting")
+	clock.Advance(13 * time.Second)
+	wantState(t, s, "a", "active")
+}
