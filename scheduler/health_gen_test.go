@@ -128,3 +128,36 @@ func TestFailuresWhileEjectedExtendTheEjection(t *testing.T) {
 	clock.Advance(13 * time.Second)
 	wantState(t, s, "a", "active")
 }
+
+// A release cooldown is a suspension: counted, and reported as one.
+func TestReleaseCooldownCountsAndReportsASuspension(t *testing.T) {
+	clock := fakeclock.New()
+	rec := &recorder{}
+	cfg := healthConfig(clock)
+	cfg.ReleaseCooldown = time.Second
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Suspensions != 1 || st.SuspendedResources != 1 {
+		t.Fatalf("after a release with a cooldown: %d suspensions, %d suspended; want 1, 1", st.Suspensions, st.SuspendedResources)
+	}
+	s.Shutdown()
+	suspended := 0
+	for _, e := range rec.events() {
+		if e.Type == events.EventSuspend {
+			suspended++
+		}
+	}
+	if suspended != 1 {
+		t.Fatalf("%d EventSuspend, want 1", suspended)
+	}
+}
