@@ -238,6 +238,7 @@ func TestEjectionRespectsTheShareCapAndKeepsOneAvailable(t *testing.T) {
 		{"at least one even when the share rounds to zero", 4, 0, 0.1, 1},
 		{"never the last available", 2, 0, 1, 1},
 		{"excluded resources are not available", 3, 1, 0, 1},
+		{"no share cap: all but the last available", 4, 0, 0, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
