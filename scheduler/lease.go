@@ -122,11 +122,11 @@ func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], e
 	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline}, nil
 }
 
-// endHold ends a hold on n, the lease with token or, with token 0, an
-// anonymous hold, and serves waiters from the freed slot. handleDeadline
-// tells an expired lease from a released one when the node no longer has
-// it. A lease found past its deadline is expired here rather than
-// released, so expiry is exact whenever the timer runs late.
+// endHold ends the lease with token on n and serves waiters from the
+// freed slot. handleDeadline tells an expired lease from a released one
+// when the node no longer has it. A lease found past its deadline is
+// expired here rather than released, so expiry is exact whenever the
+// timer runs late.
 func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end ending) error {
 	sh := &s.shards[n.Shard]
 	var rest events.EventType
@@ -135,17 +135,15 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
 		s.mend(sh)
-		i := -1
-		if token != 0 {
-			if i = n.FindLease(token); i < 0 {
-				return false, s.leaseGone(handleDeadline)
-			}
-			if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
-				rest = s.unhold(sh, n, i, ending{how: reclaimed})
-				s.expired.Add(1)
-				reclaimedHere = true
-				return s.serve(sh), crserrors.ErrLeaseExpired
-			}
+		i := n.FindLease(token)
+		if i < 0 {
+			return false, s.leaseGone(handleDeadline)
+		}
+		if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
+			rest = s.unhold(sh, n, i, ending{how: reclaimed})
+			s.expired.Add(1)
+			reclaimedHere = true
+			return s.serve(sh), crserrors.ErrLeaseExpired
 		}
 		rest = s.unhold(sh, n, i, end)
 		return s.serve(sh), nil
