@@ -28,3 +28,20 @@ func TestExtendedHandleTellsAReleaseFromAnExpiry(t *testing.T) {
 	clock.Advance(2 * time.Second) // past the first deadline, not the extended one
 	wantErr(t, "Release through the extended handle", l.Release(), crserrors.ErrLeaseReleased)
 }
+
+// A lease ends at its deadline: a Release at that very instant, before
+// the timer has run, is an expiry.
+func TestReleaseAtTheDeadlineIsAnExpiry(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, leaseConfig(time.Second, clock))
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	clock.Pause()
+	clock.Advance(time.Second)
+	err := l.Release()
+	clock.Resume()
+	wantErr(t, "Release at the deadline", err, crserrors.ErrLeaseExpired)
+	if s.Stats().ExpiredLeases != 1 {
+		t.Fatal("expiry not counted")
+	}
+}
