@@ -161,3 +161,30 @@ func TestReleaseCooldownCountsAndReportsASuspension(t *testing.T) {
 		t.Fatalf("%d EventSuspend, want 1", suspended)
 	}
 }
+
+// Exclude ends a suspension or an ejection, but a resource waiting for
+// its next rate-limit token keeps waiting for it through Exclude and
+// Include: no one may hand out a token early.
+func TestExcludeKeepsARateLimitRest(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := healthConfig(clock)
+	cfg.RateLimit = func(*worker) (float64, int) { return 1, 1 }
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	if _, err := s.Acquire(); err != nil { // takes a's only token
+		t.Fatal(err)
+	}
+	if err := s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "resting")
+	if err := s.Exclude("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Include("a"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "resting")
+	clock.Advance(2 * time.Second)
+	wantState(t, s, "a", "active")
+}

@@ -45,3 +45,16 @@ func TestReleaseAtTheDeadlineIsAnExpiry(t *testing.T) {
 		t.Fatal("expiry not counted")
 	}
 }
+
+// Extend at the very instant of the deadline is too late.
+func TestExtendAtTheDeadlineIsTooLate(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, leaseConfig(time.Second, clock))
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	clock.Pause()
+	clock.Advance(time.Second)
+	err := l.Extend(time.Minute)
+	clock.Resume()
+	wantErr(t, "Extend at the deadline", err, crserrors.ErrLeaseExpired)
+}
