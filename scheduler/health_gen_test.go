@@ -188,3 +188,30 @@ func TestExcludeKeepsARateLimitRest(t *testing.T) {
 	clock.Advance(2 * time.Second)
 	wantState(t, s, "a", "active")
 }
+
+// An Update that slows a resource's rate limit can push its rest back;
+// the rest must still end, at the new time.
+func TestUpdateThatExtendsARateLimitRestEndsIt(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := healthConfig(clock)
+	perSecond := map[string]float64{"a": 1}
+	cfg.RateLimit = func(v *worker) (float64, int) { return perSecond[v.ID] / float64(v.Capacity), 2 }
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	for range 2 { // both tokens: a rests until its next token, 1s away
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release("a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantState(t, s, "a", "resting")
+	if err := s.Update(&worker{ID: "a", Priority: 1, Capacity: 10}); err != nil { // 0.1/s: next token 10s away
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	wantState(t, s, "a", "resting")
+	clock.Advance(9*time.Second + time.Millisecond) // the token is due just after 10s
+	wantState(t, s, "a", "active")
+}
