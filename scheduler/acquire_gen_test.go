@@ -65,3 +65,15 @@ func TestLockedPeekReadsTheTopAndItsValue(t *testing.T) {
 		t.Fatalf("LockedPeek(0) = %+v, %v; want c at 2", v, ok)
 	}
 }
+
+// AcquireContext starts where the strategy says, like Acquire.
+func TestAcquireContextFollowsTheStrategy(t *testing.T) {
+	cfg := baseConfig(4, config.Exclusive)
+	cfg.AcquireStrategy = fixedStrategy(2)
+	s := newScheduler(t, cfg)
+	addAll(t, s, numbered(8)...) // shard 2 holds w2 and w6
+	got, err := s.AcquireContext(bg)
+	if err != nil || got.ID != "w2" {
+		t.Fatalf("AcquireContext = %v, %v; want w2, the best of shard 2", got, err)
+	}
+}

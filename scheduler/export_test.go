@@ -84,14 +84,20 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 			off += r
 		}
 	}
-	ejected := 0
+	ejected, excluded := 0, 0
 	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
 		if n.Rest == node.Ejected {
 			ejected++
 		}
+		if n.State == node.Excluded {
+			excluded++
+		}
 	})
 	if got := int(s.pool.ejected.Load()); got != ejected {
 		return fmt.Errorf("pool counts %d ejected, nodes %d", got, ejected)
+	}
+	if got := int(s.pool.excluded.Load()); got != excluded {
+		return fmt.Errorf("pool counts %d excluded, nodes %d", got, excluded)
 	}
 	if total != inHeap+off {
 		return fmt.Errorf("map holds %d nodes, heaps %d and off-heap %d", total, inHeap, off)
