@@ -96,7 +96,9 @@ func (h *Heap[T, ID]) Up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		p := items[parent]
-		if !h.less(n, p) {
+		// less(n, p), written out: a call per comparison costs more
+		// than the comparison in a sift.
+		if c := h.cmp(n.Value, p.Value); c > 0 || c == 0 && n.Holders >= p.Holders {
 			break
 		}
 		items[i], p.Index = p, i
@@ -124,10 +126,14 @@ func (h *Heap[T, ID]) Down(i int) bool {
 			break
 		}
 		c := items[child]
-		if right := child + 1; right < size && h.less(items[right], c) {
-			child, c = right, items[right]
+		// less, written out as in Up.
+		if right := child + 1; right < size {
+			r := items[right]
+			if o := h.cmp(r.Value, c.Value); o < 0 || o == 0 && r.Holders < c.Holders {
+				child, c = right, r
+			}
 		}
-		if !h.less(c, n) {
+		if o := h.cmp(c.Value, n.Value); o > 0 || o == 0 && c.Holders >= n.Holders {
 			break
 		}
 		items[i], c.Index = c, i
