@@ -107,7 +107,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
-		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, &s.pool, s.now)
+		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.expiry.init(s)

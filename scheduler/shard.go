@@ -34,6 +34,10 @@ type shard[T any, ID comparable] struct {
 	// Set at New, never changed.
 	exclusive bool // the scheduler's policy
 	global    bool // GlobalOrder: Acquire compares the tops of all shards
+	// peeked: readers without the lock load top (the Shared policy
+	// without rate limits, or GlobalOrder). Otherwise publish leaves top
+	// alone: an atomic store per acquisition that no one reads.
+	peeked bool
 	pool      *poolCounts
 	now       func() int64 // the scheduler's clock, as deadlines count it
 	// dirty is set while the comparator runs on the heap and cleared when
@@ -45,10 +49,10 @@ type shard[T any, ID comparable] struct {
 	// the next holder of mu serves them (see Scheduler.mend).
 	unserved bool
 
-	// active mirrors heap.Len() and top mirrors heap.Top() for readers
-	// that take no lock: ShardView, Acquire skipping empty shards, the
-	// Shared policy's lock-free Acquire and GlobalOrder's comparison of
-	// shard tops. Written only under mu, by publish.
+	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
+	// for readers that take no lock: ShardView, Acquire skipping empty
+	// shards, the Shared policy's lock-free Acquire and GlobalOrder's
+	// comparison of shard tops. Written only under mu, by publish.
 	active atomic.Int64
 	top    atomic.Pointer[node.Node[T, ID]]
 	// arrivals counts the times this shard went from no active resource
@@ -82,8 +86,8 @@ type poolCounts struct {
 	ejected  atomic.Int64
 }
 
-func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global bool, pool *poolCounts, now func() int64) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, global: global, pool: pool, now: now}
+func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global, peeked bool, pool *poolCounts, now func() int64) shard[T, ID] {
+	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
 }
 
 // begin opens a change that readers without the lock must not see in
@@ -133,6 +137,9 @@ func (s *shard[T, ID]) publish() {
 			s.arrivals.Add(1)
 		}
 		s.active.Store(n)
+	}
+	if !s.peeked {
+		return
 	}
 	if t := s.heap.Top(); s.top.Load() != t {
 		s.top.Store(t)
