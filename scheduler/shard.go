@@ -38,8 +38,8 @@ type shard[T any, ID comparable] struct {
 	// without rate limits, or GlobalOrder). Otherwise publish leaves top
 	// alone: an atomic store per acquisition that no one reads.
 	peeked bool
-	pool      *poolCounts
-	now       func() int64 // the scheduler's clock, as deadlines count it
+	pool   *poolCounts
+	now    func() int64 // the scheduler's clock, as deadlines count it
 	// dirty is set while the comparator runs on the heap and cleared when
 	// it returns. Finding it set on lock means a comparator panicked
 	// mid-sift and the heap order must be rebuilt before use.
