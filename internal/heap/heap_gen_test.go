@@ -2,6 +2,7 @@ package heap
 
 import (
 	"cmp"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/crsched/crs/internal/node"
@@ -87,4 +88,50 @@ func TestDownReportsWhetherTheNodeMoved(t *testing.T) {
 		t.Fatal("Down did not sink the larger root below its smaller child")
 	}
 	valid(t, &h)
+}
+
+// The order is by value, then by fewer holders, and every sift keeps it:
+// random values from a small range (so that ties are common) and random
+// holder counts, changed and removed at random, and after each step no
+// child may go before its parent in that order.
+func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := New[int, int](cmp.Compare[int])
+	var in []*node.Node[int, int]
+	check := func(step string) {
+		t.Helper()
+		for i := 1; i < h.Len(); i++ {
+			if p := h.At((i - 1) / 2); h.Less(h.At(i), p) {
+				c := h.At(i)
+				t.Fatalf("after %s: child %d (value %d, %d holders) goes before its parent (value %d, %d holders)", step, i, c.Value, c.Holders, p.Value, p.Holders)
+			}
+		}
+	}
+	for key := 0; key < 2000; key++ {
+		switch op := rng.IntN(4); {
+		case op < 2 || len(in) == 0:
+			n := node.New(rng.IntN(3), key, 0, 8)
+			n.Holders = rng.IntN(4)
+			h.Append(n)
+			h.Up(n.Index)
+			in = append(in, n)
+			check("Append and Up")
+		case op == 2:
+			n := in[rng.IntN(len(in))]
+			n.Holders = rng.IntN(4)
+			h.Fix(n.Index)
+			check("Fix")
+		default:
+			j := rng.IntN(len(in))
+			n := in[j]
+			i := n.Index
+			h.Delete(i)
+			if i < h.Len() {
+				h.Fix(i)
+			}
+			in[j] = in[len(in)-1]
+			in = in[:len(in)-1]
+			check("Delete and Fix")
+		}
+	}
 }

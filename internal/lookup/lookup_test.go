@@ -23,6 +23,10 @@ func newMap[K comparable]() *Map[K, item[K]] {
 func exercise[K comparable](t *testing.T, keys []K) {
 	t.Helper()
 	m := newMap[K]()
+	m.Delete(keys[0]) // no table yet: nothing to do
+	if _, ok := m.Get(keys[0]); ok {
+		t.Fatal("an empty map has an entry")
+	}
 	for i, k := range keys {
 		if _, ok := m.Insert(k, &item[K]{k, i}); !ok {
 			t.Fatalf("Insert(%v): a fresh key must go in", k)
