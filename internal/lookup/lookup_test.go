@@ -194,3 +194,22 @@ func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A rebuilt table is the smallest power of two, from 8, that is at most a
+// quarter full with its entries and the room asked for: small enough not
+// to waste memory, big enough that probes stay short until the next one.
+func TestRebuildSizesTablesAQuarterFull(t *testing.T) {
+	m := newMap[int]()
+	s := &m.shards[0]
+	for live := 0; live <= 70; live++ {
+		for extra := 1; extra <= 3; extra++ {
+			s.live = live
+			size := len(m.rebuild(s, nil, extra).slots)
+			need := 4 * (live + extra)
+			if size&(size-1) != 0 || size < 8 || size < need || (size > 8 && size/2 >= need) {
+				t.Fatalf("rebuild for %d entries and %d more: %d slots", live, extra, size)
+			}
+		}
+	}
+	s.live = 0
+}
