@@ -127,7 +127,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		// The lookup map stops at repeats within the batch too, so that a
 		// batch that goes in never pays for a set of its keys; the error
 		// names a repeat first, wherever it is, as if checked up front.
-		if i := firstRepeat(keys); i >= 0 {
+		if i, ok := firstRepeat(keys); ok {
 			return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
 		}
 		return duplicate("batch add", keys[dup], present)
@@ -139,16 +139,16 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 }
 
 // firstRepeat returns the index of the first key that repeats an earlier
-// one, or -1.
-func firstRepeat[ID comparable](keys []ID) int {
+// one, if any.
+func firstRepeat[ID comparable](keys []ID) (int, bool) {
 	seen := make(map[ID]struct{}, len(keys))
 	for i, k := range keys {
 		if _, ok := seen[k]; ok {
-			return i
+			return i, true
 		}
 		seen[k] = struct{}{}
 	}
-	return -1
+	return 0, false
 }
 
 // batchAdd inserts the batch, or returns the index of a key already
