@@ -261,9 +261,8 @@ const (
 	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
 )
 
-// nilnessOf decides, once at New, how isNil tells a nil T: reflection
-// costs more than the rest of an Update, so it is kept to the types that
-// need it.
+// nilnessOf decides, once at New, how isNil tells a nil T, so that Add
+// and Update call reflect only for the types that need it.
 func nilnessOf[T any]() nilness {
 	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
