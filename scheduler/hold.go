@@ -222,10 +222,10 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 //
 // Why no waiter is left behind: a giver makes the resource visible in the
 // heap (publishing the shard's active count) before it reads the waiter
-// count here, and a waiter counts itself before it sweeps the shards once
-// more (see obtain). Both are sequentially consistent atomics, so at least
-// one of the two sees the other: the giver serves the waiter, or the
-// waiter's sweep finds the resource.
+// count here, and a waiter counts itself before it reads the shards'
+// active counts (see obtain). Both are sequentially consistent atomics, so
+// at least one of the two sees the other: the giver serves the waiter, or
+// the waiter sees the resource and searches again.
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
