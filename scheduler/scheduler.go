@@ -264,9 +264,10 @@ const (
 // nilnessOf decides, once at New, how isNil tells a nil T, so that Add
 // and Update call reflect only for the types that need it.
 func nilnessOf[T any]() nilness {
-	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+	if node.WordShaped[T]() {
 		return nilWord
+	}
+	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
 	case reflect.Interface, reflect.Slice:
 		return nilReflect
 	}

@@ -96,7 +96,7 @@ func (h *Heap[T, ID]) Up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		p := items[parent]
-		// less(n, p), written out: a call per comparison costs more
+		// Less(n, p), written out: a call per comparison costs more
 		// than the comparison in a sift.
 		if c := h.cmp(n.Value, p.Value); c > 0 || c == 0 && n.Holders >= p.Holders {
 			break
@@ -126,7 +126,7 @@ func (h *Heap[T, ID]) Down(i int) bool {
 			break
 		}
 		c := items[child]
-		// less, written out as in Up.
+		// Less, written out as in Up.
 		if right := child + 1; right < size {
 			r := items[right]
 			if o := h.cmp(r.Value, c.Value); o < 0 || o == 0 && r.Holders < c.Holders {
@@ -151,13 +151,11 @@ func (h *Heap[T, ID]) Init() {
 	}
 }
 
-// less is the heap order: the comparator, then fewer holders first.
-func (h *Heap[T, ID]) less(a, b *node.Node[T, ID]) bool {
+// Less reports whether a goes before b in the heap order: the comparator,
+// then fewer holders first (Up and Down write it out).
+func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool {
 	if c := h.cmp(a.Value, b.Value); c != 0 {
 		return c < 0
 	}
 	return a.Holders < b.Holders
 }
-
-// Less reports whether a goes before b, as the heap orders them.
-func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return h.less(a, b) }

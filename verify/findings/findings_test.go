@@ -69,6 +69,24 @@ func newScheduler(t *testing.T, cfg config.Config[*res, string]) *scheduler.Sche
 	return s
 }
 
+// oneResource returns a scheduler holding one resource, k, for a round of
+// a probabilistic reproducer; the round shuts it down (thousands of rounds
+// would pile up thousands of cleanups).
+func oneResource(t *testing.T, heaps int, policy config.AcquirePolicy) *scheduler.Scheduler[*res, string] {
+	t.Helper()
+	s, err := scheduler.New(config.Config[*res, string]{
+		HeapCount: heaps, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
+		KeyFunc: func(r *res) string { return r.key }, AcquirePolicy: policy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(&res{"k", 1}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func add(t *testing.T, s *scheduler.Scheduler[*res, string], rs ...*res) {
 	t.Helper()
 	for _, r := range rs {
@@ -179,16 +197,7 @@ func TestDuplicateKeyOfADrainingResourceSaysItDrains(t *testing.T) {
 	rounds := rounds(10000)
 	plain := 0
 	for range rounds {
-		s, err := scheduler.New(config.Config[*res, string]{
-			HeapCount: 2, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
-			KeyFunc: func(r *res) string { return r.key }, AcquirePolicy: config.Exclusive,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(&res{"k", 1}); err != nil {
-			t.Fatal(err)
-		}
+		s := oneResource(t, 2, config.Exclusive)
 		if _, err := s.Acquire(); err != nil {
 			t.Fatal(err)
 		}
@@ -222,16 +231,7 @@ func TestCancelledWaiterNeverHidesAReleasedResource(t *testing.T) {
 	rounds := rounds(1000)
 	hidden := 0
 	for range rounds {
-		s, err := scheduler.New(config.Config[*res, string]{
-			HeapCount: 1, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
-			KeyFunc: func(r *res) string { return r.key }, AcquirePolicy: config.Exclusive,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(&res{"k", 1}); err != nil {
-			t.Fatal(err)
-		}
+		s := oneResource(t, 1, config.Exclusive)
 		if _, err := s.Acquire(); err != nil {
 			t.Fatal(err)
 		}
@@ -268,16 +268,7 @@ func TestLenNeverCountsAResourceAcquireCannotSee(t *testing.T) {
 	rounds := rounds(4000)
 	seen := 0
 	for range rounds {
-		s, err := scheduler.New(config.Config[*res, string]{
-			HeapCount: 1, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
-			KeyFunc: func(r *res) string { return r.key },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(&res{"k", 1}); err != nil {
-			t.Fatal(err)
-		}
+		s := oneResource(t, 1, config.Shared)
 		removed := make(chan struct{})
 		go func() { _ = s.Remove("k"); close(removed) }()
 		for done := false; !done; {
