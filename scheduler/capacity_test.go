@@ -46,6 +46,29 @@ func TestResourceTakesHoldersUpToItsCapacity(t *testing.T) {
 	}
 }
 
+// A release counts the freed slot before the resource goes back in the
+// heap, since the heap breaks ties by holders: full "c" (capacity 2)
+// comes back with one holder, below "p"'s two, so it is next.
+func TestReleasedResourceIsOrderedByItsNewHolderCount(t *testing.T) {
+	s := newScheduler(t, capacityConfig(1))
+	addAll(t, s, withCapacity("p", 1, 3), withCapacity("c", 1, 2))
+	for i := 0; i < 4; i++ {
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantState(t, s, "c", "held")
+	if err := s.Release("c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Acquire(); got.ID != "c" {
+		t.Fatalf("got %s with 2 holders, want c with 1", got.ID)
+	}
+}
+
 func TestEqualPriorityGoesToTheLeastLoaded(t *testing.T) {
 	s := newScheduler(t, capacityConfig(1))
 	addAll(t, s, withCapacity("a", 1, 4), withCapacity("b", 1, 4))

@@ -34,7 +34,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 			if n.Index != i || n.State != node.Active || n.Shard != si {
 				return fmt.Errorf("shard %d heap[%d]: node %v has index %d, state %v, shard %d", si, i, n.Key, n.Index, n.State, n.Shard)
 			}
-			if i > 0 && s.cmp(h.At((i-1)/2).Value, n.Value) > 0 {
+			if i > 0 && h.Less(n, h.At((i-1)/2)) { // by value, then holders
 				return fmt.Errorf("shard %d heap order broken at %d", si, i)
 			}
 			if m, ok := s.nodes.Get(n.Key); !ok || m != n {

@@ -31,6 +31,18 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if !holds && !limited {
 		return g
 	}
+	if !lease && !limited && n.RestUntil == 0 && n.Holders+1 >= n.Capacity {
+		// The common exclusive hold, which fills the node: the general
+		// path below, without its decisions or its undo. Nothing
+		// changes before deactivate, which undoes itself if the
+		// comparator panics, and the heap it leaves does not order by
+		// this node's holder count.
+		sh.deactivate(n, node.Held)
+		n.Holders++
+		n.Anonymous++
+		sh.holders++
+		return g
+	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
 		deadline = s.now() + int64(s.leaseTTL)
@@ -105,6 +117,28 @@ type ending struct {
 // the event a resulting rest calls for (EventSuspend, EventEject), or 0.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
+	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
+		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
+		// The common release, which frees a slot of a full node that
+		// does not rest: the general path below, without its
+		// decisions. The holder count goes first, since the heap breaks
+		// ties by it.
+		n.Holders--
+		n.Anonymous--
+		sh.holders--
+		done := false
+		defer func() {
+			if !done {
+				n.Holders++
+				n.Anonymous++
+				sh.holders++
+			}
+		}()
+		sh.activate(n)
+		done = true
+		n.Failures = 0
+		return 0
+	}
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
