@@ -1,6 +1,8 @@
 package acquire_test
 
 import (
+	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/crsched/crs/acquire"
@@ -57,6 +59,31 @@ func BenchmarkSelectParallel(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkFloor measures, in the same run as BenchmarkSelect, the one
+// step each strategy cannot do without, so that Select's cost can be read
+// against what this machine charges for it: RoundRobin's locked add on a
+// shared counter (exact rotation needs one), and the runtime's per-thread
+// random draw that WeightedStrategy and AdaptiveStrategy make.
+func BenchmarkFloor(b *testing.B) {
+	b.Run("AtomicAdd", func(b *testing.B) {
+		var c struct {
+			_ [56]byte
+			n atomic.Uint64
+			_ [56]byte
+		}
+		b.ReportAllocs()
+		for range b.N {
+			sinkUint64 += c.n.Add(1)
+		}
+	})
+	b.Run("RandUint64", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			sinkUint64 += rand.Uint64()
+		}
+	})
 }
 
 func BenchmarkGetShard(b *testing.B) {

@@ -93,7 +93,7 @@ if [[ "$INTERLEAVE" == 1 ]]; then
 	COMPARE_COUNT=1
 fi
 COMPARE_ARGS=(go test -run '^$' -bench "$BENCH" -benchmem -count "$COMPARE_COUNT")
-ACQUIRE_ARGS=(go test -run '^$' -bench 'Select|GetShard' -benchmem -count "$COUNT")
+ACQUIRE_ARGS=(go test -run '^$' -bench 'Select|GetShard|Floor' -benchmem -count "$COUNT")
 if [[ -n "$BENCHTIME" ]]; then
 	COMPARE_ARGS+=(-benchtime "$BENCHTIME")
 	ACQUIRE_ARGS+=(-benchtime "$BENCHTIME")

@@ -25,6 +25,7 @@ BenchmarkUpdate/impl=crs/heaps=8-2         1000   90 ns/op    48 B/op   1 allocs
 BenchmarkAcquireSharedParallel/impl=tight-2                 1000  10 ns/op  0 B/op  0 allocs/op
 BenchmarkAcquireSharedParallel/impl=crs-adaptive/heaps=8-2  1000   2 ns/op  0 B/op  0 allocs/op
 BenchmarkSelect/RoundRobin-2               1000    9.5 ns/op   0 B/op   0 allocs/op
+BenchmarkFloor/AtomicAdd-2                 1000    5.0 ns/op   0 B/op   0 allocs/op
 BenchmarkGetShard-2                        1000   11.0 ns/op   0 B/op   0 allocs/op
 BenchmarkRankError/order=shard/heaps=8/goroutines=1-2  1  5e8 ns/op  833 rank-max  35.04 rank-mean  568 rank-p99  0 window-mean
 BenchmarkLog line that is not a result
@@ -43,8 +44,8 @@ func parsed(t *testing.T) results {
 
 func TestParseMedianAndRatio(t *testing.T) {
 	res := parsed(t)
-	if got := len(res.names); got != 10 {
-		t.Fatalf("%d benchmarks, want 10: %v", got, res.names)
+	if got := len(res.names); got != 11 {
+		t.Fatalf("%d benchmarks, want 11: %v", got, res.names)
 	}
 	if m, ok := res.median("AcquireShared/impl=tight", "ns/op"); !ok || m != 21 {
 		t.Fatalf("median of tight = %v, %v; want 21 (the mean of the middle two)", m, ok)
@@ -83,8 +84,11 @@ func TestTargets(t *testing.T) {
 			t.Errorf("%s: %q, %q; want %q, %q", tt.target.label, m, v, tt.wantMeasured, tt.wantVerdict)
 		}
 	}
-	if _, v := checkStrategy(res, strategies[0]); v != "met" {
-		t.Errorf("round robin at 9.5 ns: %s, want met", v)
+	if m, v := checkStrategy(res, strategies[0]); v != "met" || m != "9.5 ns (1.90x its floor), 0 allocs" {
+		t.Errorf("round robin at 9.5 ns, floor 5 ns: %q, %s; want its ratio to the floor, met", m, v)
+	}
+	if m, _ := checkStrategy(res, strategies[3]); m != "11 ns, 0 allocs" {
+		t.Errorf("ring, which has no floor: %q", m)
 	}
 	if _, v := checkStrategy(res, strategies[3]); v != "**not met**" {
 		t.Errorf("ring at 11 ns: %s, want not met", v)
@@ -103,7 +107,9 @@ func TestRunWritesEverySection(t *testing.T) {
 	for _, want := range []string{
 		"| shared Acquire | 21 ns | 30.5 ns (1.45x) | – | 10 ns (0.48x) | – | 0 / 0 / – / 0 / – |",
 		"| shared Acquire, sequential | <= 0.5x, 0 allocs | 0.48x, 0 allocs | met |",
-		"| round robin | 9.5 ns | – | 0 |",
+		"| round robin | 9.5 ns (1.90x its floor) | – | 0 |",
+		"| floor: one locked add (`atomic.Uint64.Add`) | 5 ns | n/a | 0 |",
+		"| floor: one `math/rand/v2.Uint64` | – | n/a | – |",
 		"| order=shard/heaps=8/goroutines=1 | 35 | 568 | 833 | 0 |",
 	} {
 		if !strings.Contains(out.String(), want) {

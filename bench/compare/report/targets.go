@@ -35,17 +35,38 @@ var ratioTargets = []ratioTarget{
 	{"BatchAdd of 1,000", opBatchAdd, 0.7, false, "<= 0.7x"},
 }
 
-// strategy is one strategy's Select benchmark in the acquire package.
+// strategy is one strategy's Select benchmark in the acquire package,
+// with the benchmark of the step it cannot do without (see
+// BenchmarkFloor there).
 type strategy struct {
 	label    string
 	seq, par string // par is "" when there is no parallel benchmark
+	floor    string // "" when there is no such step
 }
 
 var strategies = []strategy{
-	{"round robin", "Select/RoundRobin", "SelectParallel/RoundRobin"},
-	{"weighted", "Select/Weighted", "SelectParallel/Weighted"},
-	{"adaptive", "Select/Adaptive", "SelectParallel/Adaptive"},
-	{"ring (ConsistentHashRing.GetShard)", "GetShard", ""},
+	{"round robin", "Select/RoundRobin", "SelectParallel/RoundRobin", floorAtomicAdd},
+	{"weighted", "Select/Weighted", "SelectParallel/Weighted", floorRand},
+	{"adaptive", "Select/Adaptive", "SelectParallel/Adaptive", floorRand},
+	{"ring (ConsistentHashRing.GetShard)", "GetShard", "", ""},
+}
+
+const (
+	floorAtomicAdd = "Floor/AtomicAdd"  // one locked add on a counter
+	floorRand      = "Floor/RandUint64" // one math/rand/v2 Uint64
+)
+
+// floorText describes s's sequential cost ns as a ratio to its floor in
+// the same run, or "" when it has none.
+func floorText(res results, s strategy, ns float64) string {
+	if s.floor == "" {
+		return ""
+	}
+	f, ok := res.median(s.floor, "ns/op")
+	if !ok || f <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s its floor)", ratioText(ns/f))
 }
 
 // maxSelectNs is the strategies' target, per sequential call.
@@ -85,7 +106,7 @@ func checkStrategy(res results, s strategy) (measured, outcome string) {
 		return missing, verdict(false, false)
 	}
 	met := ns <= maxSelectNs && allocs == 0
-	return fmt.Sprintf("%s, %s allocs", duration(ns), count(allocs)), verdict(true, met)
+	return fmt.Sprintf("%s%s, %s allocs", duration(ns), floorText(res, s, ns), count(allocs)), verdict(true, met)
 }
 
 func writeTargets(w io.Writer, res results) {
