@@ -84,11 +84,22 @@ type Node[T any, ID comparable] struct {
 	// both, and a copy once published is never written.
 	Value     T
 	published unsafe.Pointer
-	word      bool
 	Key       ID
 	Index     int
 	Shard     int
-	State     State
+	// The small fields share one word: the node is 176 bytes instead of
+	// 200, which the garbage collector scans and Add allocates.
+	State State
+	word  bool
+	Rest  Rest // why the node rests (see RestUntil)
+	// Leaving is set, under the shard lock, when the node is removed while
+	// held, and never cleared: its key stays taken until the last holder
+	// releases. Add reads it with no shard lock when it finds the key
+	// taken, to say whether the resource drains (ErrResourceDraining).
+	// Since it is set once and the key stays in the lookup map after it
+	// is set, a reader that finds it set knows the key was taken by a
+	// draining resource at some instant after its own lookup.
+	Leaving atomic.Bool
 	// Capacity is the number of holders the resource takes at once (>= 1).
 	Capacity int
 	// Holders is the number of holds outstanding.
@@ -112,21 +123,11 @@ type Node[T any, ID comparable] struct {
 	// (state Resting) while RestUntil is in the future, unless it is
 	// excluded or draining, which take precedence.
 	RestUntil int64
-	Rest      Rest
 	// Failures counts failures in a row; Ejections, times ejected.
 	Failures  int
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
-
-	// Leaving is set, under the shard lock, when the node is removed while
-	// held, and never cleared: its key stays taken until the last holder
-	// releases. Add reads it with no shard lock when it finds the key
-	// taken, to say whether the resource drains (ErrResourceDraining).
-	// Since it is set once and the key stays in the lookup map after it
-	// is set, a reader that finds it set knows the key was taken by a
-	// draining resource at some instant after its own lookup.
-	Leaving atomic.Bool
 }
 
 // Bucket is a token bucket: Rate tokens a second up to Burst, one taken
