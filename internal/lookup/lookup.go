@@ -51,7 +51,9 @@ type shard[K comparable, E any] struct {
 }
 
 // table is a power-of-two array of slots probed linearly. Writers keep at
-// least a quarter of its slots nil, so that every probe ends.
+// least half of its slots nil, so that every probe ends, and ends soon: a
+// probe for an absent key (every Add makes one) reads a node for each
+// slot it passes, and past half full those misses dominate Add.
 type table[E any] struct {
 	slots []atomic.Pointer[E]
 	mask  uint64
@@ -177,7 +179,7 @@ func (m *Map[K, E]) Insert(k K, e *E) (present *E, inserted bool) {
 // place stores e, whose key is absent, in s. Requires s.mu.
 func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
 	t := s.table.Load()
-	if t == nil || 4*(s.used+1) > 3*len(t.slots) {
+	if t == nil || 2*(s.used+1) > len(t.slots) {
 		t = m.rebuild(s, t, 1)
 	}
 	for i := h; ; i++ {
@@ -257,7 +259,7 @@ func (m *Map[K, E]) InsertAll(keys []K, es []*E) (dup int, present *E) {
 	if per := len(keys)/len(m.shards) + len(keys)/(8*len(m.shards)) + 1; per > 1 {
 		for i := range m.shards {
 			s := &m.shards[i]
-			if t := s.table.Load(); t == nil || 4*(s.used+per) > 3*len(t.slots) {
+			if t := s.table.Load(); t == nil || 2*(s.used+per) > len(t.slots) {
 				m.rebuild(s, t, per)
 			}
 		}
