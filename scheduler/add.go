@@ -20,7 +20,8 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.isNil(v) {
 		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
 	}
-	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v), Bucket: s.bucketOf(v)}
+	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
+	n.SetBucket(s.bucketOf(v))
 	n.Init(v, s.word, nil)
 	id := n.Key
 	served, present := s.add(n)
@@ -37,6 +38,21 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 func (s *Scheduler[T, ID]) place(n int) int {
 	end := s.placed.Add(uint64(n))
 	return int((end - uint64(n)) % uint64(len(s.shards)))
+}
+
+// slabOrder returns where in a slab of n nodes, assigned to shards in
+// rotation, the i-th goes: grouped by shard, so that nodes next to each
+// other in memory belong to one shard. Otherwise, with nodes smaller than
+// two cache lines, goroutines working in different shards would write to
+// one line (false sharing).
+func slabOrder(n, shards int) func(i int) int {
+	return func(i int) int {
+		// The nodes with i % shards == r go to one shard; there are
+		// n/shards of them, plus one if r < n%shards. Those of every
+		// smaller r come first.
+		r := i % shards
+		return r*(n/shards) + min(r, n%shards) + i/shards
+	}
 }
 
 // add inserts n, or returns the node that holds its key.
@@ -107,10 +123,12 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	}
 	first := s.place(len(vs))
 	shard := first
+	at := slabOrder(len(vs), len(s.shards))
 	for i, v := range vs {
-		n := &slab[i]
+		n := &slab[at(i)]
 		n.Key, n.Index, n.Shard = keys[i], -1, shard
-		n.Capacity, n.Bucket = s.capacityOf(v), s.bucketOf(v)
+		n.Capacity = s.capacityOf(v)
+		n.SetBucket(s.bucketOf(v))
 		var spare *T
 		if copies != nil {
 			spare = &copies[i]

@@ -110,7 +110,7 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 			sh.place(n)
 		} else {
 			i := n.FindLease(token)
-			if i < 0 || now < n.Leases[i].Deadline {
+			if i < 0 || now < n.Lease(i).Deadline {
 				return // released, or extended
 			}
 			first = events.EventExpire

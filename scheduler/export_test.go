@@ -123,8 +123,8 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
 	case n.State == node.Active && sh.heap.At(n.Index) != n:
 		return fmt.Errorf("node %v not at its heap index", k)
-	case n.Holders != n.Anonymous+len(n.Leases) || n.Anonymous < 0:
-		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases))
+	case n.Holders != n.Anonymous+len(n.Leases()) || n.Anonymous < 0:
+		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases()))
 	case !n.LeaseIndexConsistent():
 		return fmt.Errorf("node %v: lease index out of step with its leases", k)
 	case n.Capacity < 1:

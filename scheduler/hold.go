@@ -27,7 +27,7 @@ type grant[T any, ID comparable] struct {
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
 	g := grant[T, ID]{node: n, value: n.Value}
 	holds := lease || sh.exclusive
-	limited := n.Bucket.Limited()
+	limited := n.Limited()
 	if !holds && !limited {
 		return g
 	}
@@ -47,9 +47,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if lease && s.leaseTTL > 0 {
 		deadline = s.now() + int64(s.leaseTTL)
 	}
-	bucket, rest, why := n.Bucket, n.RestUntil, n.Rest
+	bucket, rest, why := n.Bucket(), n.RestUntil, n.Rest
 	if limited {
-		if next := n.Bucket.Take(s.now()); next > n.RestUntil {
+		if next := n.Extend().Bucket.Take(s.now()); next > n.RestUntil {
 			sh.setRest(n, next, node.RateLimited)
 		}
 	}
@@ -57,8 +57,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		n.Holders++
 		sh.holders++
 		if lease {
-			n.Issued++
-			g.token = n.Issued
+			g.token = n.Issue()
 			n.AddLease(node.Lease{Token: g.token, Deadline: deadline})
 		} else {
 			n.Anonymous++
@@ -69,7 +68,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if done {
 			return
 		}
-		n.Bucket = bucket
+		n.SetBucket(bucket)
 		sh.setRest(n, rest, why)
 		if holds {
 			n.Holders--
@@ -110,7 +109,7 @@ type ending struct {
 	rest time.Duration
 }
 
-// unhold ends one hold on n: the lease at position i of n.Leases, or an
+// unhold ends one hold on n: the lease at position i of n.Leases(), or an
 // anonymous hold when i < 0. It applies the resource's health rules in
 // the same step: the release cooldown, the failure count and ejection. A
 // draining node whose last hold this was leaves the scheduler. It returns
@@ -136,24 +135,25 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		}()
 		sh.activate(n)
 		done = true
-		n.Failures = 0
+		n.ResetFailures()
 		return 0
 	}
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
 	if i >= 0 {
-		ended = n.Leases[i]
+		ended = *n.Lease(i)
 		n.DropLease(i)
 	} else {
 		n.Anonymous--
 	}
-	failures, ejections, rest, why := n.Failures, n.Ejections, n.RestUntil, n.Rest
+	failures, ejections := n.Health()
+	rest, why := n.RestUntil, n.Rest
 	switch end.how {
 	case succeeded:
-		n.Failures = 0
+		n.ResetFailures()
 	case failed:
-		n.Failures++
+		n.SetHealth(failures+1, ejections)
 	}
 	if n.State == node.Draining {
 		if n.Holders == 0 {
@@ -170,7 +170,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		if done {
 			return
 		}
-		n.Failures, n.Ejections = failures, ejections
+		n.SetHealth(failures, ejections)
 		sh.setRest(n, rest, why) // also gives back an ejection reserved above
 		n.Holders++
 		sh.holders++
@@ -194,12 +194,13 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 // suspended for a cooldown. It reports the event to emit. Requires sh.mu.
 func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
 	var event events.EventType
-	if end.how == failed && s.ejection.Enabled() && n.Failures >= s.ejection.ConsecutiveFailures &&
+	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
 		(n.Rest == node.Ejected || s.reserveEjection()) {
 		reserved := n.Rest != node.Ejected
-		n.Ejections++
-		n.Failures = 0
-		if until := s.now() + int64(s.ejection.Duration(n.Ejections)); until > n.RestUntil || reserved {
+		e := n.Extend()
+		e.Ejections++
+		e.Failures = 0
+		if until := s.now() + int64(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
 			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
 		}
 		event = events.EventEject

@@ -139,7 +139,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 		if i < 0 {
 			return false, s.leaseGone(handleDeadline)
 		}
-		if d := n.Leases[i].Deadline; d != 0 && s.now() >= d {
+		if d := n.Lease(i).Deadline; d != 0 && s.now() >= d {
 			rest = s.unhold(sh, n, i, ending{how: reclaimed})
 			s.expired.Add(1)
 			reclaimedHere = true
@@ -180,11 +180,11 @@ func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadl
 		return 0, s.leaseGone(handleDeadline)
 	}
 	now := s.now()
-	if old := n.Leases[i].Deadline; old != 0 && now >= old {
+	if old := n.Lease(i).Deadline; old != 0 && now >= old {
 		return 0, crserrors.ErrLeaseExpired // the timer is about to reclaim it
 	}
 	deadline := now + int64(d)
-	n.Leases[i].Deadline = deadline
+	n.Lease(i).Deadline = deadline
 	s.expiry.schedule(deadline, n, token)
 	return deadline, nil
 }

@@ -89,19 +89,20 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 			n.State == node.Resting && n.Rest == node.RateLimited:
 			return false, crserrors.ErrResourceNotExcluded
 		}
-		state, rest, why, failures := n.State, n.RestUntil, n.Rest, n.Failures
+		state, rest, why := n.State, n.RestUntil, n.Rest
+		failures, ejections := n.Health()
 		done := false
 		defer func() {
 			if !done {
 				sh.setState(n, state)
 				sh.setRest(n, rest, why)
-				n.Failures = failures
+				n.SetHealth(failures, ejections)
 			}
 		}()
 		if why != node.RateLimited {
 			sh.setRest(n, 0, node.NoRest)
 		}
-		n.Failures = 0
+		n.ResetFailures()
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
@@ -200,13 +201,16 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 			bucket    node.Bucket
 			restUntil int64
 			rest      node.Rest
-		}{n.Value, n.Capacity, n.Bucket, n.RestUntil, n.Rest}
+		}{n.Value, n.Capacity, n.Bucket(), n.RestUntil, n.Rest}
 		n.Set(v)
 		n.Capacity = capacity
-		if limit.Limited() || n.Bucket.Limited() {
+		if limit.Limited() || n.Limited() {
 			now := s.now()
-			n.Bucket.Retune(limit, now)
-			if next := n.Bucket.Empty(now); next > n.RestUntil {
+			bucket := n.Bucket()
+			bucket.Retune(limit, now)
+			next := bucket.Empty(now)
+			n.SetBucket(bucket)
+			if next > n.RestUntil {
 				sh.setRest(n, next, node.RateLimited)
 			} else if next == 0 && n.Rest == node.RateLimited {
 				sh.setRest(n, 0, node.NoRest) // a new limit without one
@@ -216,7 +220,8 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		defer func() {
 			if !done {
 				n.Set(old.value)
-				n.Capacity, n.Bucket = old.capacity, old.bucket
+				n.Capacity = old.capacity
+				n.SetBucket(old.bucket)
 				sh.setRest(n, old.restUntil, old.rest)
 			}
 		}()

@@ -68,13 +68,13 @@ func (s State) String() string {
 }
 
 // Node is one resource. Every field except Key, Shard, published, word
-// and Leaving is guarded by the lock of shard Shard; Key, Shard and word
-// never change after the node is created.
+// and Leaving is guarded by the lock of shard Shard, and so is its Extra;
+// Key, Shard and word never change after the node is created.
 //
 // Invariants (whenever the shard lock is free):
 //   - State == Active exactly when Index >= 0, and then the shard's heap
 //     holds the node at Index;
-//   - Holders == Anonymous + len(Leases);
+//   - Holders == Anonymous + len(Leases());
 //   - Draining implies Holders > 0.
 type Node[T any, ID comparable] struct {
 	// Value is the resource, read under the shard lock (the heap orders by
@@ -87,8 +87,7 @@ type Node[T any, ID comparable] struct {
 	Key       ID
 	Index     int
 	Shard     int
-	// The small fields share one word: the node is 176 bytes instead of
-	// 200, which the garbage collector scans and Add allocates.
+	// The small fields share one word.
 	State State
 	word  bool
 	Rest  Rest // why the node rests (see RestUntil)
@@ -106,9 +105,24 @@ type Node[T any, ID comparable] struct {
 	Holders int
 	// Anonymous counts holds taken by Acquire, which end with Release(id).
 	Anonymous int
+	// RestUntil is when the node's rest ends, in scheduler clock
+	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
+	// (state Resting) while RestUntil is in the future, unless it is
+	// excluded or draining, which take precedence.
+	RestUntil int64
+	// extra is what only some resources use; nil until one does (see
+	// Extend). Every resource has a node, allocated by Add and scanned by
+	// the garbage collector, and without these fields it is 96 bytes
+	// instead of 176, and its hot fields share two cache lines.
+	extra *Extra
+}
+
+// Extra is the part of a node that only resources with leases, a rate
+// limit or failures use.
+type Extra struct {
 	// Leases are the outstanding leases, each with its own token; change
-	// them only through AddLease, DropLease and PopLease, which keep
-	// leaseAt in step.
+	// them only through the node's AddLease, DropLease and PopLease,
+	// which keep leaseAt in step.
 	Leases []Lease
 	// leaseAt indexes Leases by token once there are more than
 	// indexLeasesAbove of them (many shared leases of one resource), so
@@ -117,17 +131,79 @@ type Node[T any, ID comparable] struct {
 	// Issued is the token of the latest lease on this node; tokens of a
 	// node are never reused, so a stale handle never matches a later lease.
 	Issued uint64
-
-	// RestUntil is when the node's rest ends, in scheduler clock
-	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
-	// (state Resting) while RestUntil is in the future, unless it is
-	// excluded or draining, which take precedence.
-	RestUntil int64
 	// Failures counts failures in a row; Ejections, times ejected.
 	Failures  int
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
+}
+
+// Extend returns the node's Extra, making it if the node has none.
+func (n *Node[T, ID]) Extend() *Extra {
+	if n.extra == nil {
+		n.extra = new(Extra)
+	}
+	return n.extra
+}
+
+// Limited reports whether a rate limit applies to the node.
+func (n *Node[T, ID]) Limited() bool { return n.extra != nil && n.extra.Bucket.Limited() }
+
+// Bucket returns the node's rate limit (the zero Bucket: none).
+func (n *Node[T, ID]) Bucket() Bucket {
+	if n.extra == nil {
+		return Bucket{}
+	}
+	return n.extra.Bucket
+}
+
+// SetBucket gives the node rate limit b; an unlimited b makes no Extra.
+func (n *Node[T, ID]) SetBucket(b Bucket) {
+	if n.extra != nil || b.Limited() {
+		n.Extend().Bucket = b
+	}
+}
+
+// Health returns the node's failures in a row and its ejections.
+func (n *Node[T, ID]) Health() (failures, ejections int) {
+	if n.extra == nil {
+		return 0, 0
+	}
+	return n.extra.Failures, n.extra.Ejections
+}
+
+// SetHealth sets what Health returns; zeros make no Extra.
+func (n *Node[T, ID]) SetHealth(failures, ejections int) {
+	if n.extra != nil || failures != 0 || ejections != 0 {
+		e := n.Extend()
+		e.Failures, e.Ejections = failures, ejections
+	}
+}
+
+// ResetFailures starts the count of failures in a row again.
+func (n *Node[T, ID]) ResetFailures() {
+	if n.extra != nil {
+		n.extra.Failures = 0
+	}
+}
+
+// Leases returns the node's outstanding leases (do not change them).
+func (n *Node[T, ID]) Leases() []Lease {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.Leases
+}
+
+// Lease returns the lease at position i of Leases(), to change its
+// deadline.
+func (n *Node[T, ID]) Lease(i int) *Lease { return &n.extra.Leases[i] }
+
+// Issue returns a token for a new lease, never one issued before.
+func (n *Node[T, ID]) Issue() uint64 {
+	e := n.Extend()
+	e.Issued++
+	return e.Issued
 }
 
 // Bucket is a token bucket: Rate tokens a second up to Burst, one taken
@@ -269,28 +345,33 @@ const indexLeasesAbove = 8
 
 // AddLease records a new lease.
 func (n *Node[T, ID]) AddLease(l Lease) {
-	n.Leases = append(n.Leases, l)
+	e := n.Extend()
+	e.Leases = append(e.Leases, l)
 	switch {
-	case n.leaseAt != nil:
-		n.leaseAt[l.Token] = len(n.Leases) - 1
-	case len(n.Leases) > indexLeasesAbove:
-		n.leaseAt = make(map[uint64]int, 2*len(n.Leases))
-		for i, l := range n.Leases {
-			n.leaseAt[l.Token] = i
+	case e.leaseAt != nil:
+		e.leaseAt[l.Token] = len(e.Leases) - 1
+	case len(e.Leases) > indexLeasesAbove:
+		e.leaseAt = make(map[uint64]int, 2*len(e.Leases))
+		for i, l := range e.Leases {
+			e.leaseAt[l.Token] = i
 		}
 	}
 }
 
 // FindLease returns the position of the lease with token, or -1.
 func (n *Node[T, ID]) FindLease(token uint64) int {
-	if n.leaseAt != nil {
-		if i, ok := n.leaseAt[token]; ok {
+	e := n.extra
+	if e == nil {
+		return -1
+	}
+	if e.leaseAt != nil {
+		if i, ok := e.leaseAt[token]; ok {
 			return i
 		}
 		return -1
 	}
-	for i := range n.Leases {
-		if n.Leases[i].Token == token {
+	for i := range e.Leases {
+		if e.Leases[i].Token == token {
 			return i
 		}
 	}
@@ -299,31 +380,33 @@ func (n *Node[T, ID]) FindLease(token uint64) int {
 
 // DropLease removes the lease at position i (order is not kept).
 func (n *Node[T, ID]) DropLease(i int) {
-	last := len(n.Leases) - 1
-	if n.leaseAt != nil {
-		delete(n.leaseAt, n.Leases[i].Token)
+	e := n.extra
+	last := len(e.Leases) - 1
+	if e.leaseAt != nil {
+		delete(e.leaseAt, e.Leases[i].Token)
 		if i != last {
-			n.leaseAt[n.Leases[last].Token] = i
+			e.leaseAt[e.Leases[last].Token] = i
 		}
 	}
-	n.Leases[i] = n.Leases[last]
-	n.Leases = n.Leases[:last]
+	e.Leases[i] = e.Leases[last]
+	e.Leases = e.Leases[:last]
 }
 
 // PopLease removes the lease AddLease added last.
-func (n *Node[T, ID]) PopLease() { n.DropLease(len(n.Leases) - 1) }
+func (n *Node[T, ID]) PopLease() { n.DropLease(len(n.extra.Leases) - 1) }
 
 // LeaseIndexConsistent reports whether the token index, if any, matches
 // the leases (for invariant checks).
 func (n *Node[T, ID]) LeaseIndexConsistent() bool {
-	if n.leaseAt == nil {
+	e := n.extra
+	if e == nil || e.leaseAt == nil {
 		return true
 	}
-	if len(n.leaseAt) != len(n.Leases) {
+	if len(e.leaseAt) != len(e.Leases) {
 		return false
 	}
-	for i, l := range n.Leases {
-		if j, ok := n.leaseAt[l.Token]; !ok || j != i {
+	for i, l := range e.Leases {
+		if j, ok := e.leaseAt[l.Token]; !ok || j != i {
 			return false
 		}
 	}

@@ -12,19 +12,21 @@ func TestLeasesAreFoundByTokenAndDroppedByPosition(t *testing.T) {
 	if n.FindLease(1) != -1 {
 		t.Fatal("found a lease on a node without leases")
 	}
-	n.Leases = []Lease{{Token: 1}, {Token: 2}, {Token: 3}}
+	for tok := uint64(1); tok <= 3; tok++ {
+		n.AddLease(Lease{Token: tok})
+	}
 	for i, tok := range []uint64{1, 2, 3} {
 		if got := n.FindLease(tok); got != i {
 			t.Fatalf("FindLease(%d) = %d, want %d", tok, got, i)
 		}
 	}
 	n.DropLease(0) // the last lease takes its place
-	if len(n.Leases) != 2 || n.Leases[0].Token != 3 || n.Leases[1].Token != 2 || n.FindLease(1) != -1 {
-		t.Fatalf("after dropping position 0: %+v", n.Leases)
+	if l := n.Leases(); len(l) != 2 || l[0].Token != 3 || l[1].Token != 2 || n.FindLease(1) != -1 {
+		t.Fatalf("after dropping position 0: %+v", l)
 	}
 	n.DropLease(1)
-	if len(n.Leases) != 1 || n.Leases[0].Token != 3 {
-		t.Fatalf("after dropping the last position: %+v", n.Leases)
+	if l := n.Leases(); len(l) != 1 || l[0].Token != 3 {
+		t.Fatalf("after dropping the last position: %+v", l)
 	}
 }
 

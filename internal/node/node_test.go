@@ -19,19 +19,19 @@ func TestLeasesStayFindableAcrossTheIndexThreshold(t *testing.T) {
 			n.AddLease(Lease{Token: next})
 			live[next] = true
 		} else {
-			i := rng.Intn(len(n.Leases))
-			delete(live, n.Leases[i].Token)
+			i := rng.Intn(len(n.Leases()))
+			delete(live, n.Leases()[i].Token)
 			n.DropLease(i)
 		}
-		if !n.LeaseIndexConsistent() || len(n.Leases) != len(live) {
-			t.Fatalf("step %d: index out of step (%d leases, %d live)", step, len(n.Leases), len(live))
+		if !n.LeaseIndexConsistent() || len(n.Leases()) != len(live) {
+			t.Fatalf("step %d: index out of step (%d leases, %d live)", step, len(n.Leases()), len(live))
 		}
 		probe := uint64(rng.Int63n(int64(next) + 2))
 		if found := n.FindLease(probe) >= 0; found != live[probe] {
 			t.Fatalf("step %d: FindLease(%d) found=%v, live=%v", step, probe, found, live[probe])
 		}
 	}
-	if n.leaseAt == nil {
+	if n.extra.leaseAt == nil {
 		t.Fatal("the index was never built: the test missed the threshold")
 	}
 }

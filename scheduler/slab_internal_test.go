@@ -1,0 +1,32 @@
+package scheduler
+
+import "testing"
+
+// slabOrder must be a permutation that keeps each shard's nodes
+// contiguous, for every batch size and shard count, divisible or not.
+func TestSlabOrderGroupsEachShardsNodesTogether(t *testing.T) {
+	for _, shards := range []int{1, 3, 8} {
+		for n := 1; n <= 30; n++ {
+			at := slabOrder(n, shards)
+			taken := make([]bool, n)
+			lo, hi := make([]int, shards), make([]int, shards)
+			for r := range lo {
+				lo[r], hi[r] = n, -1
+			}
+			for i := 0; i < n; i++ {
+				p := at(i)
+				if p < 0 || p >= n || taken[p] {
+					t.Fatalf("n=%d shards=%d: item %d goes to %d, out of range or taken", n, shards, i, p)
+				}
+				taken[p] = true
+				r := i % shards
+				lo[r], hi[r] = min(lo[r], p), max(hi[r], p)
+			}
+			for r := range lo {
+				if count := (n - r + shards - 1) / shards; hi[r] >= 0 && hi[r]-lo[r]+1 != count {
+					t.Fatalf("n=%d shards=%d: the %d nodes of offset %d span %d..%d", n, shards, count, r, lo[r], hi[r])
+				}
+			}
+		}
+	}
+}
