@@ -147,3 +147,47 @@ func TestACopyIsPublishedInTheSpareWhenGiven(t *testing.T) {
 		t.Fatalf("Set after Init: Load %q, spare %q", n.Load(), spare)
 	}
 }
+
+// A node makes its Extra only when something needs it: reads of an
+// absent Extra see zeros, and writes of zeros make none.
+func TestExtraIsMadeOnlyForWhatNeedsIt(t *testing.T) {
+	n := New("v", "k", 0, 1)
+	n.SetBucket(Bucket{})
+	n.SetHealth(0, 0)
+	n.ResetFailures()
+	if n.extra != nil || n.Limited() || n.Bucket() != (Bucket{}) || n.Leases() != nil {
+		t.Fatal("an unlimited bucket or zero health made an Extra")
+	}
+	if f, e := n.Health(); f != 0 || e != 0 {
+		t.Fatalf("health without an Extra = %d, %d", f, e)
+	}
+	n.SetHealth(2, 1)
+	if f, e := n.Health(); f != 2 || e != 1 || n.extra == nil {
+		t.Fatalf("health = %d, %d; want 2, 1", f, e)
+	}
+	n.ResetFailures()
+	if f, e := n.Health(); f != 0 || e != 1 {
+		t.Fatalf("after ResetFailures health = %d, %d; want 0, 1", f, e)
+	}
+	limit := Bucket{Rate: 1, Burst: 2, Tokens: 2}
+	n.SetBucket(limit)
+	if !n.Limited() || n.Bucket() != limit {
+		t.Fatalf("bucket %+v, limited %v", n.Bucket(), n.Limited())
+	}
+	n.SetBucket(Bucket{}) // an Extra in use takes the unlimited bucket too
+	if n.Limited() || n.Bucket() != (Bucket{}) {
+		t.Fatal("the limit stayed after an unlimited bucket")
+	}
+}
+
+func TestIssueNeverRepeatsAToken(t *testing.T) {
+	n := New("v", "k", 0, 1)
+	if a, b := n.Issue(), n.Issue(); a == 0 || b != a+1 {
+		t.Fatalf("tokens %d then %d", a, b)
+	}
+	n.AddLease(Lease{Token: 7, Deadline: 1})
+	n.Lease(0).Deadline = 5
+	if n.Leases()[0].Deadline != 5 {
+		t.Fatal("Lease(i) does not refer to the stored lease")
+	}
+}
