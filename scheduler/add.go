@@ -42,9 +42,10 @@ func (s *Scheduler[T, ID]) place(n int) int {
 
 // slabOrder returns where in a slab of n nodes, assigned to shards in
 // rotation, the i-th goes: grouped by shard, so that nodes next to each
-// other in memory belong to one shard. Otherwise, with nodes smaller than
-// two cache lines, goroutines working in different shards would write to
-// one line (false sharing).
+// other in memory belong to one shard. A node is not a whole number of
+// cache lines, so otherwise nodes of different shards would share lines,
+// and goroutines working in different shards would write to one line
+// (false sharing).
 func slabOrder(n, shards int) func(i int) int {
 	return func(i int) int {
 		// The nodes with i % shards == r go to one shard; there are
