@@ -123,12 +123,7 @@ func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
 			check("Fix")
 		default:
 			j := rng.IntN(len(in))
-			n := in[j]
-			i := n.Index
-			h.Delete(i)
-			if i < h.Len() {
-				h.Fix(i)
-			}
+			remove(&h, in[j])
 			in[j] = in[len(in)-1]
 			in = in[:len(in)-1]
 			check("Delete and Fix")

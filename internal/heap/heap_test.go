@@ -29,6 +29,16 @@ func push(h *Heap[int, int], n *node.Node[int, int]) {
 	h.Up(n.Index)
 }
 
+// remove takes n out of h, restoring the order around the node that
+// takes its place.
+func remove(h *Heap[int, int], n *node.Node[int, int]) {
+	i := n.Index
+	h.Delete(i)
+	if i < h.Len() {
+		h.Fix(i)
+	}
+}
+
 func pop(h *Heap[int, int]) *node.Node[int, int] {
 	top := h.Top()
 	h.Delete(0)
@@ -72,11 +82,7 @@ func TestDeleteAndFixKeepTheHeapValid(t *testing.T) {
 		case op == 1:
 			k := rng.Intn(len(live))
 			n := live[k]
-			i := n.Index
-			h.Delete(i)
-			if i < h.Len() {
-				h.Fix(i)
-			}
+			remove(&h, n)
 			live = append(live[:k], live[k+1:]...)
 			if n.Index != -1 {
 				t.Fatal("deleted node keeps its index")
