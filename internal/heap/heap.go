@@ -102,33 +102,73 @@ func (h *Heap[T, ID]) Up(i int) {
 	}
 }
 
-// Down moves the node at index i toward the leaves while a child is
-// smaller, and reports whether it moved. It swaps like Up.
+// Down moves the node at index i toward the leaves while a child goes
+// before it, and reports whether it moved.
+//
+// Past the first level it sifts bottom-up (Floyd's refinement): it
+// follows the smaller children to a leaf, one comparison a level, then
+// climbs back to the first node on that path that goes before the moving
+// node, which is where a plain sift would have stopped. A plain sift
+// compares twice a level, and a node that sinks (the last leaf moved to
+// the top by a Delete, above all) usually sinks nearly to the bottom,
+// so the climb back is short. The first level is compared the plain way,
+// since most calls on a heap in order stop there.
 func (h *Heap[T, ID]) Down(i int) bool {
 	items := h.items
 	size := len(items)
-	start, n := i, items[i]
+	n := items[i]
+	// The comparisons are written out, as in Up: neither a helper nor
+	// Less is inlined into a generic method, and a call per comparison
+	// costs more than the comparison.
+	child := 2*i + 1
+	if child >= size {
+		return false
+	}
+	c := items[child]
+	if right := child + 1; right < size {
+		r := items[right]
+		if o := h.cmp(r.Value, c.Value); o < 0 || o == 0 && r.Holders < c.Holders {
+			child, c = right, r
+		}
+	}
+	if o := h.cmp(c.Value, n.Value); o > 0 || o == 0 && c.Holders >= n.Holders {
+		return false
+	}
+	// n goes below child: follow the smaller children to a leaf.
+	to := child
 	for {
-		child := 2*i + 1
-		if child >= size {
+		left := 2*to + 1
+		if left >= size {
 			break
 		}
-		c := items[child]
-		// Less, written out as in Up.
-		if right := child + 1; right < size {
-			r := items[right]
-			if o := h.cmp(r.Value, c.Value); o < 0 || o == 0 && r.Holders < c.Holders {
-				child, c = right, r
+		next := left
+		if right := left + 1; right < size {
+			l, r := items[left], items[right]
+			if o := h.cmp(r.Value, l.Value); o < 0 || o == 0 && r.Holders < l.Holders {
+				next = right
 			}
 		}
-		if o := h.cmp(c.Value, n.Value); o > 0 || o == 0 && c.Holders >= n.Holders {
+		to = next
+	}
+	// Climb back to the deepest node on that path that goes before n.
+	for to != child {
+		t := items[to]
+		if o := h.cmp(t.Value, n.Value); o < 0 || o == 0 && t.Holders < n.Holders {
 			break
 		}
-		items[i], c.Index = c, i
-		items[child], n.Index = n, child
-		i = child
+		to = (to - 1) / 2
 	}
-	return i > start
+	// Shift the path from child to to up a level, and put n at to.
+	moving := n
+	for {
+		displaced := items[to]
+		items[to], moving.Index = moving, to
+		if to == i {
+			return true
+		}
+		moving = displaced
+		to = (to - 1) / 2
+	}
 }
 
 // Init orders the whole heap in O(n) (Floyd's method).

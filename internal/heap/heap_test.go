@@ -168,3 +168,92 @@ func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 		}
 	}
 }
+
+// plainDown is the textbook sift: compare both children, swap with the
+// smaller while it goes before the node. Down must place nodes exactly
+// where it would.
+func plainDown(h *Heap[int, int], i int) {
+	for {
+		child := 2*i + 1
+		if child >= h.Len() {
+			return
+		}
+		if right := child + 1; right < h.Len() && h.Less(h.At(right), h.At(child)) {
+			child = right
+		}
+		if !h.Less(h.At(child), h.At(i)) {
+			return
+		}
+		a, b := h.items[i], h.items[child]
+		h.items[i], h.items[child] = b, a
+		a.Index, b.Index = child, i
+		i = child
+	}
+}
+
+// Down sifts bottom-up: it finds a leaf first and climbs back. With an
+// order that is consistent (value, then holders, with many ties), the
+// node must end where the plain sift puts it, and every other node too.
+func TestDownPlacesNodesWhereAPlainSiftWould(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for trial := 0; trial < 300; trial++ {
+		size := 1 + rng.Intn(200)
+		got, want := newIntHeap(), newIntHeap()
+		for k := 0; k < size; k++ {
+			value, holders := rng.Intn(8), rng.Intn(3)
+			for _, h := range []*Heap[int, int]{&got, &want} {
+				n := node.New(value, k, 0, 4)
+				n.Holders = holders
+				push(h, n)
+			}
+		}
+		i := rng.Intn(size)
+		key, value := got.At(i).Key, rng.Intn(10)
+		got.At(i).Value, want.At(i).Value = value, value
+		moved := got.Down(i)
+		plainDown(&want, i)
+		for j := 0; j < size; j++ {
+			if got.At(j).Key != want.At(j).Key || got.At(j).Index != j {
+				t.Fatalf("trial %d: Down(%d) to value %d left key %d at %d, the plain sift key %d", trial, i, value, got.At(j).Key, j, want.At(j).Key)
+			}
+		}
+		if stayed := got.At(i).Key == key; moved == stayed {
+			t.Fatalf("trial %d: Down reported moved=%v", trial, moved)
+		}
+	}
+}
+
+// Down compares before it writes, so a comparator that panics at any
+// point of a sift leaves every node where it was.
+func TestPanicDuringDownChangesNothing(t *testing.T) {
+	for limit := 1; limit < 20; limit++ {
+		calls, armed := 0, false
+		h := New[int, int](func(a, b int) int {
+			if armed {
+				if calls++; calls == limit {
+					panic("boom")
+				}
+			}
+			return cmp.Compare(a, b)
+		})
+		for i := 0; i < 100; i++ {
+			push(&h, node.New(i, i, 0, 1))
+		}
+		h.At(0).Value = 1000
+		before := append([]*node.Node[int, int](nil), h.items...)
+		armed = true
+		panicked := func() (panicked bool) {
+			defer func() { panicked = recover() != nil }()
+			h.Down(0)
+			return false
+		}()
+		if !panicked {
+			continue // the sift ended before the limit: nothing to check
+		}
+		for i, n := range before {
+			if h.At(i) != n || n.Index != i {
+				t.Fatalf("limit %d: the panicking sift moved the node at %d", limit, i)
+			}
+		}
+	}
+}
