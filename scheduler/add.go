@@ -56,6 +56,19 @@ func slabOrder(n, shards int) func(i int) int {
 	}
 }
 
+// inSlabOrder calls f(i, slabOrder(n, shards)(i), i%shards) for each i
+// in [0, n), in the order of the second argument: it walks the slab
+// front to back without slabOrder's divisions.
+func inSlabOrder(n, shards int, f func(i, at, offset int)) {
+	at := 0
+	for offset := 0; offset < min(shards, n); offset++ {
+		for i := offset; i < n; i += shards {
+			f(i, at, offset)
+			at++
+		}
+	}
+}
+
 // add inserts n, or returns the node that holds its key.
 func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
@@ -106,28 +119,28 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	keys := make([]ID, len(vs))
 	for i, v := range vs {
 		if s.isNil(v) {
 			return fmt.Errorf("batch add: item %d: %w", i, crserrors.ErrNilResource)
 		}
-		keys[i] = s.key(v)
 	}
 
 	// One allocation for all nodes of the batch, and one for the copies
 	// of their values that lock-free readers load, if T needs copies.
+	// The nodes hold the keys, and the lookup map takes the slab itself.
 	slab := make([]node.Node[T, ID], len(vs))
-	nodes := make([]*node.Node[T, ID], len(vs))
 	var copies []T
 	if !s.word {
 		copies = make([]T, len(vs))
 	}
 	first := s.place(len(vs))
-	shard := first
-	at := slabOrder(len(vs), len(s.shards))
-	for i, v := range vs {
-		n := &slab[at(i)]
-		n.Key, n.Index, n.Shard = keys[i], -1, shard
+	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
+		v, n := vs[i], &slab[at]
+		shard := first + offset // (first + i) % len(s.shards)
+		if shard >= len(s.shards) {
+			shard -= len(s.shards)
+		}
+		n.Key, n.Index, n.Shard = s.key(v), -1, shard
 		n.Capacity = s.capacityOf(v)
 		n.SetBucket(s.bucketOf(v))
 		var spare *T
@@ -135,26 +148,43 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 			spare = &copies[i]
 		}
 		n.Init(v, s.word, spare)
-		nodes[i] = n
-		if shard++; shard == len(s.shards) {
-			shard = 0
-		}
-	}
-	served, dup, present := s.batchAdd(keys, nodes, first)
+	})
+	served, dup, present := s.batchAdd(slab, first)
 	yieldTo(served)
-	if dup >= 0 {
-		// The lookup map stops at repeats within the batch too, so that a
-		// batch that goes in never pays for a set of its keys; the error
-		// names a repeat first, wherever it is, as if checked up front.
-		if i, ok := firstRepeat(keys); ok {
-			return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
-		}
-		return duplicate("batch add", keys[dup], present)
+	at := slabOrder(len(vs), len(s.shards))
+	if dup != nil {
+		return s.batchError(slab, at, dup, present)
 	}
-	for _, k := range keys {
-		s.emit(events.EventAdd, k)
+	if s.events != nil {
+		for i := range vs {
+			s.emit(events.EventAdd, slab[at(i)].Key)
+		}
 	}
 	return nil
+}
+
+// batchError says why the batch in slab (item i of the batch at at(i))
+// did not go in: dup's key was taken by present. The error names a key
+// repeated within the batch first, wherever it is, and otherwise the
+// first key of the batch found taken, as if each were checked in order
+// up front; the lookup map may have met them in another order.
+func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int, dup, present *node.Node[T, ID]) error {
+	keys := make([]ID, len(slab))
+	for i := range keys {
+		keys[i] = slab[at(i)].Key
+	}
+	if i, ok := firstRepeat(keys); ok {
+		return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
+	}
+	for _, k := range keys {
+		// Nothing of the batch is in the map: whatever is found was
+		// there before.
+		if p, ok := s.nodes.Get(k); ok {
+			return duplicate("batch add", k, p)
+		}
+	}
+	// Removed since: report the one the map met.
+	return duplicate("batch add", dup.Key, present)
 }
 
 // firstRepeat returns the index of the first key that repeats an earlier
@@ -170,13 +200,13 @@ func firstRepeat[ID comparable](keys []ID) (int, bool) {
 	return 0, false
 }
 
-// batchAdd inserts the batch, or returns the index of a key already
-// present (-1 on success) and the node that holds it.
-func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first int) (served bool, dup int, present *node.Node[T, ID]) {
+// batchAdd inserts the batch, or returns a node of it whose key is
+// already present and the node that holds that key.
+func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served bool, dup, present *node.Node[T, ID]) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
 	touched := func(i int) bool {
-		return len(nodes) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(nodes)
+		return len(slab) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(slab)
 	}
 	for i := range s.shards {
 		if touched(i) {
@@ -191,25 +221,26 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 			defer s.shards[i].end()
 		}
 	}
-	if dup, present := s.nodes.InsertAll(keys, nodes); dup >= 0 {
-		return false, dup, present
+	if i, present := s.nodes.InsertAll(slab); i >= 0 {
+		return false, &slab[i], present
 	}
 	done := false
 	defer func() {
 		if !done {
-			s.undoBatch(keys, nodes)
+			s.undoBatch(slab)
 		}
 	}()
 	added := make([]int, len(s.shards))
-	for _, n := range nodes {
-		added[n.Shard]++
+	for i := range slab {
+		added[slab[i].Shard]++
 	}
 	for i, k := range added {
 		if k > 0 {
 			s.shards[i].heap.Grow(k)
 		}
 	}
-	for _, n := range nodes {
+	for i := range slab {
+		n := &slab[i]
 		s.shards[n.Shard].heap.Append(n)
 		n.State = node.Active
 	}
@@ -224,28 +255,29 @@ func (s *Scheduler[T, ID]) batchAdd(keys []ID, nodes []*node.Node[T, ID], first 
 		}
 	}
 	done = true
-	s.size.Add(int64(len(nodes)))
+	s.size.Add(int64(len(slab)))
 	s.membershipChanged()
 	for i, k := range added {
 		if k > 0 && s.serve(&s.shards[i]) {
 			served = true
 		}
 	}
-	return served, -1, nil
+	return served, nil, nil
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator
 // panic. It runs with the batch's shard locks held and calls no user code;
 // the shards stay marked for reordering.
-func (s *Scheduler[T, ID]) undoBatch(keys []ID, nodes []*node.Node[T, ID]) {
-	for _, n := range nodes {
+func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
+	for i := range slab {
+		n := &slab[i]
 		if n.Index >= 0 {
 			sh := &s.shards[n.Shard]
 			sh.heap.Delete(n.Index)
 			sh.publish()
 		}
 		n.State = node.Removed
+		s.nodes.Delete(n.Key)
 	}
-	s.nodes.DeleteAll(keys)
 	s.membershipChanged() // an affinity table built meanwhile may hold the batch
 }

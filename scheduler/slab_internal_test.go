@@ -30,3 +30,23 @@ func TestSlabOrderGroupsEachShardsNodesTogether(t *testing.T) {
 		}
 	}
 }
+
+// BatchAdd fills its slab with inSlabOrder, and reports errors and
+// events by slabOrder: the two must agree, and inSlabOrder must visit
+// every item once, front to back in the slab.
+func TestInSlabOrderWalksTheSlabInTheOrderOfSlabOrder(t *testing.T) {
+	for _, shards := range []int{1, 3, 8} {
+		for n := 0; n <= 30; n++ {
+			at, next := slabOrder(n, shards), 0
+			inSlabOrder(n, shards, func(i, p, offset int) {
+				if p != next || at(i) != p || offset != i%shards {
+					t.Fatalf("n=%d shards=%d: visit %d was item %d at %d; slabOrder puts it at %d", n, shards, next, i, p, at(i))
+				}
+				next++
+			})
+			if next != n {
+				t.Fatalf("n=%d shards=%d: visited %d items", n, shards, next)
+			}
+		}
+	}
+}

@@ -180,7 +180,9 @@ func (m *Map[K, E]) Insert(k K, e *E) (present *E, inserted bool) {
 func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
 	t := s.table.Load()
 	if t == nil || 2*(s.used+1) > len(t.slots) {
-		t = m.rebuild(s, t, 1)
+		// Four slots an entry: the table is a quarter full now and
+		// grows again at half, so rebuilds are rare.
+		t = m.rebuild(s, t, 4*(s.live+1))
 	}
 	for i := h; ; i++ {
 		slot := &t.slots[i&t.mask]
@@ -197,12 +199,12 @@ func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
 	}
 }
 
-// rebuild replaces s's table with one that holds its entries and extra
-// more at half its size or less, without tombstones, and returns it.
+// rebuild replaces s's table with one of at least slots slots (a power
+// of two) that holds its entries, without tombstones, and returns it.
 // Requires s.mu.
-func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], extra int) *table[E] {
+func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], slots int) *table[E] {
 	size := 8
-	for size < 4*(s.live+extra) {
+	for size < slots {
 		size *= 2
 	}
 	t := &table[E]{slots: make([]atomic.Pointer[E], size), mask: uint64(size - 1)}
@@ -225,24 +227,27 @@ func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], extra int) *table[E] 
 	return t
 }
 
-// InsertAll stores es[i] under keys[i] for every i if none of the keys is
+// InsertAll stores every &es[i] under its key if none of the keys is
 // present and none repeats, and returns -1. Otherwise it stores nothing
-// and returns the first index whose key is present, or repeats an earlier
-// one, and the entry stored under it then (es[j] for a repeat of
-// keys[j]). Every shard stays locked from the first insert to the last,
-// or to the undoing.
-func (m *Map[K, E]) InsertAll(keys []K, es []*E) (dup int, present *E) {
+// and returns the first index whose key is present, or repeats an
+// earlier one, and the entry stored under that key then (&es[j] for a
+// repeat of es[j]'s key). It takes the entries themselves, not pointers
+// to them, so that a caller that made them in one slab needs no second
+// slice. Every shard stays locked from the first insert to the last, or
+// to the undoing.
+func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
 	if m.hash == nil {
 		m.other.mu.Lock()
 		defer m.other.mu.Unlock()
-		for i, k := range keys {
+		for i := range es {
+			k := m.key(&es[i])
 			if p, ok := m.other.m[k]; ok {
-				for _, k := range keys[:i] {
-					delete(m.other.m, k)
+				for j := range es[:i] {
+					delete(m.other.m, m.key(&es[j]))
 				}
 				return i, p
 			}
-			m.other.m[k] = es[i]
+			m.other.m[k] = &es[i]
 		}
 		return -1, nil
 	}
@@ -256,24 +261,26 @@ func (m *Map[K, E]) InsertAll(keys []K, es []*E) (dup int, present *E) {
 	}()
 	// Room for the batch up front, rather than a rebuild at every
 	// doubling: keys spread evenly over the shards.
-	if per := len(keys)/len(m.shards) + len(keys)/(8*len(m.shards)) + 1; per > 1 {
+	if per := len(es)/len(m.shards) + len(es)/(8*len(m.shards)) + 1; per > 1 {
 		for i := range m.shards {
 			s := &m.shards[i]
 			if t := s.table.Load(); t == nil || 2*(s.used+per) > len(t.slots) {
-				m.rebuild(s, t, per)
+				m.rebuild(s, t, 4*(s.live+per))
 			}
 		}
 	}
-	for i, k := range keys {
+	for i := range es {
+		e := &es[i]
+		k := m.key(e)
 		h := m.hash(k)
 		s := m.shardOf(h)
 		if _, p := m.probe(s.table.Load(), h, k); p != nil {
-			for _, k := range keys[:i] {
-				m.remove(k)
+			for j := range es[:i] {
+				m.remove(m.key(&es[j]))
 			}
 			return i, p
 		}
-		m.place(s, h, es[i])
+		m.place(s, h, e)
 	}
 	return -1, nil
 }
@@ -300,13 +307,6 @@ func (m *Map[K, E]) remove(k K) {
 	if i, _ := m.probe(t, h, k); i >= 0 {
 		t.slots[i].Store(m.tomb)
 		s.live--
-	}
-}
-
-// DeleteAll removes every key in keys.
-func (m *Map[K, E]) DeleteAll(keys []K) {
-	for i := range keys {
-		m.Delete(keys[i])
 	}
 }
 

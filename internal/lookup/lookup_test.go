@@ -48,24 +48,28 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatal("deleted key still there")
 	}
 	m.Delete(keys[0]) // absent: nothing happens
-	batch := []*item[K]{{keys[0], 7}, {keys[1], 8}, {keys[2], 9}}
-	if dup, present := m.InsertAll(keys[:3], batch); dup != 1 || present.v != 1 {
+	batch := []item[K]{{keys[0], 7}, {keys[1], 8}, {keys[2], 9}}
+	if dup, present := m.InsertAll(batch); dup != 1 || present.v != 1 {
 		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %v; want 1 and the entry present (1)", dup, present)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll inserted its fresh key")
 	}
-	if dup, _ := m.InsertAll(keys[len(keys):], nil); dup != -1 {
+	if dup, _ := m.InsertAll(nil); dup != -1 {
 		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
 	}
-	if dup, present := m.InsertAll([]K{keys[0], keys[0]}, batch[:2]); dup != 1 || present != batch[0] {
+	repeated := []item[K]{{keys[0], 7}, {keys[0], 8}}
+	if dup, present := m.InsertAll(repeated); dup != 1 || present != &repeated[0] {
 		t.Fatalf("InsertAll of a repeated key returned %d, %v; want 1 and the first entry", dup, present)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll left a key of its batch in")
 	}
-	if dup, _ := m.InsertAll(keys[:1], batch[:1]); dup != -1 {
+	if dup, _ := m.InsertAll(batch[:1]); dup != -1 {
 		t.Fatalf("InsertAll of a fresh key returned %d", dup)
+	}
+	if e, ok := m.Get(keys[0]); !ok || e != &batch[0] {
+		t.Fatal("InsertAll did not store the entry itself")
 	}
 	seen := 0
 	m.Range(func(k K, e *item[K]) {
@@ -77,9 +81,11 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	if seen != len(keys) {
 		t.Fatalf("Range saw %d, want %d", seen, len(keys))
 	}
-	m.DeleteAll(keys)
+	for _, k := range keys {
+		m.Delete(k)
+	}
 	if m.Len() != 0 {
-		t.Fatalf("Len = %d after DeleteAll", m.Len())
+		t.Fatalf("Len = %d after deleting every key", m.Len())
 	}
 }
 
@@ -195,21 +201,16 @@ func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
 	wg.Wait()
 }
 
-// A rebuilt table is the smallest power of two, from 8, that is at most a
-// quarter full with its entries and the room asked for: small enough not
-// to waste memory, big enough that probes stay short until the next one.
-func TestRebuildSizesTablesAQuarterFull(t *testing.T) {
+// A rebuilt table is the smallest power of two, from 8, with the slots
+// asked for: Insert asks for four an entry, so that probes stay short
+// until the next rebuild.
+func TestRebuildMakesTheSmallestPowerOfTwoThatFits(t *testing.T) {
 	m := newMap[int]()
 	s := &m.shards[0]
-	for live := 0; live <= 70; live++ {
-		for extra := 1; extra <= 3; extra++ {
-			s.live = live
-			size := len(m.rebuild(s, nil, extra).slots)
-			need := 4 * (live + extra)
-			if size&(size-1) != 0 || size < 8 || size < need || (size > 8 && size/2 >= need) {
-				t.Fatalf("rebuild for %d entries and %d more: %d slots", live, extra, size)
-			}
+	for slots := 0; slots <= 300; slots++ {
+		size := len(m.rebuild(s, nil, slots).slots)
+		if size&(size-1) != 0 || size < 8 || size < slots || (size > 8 && size/2 >= slots) {
+			t.Fatalf("rebuild for %d slots: %d", slots, size)
 		}
 	}
-	s.live = 0
 }
