@@ -260,12 +260,15 @@ func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
 		}
 	}()
 	// Room for the batch up front, rather than a rebuild at every
-	// doubling: keys spread evenly over the shards.
+	// doubling: keys spread evenly over the shards. Only as much as
+	// keeps the table at most half full (the bound place keeps): a batch
+	// knows its size, so the slack that place leaves for growth would
+	// be memory that a large batch may never use.
 	if per := len(es)/len(m.shards) + len(es)/(8*len(m.shards)) + 1; per > 1 {
 		for i := range m.shards {
 			s := &m.shards[i]
 			if t := s.table.Load(); t == nil || 2*(s.used+per) > len(t.slots) {
-				m.rebuild(s, t, 4*(s.live+per))
+				m.rebuild(s, t, 2*(s.live+per))
 			}
 		}
 	}
