@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -143,5 +144,38 @@ func TestBatchAddIsNeverSeenHalfDone(t *testing.T) {
 		if violation != nil {
 			t.Fatalf("round %d: %v", round, violation)
 		}
+	}
+}
+
+// BatchAdd's slab groups the batch by shard, so its lookup map meets the
+// keys in another order than the caller's. The error must still name the
+// first taken key in the caller's order: here item 1, although the slab
+// (items 0, 8, 1, 9, ... with 8 shards) puts item 8 first.
+func TestBatchAddNamesTheFirstTakenKeyInTheBatchsOrder(t *testing.T) {
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, w("taken-a", 0), w("taken-b", 0))
+	batch := numbered(10)
+	batch[1], batch[8] = w("taken-a", 1), w("taken-b", 8)
+	err := s.BatchAdd(batch)
+	wantErr(t, "BatchAdd", err, crserrors.ErrDuplicateKey)
+	if msg := err.Error(); !strings.Contains(msg, "taken-a") || strings.Contains(msg, "taken-b") {
+		t.Fatalf("BatchAdd error %q, want it to name taken-a (item 1) only", msg)
+	}
+	if s.Len() != 2 {
+		t.Fatalf("Len = %d after a failed batch, want 2", s.Len())
+	}
+}
+
+// A key repeated within the batch is named first, with its index in the
+// caller's order, even when a key before it is already taken.
+func TestBatchAddNamesARepeatBeforeATakenKey(t *testing.T) {
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, w("taken", 0))
+	batch := numbered(10)
+	batch[0], batch[9] = w("taken", 0), w("w3", 9) // item 9 repeats item 3
+	err := s.BatchAdd(batch)
+	wantErr(t, "BatchAdd", err, crserrors.ErrDuplicateKey)
+	if msg := err.Error(); !strings.Contains(msg, "item 9") || !strings.Contains(msg, "w3") {
+		t.Fatalf("BatchAdd error %q, want it to name item 9 (w3, repeated)", msg)
 	}
 }
