@@ -41,13 +41,14 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	return s.acquireLocked(start)
 }
 
-// acquireLocked is Acquire for the cases that take a lock. Its first pass
-// (takeFirst) passes up the value alone, not a grant through three
-// calls; the rest is take's. It lives apart from Acquire so that the
-// lock-free case keeps a small function: inlined there, it measured
+// acquireLocked is the rest of Acquire: the cases that take a lock, and
+// the lock-free case when its pass found nothing. For the first, its
+// first pass (takeFirst) passes up the value alone, not a grant through
+// three calls; the rest is take's. It lives apart from Acquire so that
+// the lock-free case keeps a small function: inlined there, it measured
 // slower.
 func (s *Scheduler[T, ID]) acquireLocked(start int) (T, error) {
-	if !s.global {
+	if !s.global && !s.lockFree {
 		if n, v := s.takeFirst(start); n != nil {
 			if s.events != nil {
 				s.emit(events.EventAcquire, n.Key)
