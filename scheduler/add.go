@@ -151,11 +151,11 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	})
 	served, dup, present := s.batchAdd(slab, first)
 	yieldTo(served)
-	at := slabOrder(len(vs), len(s.shards))
 	if dup != nil {
-		return s.batchError(slab, at, dup, present)
+		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), dup, present)
 	}
 	if s.events != nil {
+		at := slabOrder(len(vs), len(s.shards))
 		for i := range vs {
 			s.emit(events.EventAdd, slab[at(i)].Key)
 		}

@@ -110,19 +110,28 @@ func TestInitOrdersAnyPermutation(t *testing.T) {
 	valid(t, &h)
 }
 
+// failingHeap returns a heap of ints whose comparator, once arm is
+// called, panics on its limit-th call.
+func failingHeap(limit int) (h Heap[int, int], arm func()) {
+	calls, armed := 0, false
+	h = New[int, int](func(a, b int) int {
+		if armed {
+			if calls++; calls == limit {
+				panic("boom")
+			}
+		}
+		return cmp.Compare(a, b)
+	})
+	return h, func() { armed = true }
+}
+
 // TestPanickingComparatorLeavesAValidContainer is the property the
 // scheduler's panic safety rests on: whenever the comparator panics, every
 // node is still at the index it records.
 func TestPanickingComparatorLeavesAValidContainer(t *testing.T) {
 	for limit := 1; limit < 40; limit++ {
-		calls := 0
-		h := New[int, int](func(a, b int) int {
-			calls++
-			if calls == limit {
-				panic("boom")
-			}
-			return cmp.Compare(a, b)
-		})
+		h, arm := failingHeap(limit)
+		arm()
 		func() {
 			defer func() { _ = recover() }()
 			for i := 0; i < 64; i++ {
@@ -139,19 +148,11 @@ func TestPanickingComparatorLeavesAValidContainer(t *testing.T) {
 
 func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 	for limit := 1; limit < 30; limit++ {
-		calls, armed := 0, false
-		h := New[int, int](func(a, b int) int {
-			if armed {
-				if calls++; calls == limit {
-					panic("boom")
-				}
-			}
-			return cmp.Compare(a, b)
-		})
+		h, arm := failingHeap(limit)
 		for i := 0; i < 64; i++ {
 			push(&h, node.New(i, i, 0, 1))
 		}
-		armed = true
+		arm()
 		func() {
 			defer func() { _ = recover() }()
 			for h.Len() > 0 {
@@ -227,21 +228,13 @@ func TestDownPlacesNodesWhereAPlainSiftWould(t *testing.T) {
 // point of a sift leaves every node where it was.
 func TestPanicDuringDownChangesNothing(t *testing.T) {
 	for limit := 1; limit < 20; limit++ {
-		calls, armed := 0, false
-		h := New[int, int](func(a, b int) int {
-			if armed {
-				if calls++; calls == limit {
-					panic("boom")
-				}
-			}
-			return cmp.Compare(a, b)
-		})
+		h, arm := failingHeap(limit)
 		for i := 0; i < 100; i++ {
 			push(&h, node.New(i, i, 0, 1))
 		}
 		h.At(0).Value = 1000
 		before := append([]*node.Node[int, int](nil), h.items...)
-		armed = true
+		arm()
 		panicked := func() (panicked bool) {
 			defer func() { panicked = recover() != nil }()
 			h.Down(0)
