@@ -2,6 +2,7 @@ package heap
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -170,6 +171,107 @@ func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 	}
 }
 
+// plainUp is the textbook sift: swap with the parent while the node goes
+// before it. Up must place nodes exactly where it would.
+func plainUp(h *Heap[int, int], i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.Less(h.At(i), h.At(parent)) {
+			return
+		}
+		a, b := h.items[i], h.items[parent]
+		h.items[i], h.items[parent] = b, a
+		a.Index, b.Index = parent, i
+		i = parent
+	}
+}
+
+// tiedPair returns two equal heaps of size nodes with few distinct values
+// and holder counts, so that ties are common and the tie-break matters.
+func tiedPair(rng *rand.Rand, size int) (got, want Heap[int, int]) {
+	got, want = newIntHeap(), newIntHeap()
+	for k := 0; k < size; k++ {
+		value, holders := rng.Intn(8), rng.Intn(3)
+		for _, h := range []*Heap[int, int]{&got, &want} {
+			n := node.New(value, k, 0, 4)
+			n.Holders = holders
+			push(h, n)
+		}
+	}
+	return got, want
+}
+
+// sameLayout fails unless got holds the same keys as want, index by
+// index, and every node of got records its index.
+func sameLayout(t *testing.T, got, want *Heap[int, int], what string) {
+	t.Helper()
+	for j := 0; j < got.Len(); j++ {
+		if got.At(j).Key != want.At(j).Key || got.At(j).Index != j {
+			t.Fatalf("%s left key %d at %d, the plain sift key %d", what, got.At(j).Key, j, want.At(j).Key)
+		}
+	}
+}
+
+// Up searches the path instead of walking it: with ties in value and in
+// holders, a node given any new value, nodes appended one by one, and a
+// node that rises to the root all end where the plain sift puts them.
+func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for trial := 0; trial < 300; trial++ {
+		size := 1 + rng.Intn(300)
+		got, want := tiedPair(rng, size)
+		i := rng.Intn(size)
+		value := rng.Intn(10) - 1
+		if trial%4 == 0 {
+			value = -1 // before every node: rises to the root
+		}
+		g, w := got.At(i), want.At(i)
+		g.Value, w.Value = value, value
+		got.Up(i)
+		plainUp(&want, i)
+		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: Up(%d) to value %d", trial, i, value))
+		plainDown(&got, g.Index)  // a value that went up sinks instead:
+		plainDown(&want, w.Index) // the next Up needs the order whole
+
+		n := node.New(rng.Intn(8), size, 0, 4)
+		n.Holders = rng.Intn(3)
+		m := node.New(n.Value, size, 0, 4)
+		m.Holders = n.Holders
+		got.Append(n)
+		got.Up(n.Index)
+		want.Append(m)
+		plainUp(&want, m.Index)
+		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: appending value %d", trial, n.Value))
+	}
+}
+
+// Up compares before it writes, so a comparator that panics at any point
+// of a sift leaves every node where it was.
+func TestPanicDuringUpChangesNothing(t *testing.T) {
+	for limit := 1; limit < 20; limit++ {
+		h, arm := failingHeap(limit)
+		for i := 0; i < 100; i++ {
+			push(&h, node.New(i, i, 0, 1))
+		}
+		h.At(99).Value = -1
+		before := append([]*node.Node[int, int](nil), h.items...)
+		arm()
+		panicked := func() (panicked bool) {
+			defer func() { panicked = recover() != nil }()
+			h.Up(99)
+			return false
+		}()
+		if !panicked {
+			continue // the sift ended before the limit: nothing to check
+		}
+		for i, n := range before {
+			if h.At(i) != n || n.Index != i {
+				t.Fatalf("limit %d: the panicking sift moved the node at %d", limit, i)
+			}
+		}
+	}
+}
+
 // plainDown is the textbook sift: compare both children, swap with the
 // smaller while it goes before the node. Down must place nodes exactly
 // where it would.
@@ -199,25 +301,13 @@ func TestDownPlacesNodesWhereAPlainSiftWould(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	for trial := 0; trial < 300; trial++ {
 		size := 1 + rng.Intn(200)
-		got, want := newIntHeap(), newIntHeap()
-		for k := 0; k < size; k++ {
-			value, holders := rng.Intn(8), rng.Intn(3)
-			for _, h := range []*Heap[int, int]{&got, &want} {
-				n := node.New(value, k, 0, 4)
-				n.Holders = holders
-				push(h, n)
-			}
-		}
+		got, want := tiedPair(rng, size)
 		i := rng.Intn(size)
 		key, value := got.At(i).Key, rng.Intn(10)
 		got.At(i).Value, want.At(i).Value = value, value
 		moved := got.Down(i)
 		plainDown(&want, i)
-		for j := 0; j < size; j++ {
-			if got.At(j).Key != want.At(j).Key || got.At(j).Index != j {
-				t.Fatalf("trial %d: Down(%d) to value %d left key %d at %d, the plain sift key %d", trial, i, value, got.At(j).Key, j, want.At(j).Key)
-			}
-		}
+		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: Down(%d) to value %d", trial, i, value))
 		if stayed := got.At(i).Key == key; moved == stayed {
 			t.Fatalf("trial %d: Down reported moved=%v", trial, moved)
 		}
