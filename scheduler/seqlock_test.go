@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 
@@ -13,14 +14,27 @@ import (
 // section without timing.
 type pause struct {
 	armed   atomic.Bool
+	skip    atomic.Int32 // calls to let through once armed, before stopping
 	inside  chan struct{}
 	proceed chan struct{}
 }
 
 func newPause() *pause { return &pause{inside: make(chan struct{}), proceed: make(chan struct{})} }
 
+// reached waits until op stops in the comparator, or fails t if op
+// returns first (a change that never reaches the call the test stops at).
+func (p *pause) reached(t *testing.T, done <-chan error) {
+	t.Helper()
+	select {
+	case <-p.inside:
+	case err := <-done:
+		p.armed.Store(false) // let the test's cleanup compare
+		t.Fatalf("the operation returned (%v) without reaching the comparator call to stop at", err)
+	}
+}
+
 func (p *pause) compare(a, b *worker) int {
-	if p.armed.CompareAndSwap(true, false) {
+	if p.armed.Load() && p.skip.Add(-1) < 0 && p.armed.CompareAndSwap(true, false) {
 		close(p.inside)
 		<-p.proceed
 	}
@@ -34,13 +48,22 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		policy config.AcquirePolicy
+		skip   int32 // comparator calls to let through before stopping
 		op     func(*scheduler.Scheduler[*worker, string]) error
+		lease  bool // a lease on a first, so that a goes after its equals
 	}{
-		{"Update under Shared", config.Shared, func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("a", 3)) }},
-		{"Remove", config.Exclusive, func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("a") }},
-		{"Add", config.Shared, func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("c", -1)) }},
-		{"BatchAdd", config.Exclusive, func(s *scheduler.Scheduler[*worker, string]) error {
-			return s.BatchAdd([]*worker{w("c", -1), w("d", 5)})
+		{name: "Update of the top under Shared", policy: config.Shared, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("a", 35)) }},
+		// f sits two levels below the top, so that the sift lifting it
+		// compares twice. Stopping at the second call, mid-sift, leaves
+		// room for a comparison made before the change begins (whether
+		// it reaches the top at all) without ending the test early.
+		{name: "Update to the top under Shared", policy: config.Shared, skip: 1, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", -1)) }},
+		{name: "Update to a tie with a top that has more holders", policy: config.Shared, skip: 1, lease: true,
+			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", 0)) }},
+		{name: "Remove", policy: config.Exclusive, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("a") }},
+		{name: "Add", policy: config.Shared, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("h", -1)) }},
+		{name: "BatchAdd", policy: config.Exclusive, op: func(s *scheduler.Scheduler[*worker, string]) error {
+			return s.BatchAdd([]*worker{w("h", -1), w("i", 5)})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,14 +71,20 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 			cfg := baseConfig(1, tc.policy)
 			cfg.Comparator = p.compare
 			s := newScheduler(t, cfg)
-			addAll(t, s, w("a", 0), w("b", 2), w("pad", 9))
+			addSeven(t, s)
+			if tc.lease {
+				if l, err := s.Lease(context.Background()); err != nil || l.Value().ID != "a" {
+					t.Fatalf("Lease = %v, %v; want a", l, err)
+				}
+			}
 			if s.Busy(0) {
 				t.Fatal("busy with no change in progress")
 			}
+			p.skip.Store(tc.skip)
 			p.armed.Store(true)
 			done := make(chan error)
 			go func() { done <- tc.op(s) }()
-			<-p.inside
+			p.reached(t, done)
 			if !s.Busy(0) {
 				t.Errorf("%s paused in the comparator, yet a lock-free reader would read the shard", tc.name)
 			}
@@ -67,6 +96,15 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 				t.Fatalf("still busy after %s returned", tc.name)
 			}
 		})
+	}
+}
+
+// addSeven adds a to g with priorities 0, 10, ... 60, which fill one heap
+// level by level in that order: b and c under a, d to g under them.
+func addSeven(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+	t.Helper()
+	for i, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		addAll(t, s, w(id, 10*i))
 	}
 }
 
@@ -82,7 +120,7 @@ func TestSharedAcquireDuringUpdateSeesItWholeOrNotAtAll(t *testing.T) {
 	p.armed.Store(true)
 	updated := make(chan error)
 	go func() { updated <- s.Update(w("a", 3)) }()
-	<-p.inside
+	p.reached(t, updated)
 	acquired := make(chan *worker)
 	go func() {
 		got, err := s.Acquire()
