@@ -104,6 +104,7 @@ func (h *Heap[T, ID]) Up(i int) {
 	depth := bits.Len(uint(i+1)) - 1
 	lo, hi := 0, depth+1
 	for k := 1; lo+1 < hi; {
+		// Numbered from one, a node's parent is half its number.
 		a := items[(i+1)>>k-1]
 		if c := h.cmp(n.Value, a.Value); c < 0 || c == 0 && n.Holders < a.Holders {
 			lo = k
