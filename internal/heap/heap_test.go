@@ -188,6 +188,8 @@ func plainUp(h *Heap[int, int], i int) {
 
 // tiedPair returns two equal heaps of size nodes with few distinct values
 // and holder counts, so that ties are common and the tie-break matters.
+// It builds them with the textbook sift, so that they do not depend on
+// the code under test.
 func tiedPair(rng *rand.Rand, size int) (got, want Heap[int, int]) {
 	got, want = newIntHeap(), newIntHeap()
 	for k := 0; k < size; k++ {
@@ -195,7 +197,8 @@ func tiedPair(rng *rand.Rand, size int) (got, want Heap[int, int]) {
 		for _, h := range []*Heap[int, int]{&got, &want} {
 			n := node.New(value, k, 0, 4)
 			n.Holders = holders
-			push(h, n)
+			h.Append(n)
+			plainUp(h, n.Index)
 		}
 	}
 	return got, want
