@@ -52,16 +52,20 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 		op     func(*scheduler.Scheduler[*worker, string]) error
 		lease  bool // a lease on a first, so that a goes after its equals
 	}{
-		{name: "Update of the top under Shared", policy: config.Shared, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("a", 35)) }},
+		{name: "Update of the top under Shared", policy: config.Shared,
+			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("a", 35)) }},
 		// f sits two levels below the top, so that the sift lifting it
 		// compares twice. Stopping at the second call, mid-sift, leaves
 		// room for a comparison made before the change begins (whether
 		// it reaches the top at all) without ending the test early.
-		{name: "Update to the top under Shared", policy: config.Shared, skip: 1, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", -1)) }},
+		{name: "Update to the top under Shared", policy: config.Shared, skip: 1,
+			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", -1)) }},
 		{name: "Update to a tie with a top that has more holders", policy: config.Shared, skip: 1, lease: true,
 			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", 0)) }},
-		{name: "Remove", policy: config.Exclusive, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("a") }},
-		{name: "Add", policy: config.Shared, op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("h", -1)) }},
+		{name: "Remove", policy: config.Exclusive,
+			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("a") }},
+		{name: "Add", policy: config.Shared,
+			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(w("h", -1)) }},
 		{name: "BatchAdd", policy: config.Exclusive, op: func(s *scheduler.Scheduler[*worker, string]) error {
 			return s.BatchAdd([]*worker{w("h", -1), w("i", 5)})
 		}},
