@@ -90,7 +90,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 			s.membershipChanged() // an affinity table built meanwhile may hold n
 		}
 	}()
-	sh.activate(n)
+	sh.activate(n, false)
 	done = true
 	s.size.Add(1)
 	s.membershipChanged()

@@ -133,7 +133,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 				sh.holders++
 			}
 		}()
-		sh.activate(n)
+		sh.activate(n, true)
 		done = true
 		n.ResetFailures()
 		return 0

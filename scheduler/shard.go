@@ -218,8 +218,11 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	return false
 }
 
-// activate moves n, off the heap, into the heap.
-func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
+// activate moves n, off the heap, into the heap. A returning node (one
+// given back, included, or back from rest) is first compared with the
+// top, where one given back with the priority it was taken at goes (see
+// heap.UpTopFirst); a new one may go anywhere.
+func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 	from := n.State
 	s.heap.Append(n)
 	s.setState(n, node.Active)
@@ -232,7 +235,11 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 		s.publish()
 	}()
 	s.dirty = true
-	s.heap.Up(n.Index)
+	if returning {
+		s.heap.UpTopFirst(n.Index)
+	} else {
+		s.heap.Up(n.Index)
+	}
 	s.dirty = false
 	done = true
 }
@@ -297,7 +304,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	case n.State == node.Active:
 		s.deactivate(n, want)
 	case want == node.Active:
-		s.activate(n)
+		s.activate(n, true)
 	default:
 		s.setState(n, want)
 	}

@@ -77,7 +77,7 @@ func (h *Heap[T, ID]) Delete(i int) {
 // Fix restores the order after the node at index i changed or moved.
 func (h *Heap[T, ID]) Fix(i int) {
 	if !h.Down(i) {
-		h.Up(i)
+		h.up(i, false)
 	}
 }
 
@@ -89,13 +89,20 @@ func (h *Heap[T, ID]) Fix(i int) {
 // two, four levels...) until it overshoots or reaches the root, then
 // bisects. A node that stays or rises a level costs one or two
 // comparisons, as in a plain sift; one that rises to the root of a heap
-// of depth d costs about log2(d), where a plain sift compares d times. A
-// resource released with the priority it was acquired at is usually that
-// one. Then it shifts the nodes it passes down a level.
+// of depth d about log2(d), where a plain sift compares d times. Then it
+// shifts the nodes it passes down a level.
 //
 // Every comparison comes before the first write, so a comparator that
 // panics leaves the heap exactly as it was.
-func (h *Heap[T, ID]) Up(i int) {
+func (h *Heap[T, ID]) Up(i int) { h.up(i, false) }
+
+// UpTopFirst is Up for a node that probably goes to the top, such as a
+// resource given back with the priority it was taken at: it compares the
+// node with the top first, and searches the path below only if it does
+// not go there (one comparison more than Up).
+func (h *Heap[T, ID]) UpTopFirst(i int) { h.up(i, true) }
+
+func (h *Heap[T, ID]) up(i int, topFirst bool) {
 	items := h.items
 	n := items[i]
 	// n rises lo levels and not hi; the path above it is in order, so
@@ -103,16 +110,25 @@ func (h *Heap[T, ID]) Up(i int) {
 	// and false past it.
 	depth := bits.Len(uint(i+1)) - 1
 	lo, hi := 0, depth+1
+	if topFirst && depth > 1 {
+		t := items[0]
+		if c := h.cmp(n.Value, t.Value); c < 0 || c == 0 && n.Holders < t.Holders {
+			lo = depth
+		} else {
+			hi = depth
+		}
+	}
+	gallop := true
 	for k := 1; lo+1 < hi; {
 		// Numbered from one, a node's parent is half its number.
 		a := items[(i+1)>>k-1]
 		if c := h.cmp(n.Value, a.Value); c < 0 || c == 0 && n.Holders < a.Holders {
 			lo = k
 		} else {
-			hi = k
+			hi, gallop = k, false
 		}
-		if hi > depth {
-			k = min(2*k, depth)
+		if gallop {
+			k = min(2*k, hi-1)
 		} else {
 			k = (lo + hi) / 2
 		}

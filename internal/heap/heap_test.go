@@ -215,61 +215,74 @@ func sameLayout(t *testing.T, got, want *Heap[int, int], what string) {
 	}
 }
 
-// Up searches the path instead of walking it: with ties in value and in
-// holders, a node given any new value, nodes appended one by one, and a
-// node that rises to the root all end where the plain sift puts them.
-func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
-	for trial := 0; trial < 300; trial++ {
-		size := 1 + rng.Intn(300)
-		got, want := tiedPair(rng, size)
-		i := rng.Intn(size)
-		value := rng.Intn(10) - 1
-		if trial%4 == 0 {
-			value = -1 // before every node: rises to the root
-		}
-		g, w := got.At(i), want.At(i)
-		g.Value, w.Value = value, value
-		got.Up(i)
-		plainUp(&want, i)
-		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: Up(%d) to value %d", trial, i, value))
-		plainDown(&got, g.Index)  // a value that went up sinks instead:
-		plainDown(&want, w.Index) // the next Up needs the order whole
+// ups are the two ways into the heap that Up's search serves.
+var ups = []struct {
+	name string
+	up   func(*Heap[int, int], int)
+}{{"Up", (*Heap[int, int]).Up}, {"UpTopFirst", (*Heap[int, int]).UpTopFirst}}
 
-		n := node.New(rng.Intn(8), size, 0, 4)
-		n.Holders = rng.Intn(3)
-		m := node.New(n.Value, size, 0, 4)
-		m.Holders = n.Holders
-		got.Append(n)
-		got.Up(n.Index)
-		want.Append(m)
-		plainUp(&want, m.Index)
-		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: appending value %d", trial, n.Value))
+// Up and UpTopFirst search the path instead of walking it: with ties in
+// value and in holders, a node given any new value, nodes appended one by
+// one, and a node that rises to the root all end where the plain sift
+// puts them.
+func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
+	for _, u := range ups {
+		rng := rand.New(rand.NewSource(5))
+		for trial := 0; trial < 300; trial++ {
+			size := 1 + rng.Intn(300)
+			got, want := tiedPair(rng, size)
+			i := rng.Intn(size)
+			value := rng.Intn(10) - 1
+			if trial%4 == 0 {
+				value = -1 // before every node: rises to the root
+			}
+			g, w := got.At(i), want.At(i)
+			g.Value, w.Value = value, value
+			u.up(&got, i)
+			plainUp(&want, i)
+			sameLayout(t, &got, &want, fmt.Sprintf("%s, trial %d: from %d to value %d", u.name, trial, i, value))
+			plainDown(&got, g.Index)  // a value that went up sinks instead:
+			plainDown(&want, w.Index) // the next sift needs the order whole
+
+			n := node.New(rng.Intn(8), size, 0, 4)
+			n.Holders = rng.Intn(3)
+			m := node.New(n.Value, size, 0, 4)
+			m.Holders = n.Holders
+			got.Append(n)
+			u.up(&got, n.Index)
+			want.Append(m)
+			plainUp(&want, m.Index)
+			sameLayout(t, &got, &want, fmt.Sprintf("%s, trial %d: appending value %d", u.name, trial, n.Value))
+		}
 	}
 }
 
 // Up compares before it writes, so a comparator that panics at any point
 // of a sift leaves every node where it was.
 func TestPanicDuringUpChangesNothing(t *testing.T) {
-	for limit := 1; limit < 20; limit++ {
-		h, arm := failingHeap(limit)
-		for i := 0; i < 100; i++ {
-			push(&h, node.New(i, i, 0, 1))
-		}
-		h.At(99).Value = -1
-		before := append([]*node.Node[int, int](nil), h.items...)
-		arm()
-		panicked := func() (panicked bool) {
-			defer func() { panicked = recover() != nil }()
-			h.Up(99)
-			return false
-		}()
-		if !panicked {
-			continue // the sift ended before the limit: nothing to check
-		}
-		for i, n := range before {
-			if h.At(i) != n || n.Index != i {
-				t.Fatalf("limit %d: the panicking sift moved the node at %d", limit, i)
+	for _, u := range ups {
+		for _, value := range []int{-1, 40} { // to the top, and to the middle
+			for limit := 1; limit < 20; limit++ {
+				h, arm := failingHeap(limit)
+				for i := 0; i < 100; i++ {
+					push(&h, node.New(i, i, 0, 1))
+				}
+				h.At(99).Value = value
+				before := append([]*node.Node[int, int](nil), h.items...)
+				arm()
+				panicked := func() (panicked bool) {
+					defer func() { panicked = recover() != nil }()
+					u.up(&h, 99)
+					return false
+				}()
+				if !panicked {
+					continue // the sift ended before the limit: nothing to check
+				}
+				for i, n := range before {
+					if h.At(i) != n || n.Index != i {
+						t.Fatalf("%s to %d, limit %d: the panicking sift moved the node at %d", u.name, value, limit, i)
+					}
+				}
 			}
 		}
 	}
