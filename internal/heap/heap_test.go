@@ -171,6 +171,13 @@ func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 	}
 }
 
+// swap exchanges the nodes at i and j, as the textbook sifts do.
+func swap(h *Heap[int, int], i, j int) {
+	a, b := h.items[i], h.items[j]
+	h.items[i], h.items[j] = b, a
+	a.Index, b.Index = j, i
+}
+
 // plainUp is the textbook sift: swap with the parent while the node goes
 // before it. Up must place nodes exactly where it would.
 func plainUp(h *Heap[int, int], i int) {
@@ -179,9 +186,7 @@ func plainUp(h *Heap[int, int], i int) {
 		if !h.Less(h.At(i), h.At(parent)) {
 			return
 		}
-		a, b := h.items[i], h.items[parent]
-		h.items[i], h.items[parent] = b, a
-		a.Index, b.Index = parent, i
+		swap(h, i, parent)
 		i = parent
 	}
 }
@@ -303,9 +308,7 @@ func plainDown(h *Heap[int, int], i int) {
 		if !h.Less(h.At(child), h.At(i)) {
 			return
 		}
-		a, b := h.items[i], h.items[child]
-		h.items[i], h.items[child] = b, a
-		a.Index, b.Index = child, i
+		swap(h, i, child)
 		i = child
 	}
 }
