@@ -84,7 +84,10 @@ func (s *Scheduler[T, ID]) takeTop(sh *shard[T, ID]) (n *node.Node[T, ID], v T) 
 	defer sh.mu.Unlock()
 	s.mend(sh)
 	if n = sh.heap.Top(); n != nil {
-		v = s.hold(sh, n, false).value
+		// The common exclusive hold needs no grant passed back.
+		if v = n.Value; !s.holdLast(sh, n) {
+			v = s.hold(sh, n, false).value
+		}
 	}
 	return n, v
 }

@@ -26,21 +26,12 @@ type grant[T any, ID comparable] struct {
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
 	g := grant[T, ID]{node: n, value: n.Value}
+	if !lease && s.holdLast(sh, n) {
+		return g
+	}
 	holds := lease || sh.exclusive
 	limited := n.Limited()
 	if !holds && !limited {
-		return g
-	}
-	if !lease && !limited && n.RestUntil == 0 && n.Holders+1 >= n.Capacity {
-		// The common exclusive hold, which fills the node: the general
-		// path below, without its decisions or its undo. Nothing
-		// changes before deactivate, which undoes itself if the
-		// comparator panics, and the heap it leaves does not order by
-		// this node's holder count.
-		sh.deactivate(n, node.Held)
-		n.Holders++
-		n.Anonymous++
-		sh.holders++
 		return g
 	}
 	var deadline int64
@@ -90,6 +81,23 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		s.expiry.schedule(deadline, n, g.token)
 	}
 	return g
+}
+
+// holdLast takes an anonymous hold on n, an active node of sh, if that is
+// the common exclusive hold: one that fills the node, with no rate limit
+// or rest to mind. It reports whether it did. It is hold's general path
+// without its decisions or its undo: nothing changes before deactivate,
+// which undoes itself if the comparator panics, and the heap it leaves
+// does not order by this node's holder count. Requires sh.mu.
+func (s *Scheduler[T, ID]) holdLast(sh *shard[T, ID], n *node.Node[T, ID]) bool {
+	if !sh.exclusive || n.RestUntil != 0 || n.Holders+1 < n.Capacity || n.Limited() {
+		return false
+	}
+	sh.deactivate(n, node.Held)
+	n.Holders++
+	n.Anonymous++
+	sh.holders++
+	return true
 }
 
 // outcome is how a hold ended, for the resource's health.
