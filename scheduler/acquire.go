@@ -20,7 +20,7 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	start, err := s.strategyStart(nil)
+	start, err := s.strategyStart()
 	if err != nil {
 		return zero, err
 	}

@@ -34,7 +34,7 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 }
 
 // strategyStart asks the strategy for the first shard to look in.
-func (s *Scheduler[T, ID]) strategyStart(acquire.AffinityIdentifier) (int, error) {
+func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, fmt.Errorf("%w: shard %d of %d", crserrors.ErrInvalidAcquireStrategy, start, len(s.shards))
@@ -71,7 +71,7 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 	start := 0
 	if id == nil {
 		var err error
-		if start, err = s.strategyStart(nil); err != nil {
+		if start, err = s.strategyStart(); err != nil {
 			return none, err
 		}
 	}
