@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"sync/atomic"
-
 	"github.com/crsched/crs/acquire"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
@@ -281,28 +279,16 @@ func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], want *node.Node[T, ID], ve
 	return s.hold(sh, n, lease), true
 }
 
-// shardView is the scheduler's shards seen as an acquire.ShardView,
-// made once by New. It is not generic: a generic type's method called
-// through an interface runs behind a wrapper that passes the type's
-// dictionary, two calls where one does, and a strategy calls these on
-// every Acquire.
-type shardView struct {
-	active []*atomic.Int64 // each shard's count of active resources
-}
+// shardView is the scheduler seen as an acquire.ShardView. It is a
+// conversion of the scheduler pointer, so passing it to a strategy as an
+// interface does not allocate.
+type shardView[T any, ID comparable] Scheduler[T, ID]
 
-func newShardView[T any, ID comparable](shards []shard[T, ID]) *shardView {
-	v := &shardView{active: make([]*atomic.Int64, len(shards))}
-	for i := range shards {
-		v.active[i] = &shards[i].active
-	}
-	return v
-}
+func (v *shardView[T, ID]) ShardCount() int { return len(v.shards) }
 
-func (v *shardView) ShardCount() int { return len(v.active) }
-
-func (v *shardView) ActiveCount(i int) int {
-	if i < 0 || i >= len(v.active) {
+func (v *shardView[T, ID]) ActiveCount(i int) int {
+	if i < 0 || i >= len(v.shards) {
 		return 0
 	}
-	return int(v.active[i].Load())
+	return int(v.shards[i].active.Load())
 }

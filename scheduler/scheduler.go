@@ -109,7 +109,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	for i := range s.shards {
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
 	}
-	s.view = newShardView(s.shards)
+	s.view = (*shardView[T, ID])(s)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		size := cfg.EventQueueSize
