@@ -129,15 +129,51 @@ func (s *shard[T, ID]) repair() {
 	}
 }
 
-// publish refreshes the lock-free view of the heap. It skips stores that
-// would change nothing: an atomic store is a locked instruction.
+// publishing, when a test sets it, runs in publish between its two
+// stores, with the shard locked.
+var publishing func()
+
+// publish refreshes the lock-free view of the heap: the count of active
+// resources and, when readers load it, the top. Each lock-free reader
+// reads one of the two (Lease, AcquireContext and the sweeps the count,
+// the Shared policy's Acquire the top), so their order matters: a shard
+// that empties clears its top before its count says zero, and one that
+// fills counts before it shows a top. Otherwise a reader could find the
+// shard empty by its count, and a later one still be handed the top that
+// just left. It skips stores that would change nothing: an atomic store
+// is a locked instruction.
 func (s *shard[T, ID]) publish() {
-	if n, was := int64(s.heap.Len()), s.active.Load(); was != n {
+	n := int64(s.heap.Len())
+	if n == 0 {
+		s.publishTop()
+		betweenStores()
+		s.publishCount(n)
+		return
+	}
+	s.publishCount(n)
+	betweenStores()
+	s.publishTop()
+}
+
+func betweenStores() {
+	if publishing != nil {
+		publishing()
+	}
+}
+
+// publishCount stores the count of active resources, n.
+func (s *shard[T, ID]) publishCount(n int64) {
+	if was := s.active.Load(); was != n {
 		if was == 0 {
 			s.arrivals.Add(1)
 		}
 		s.active.Store(n)
 	}
+}
+
+// publishTop stores the heap's top for readers that take no lock, if
+// any do.
+func (s *shard[T, ID]) publishTop() {
 	if !s.peeked {
 		return
 	}
