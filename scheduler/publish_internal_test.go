@@ -32,13 +32,14 @@ func TestPublishNeverShowsAnEmptyCountWithATop(t *testing.T) {
 		t.Fatal("the Shared policy's shards must publish their top")
 	}
 	looked := 0
-	publishing = func() {
+	sh.mu.Lock()
+	sh.publishing = func() {
 		looked++
 		if sh.active.Load() == 0 && sh.top.Load() != nil {
 			t.Errorf("mid-publish (look %d): the count says empty but the top is still there", looked)
 		}
 	}
-	defer func() { publishing = nil }()
+	sh.mu.Unlock()
 	one, two := 1, 2
 	for _, step := range []func() error{
 		func() error { return s.Add(&one) },

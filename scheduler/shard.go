@@ -48,6 +48,9 @@ type shard[T any, ID comparable] struct {
 	// which may leave a resource of this shard idle while a waiter waits;
 	// the next holder of mu serves them (see Scheduler.mend).
 	unserved bool
+	// publishing, when a test sets it, runs in publish between its two
+	// stores (see publish).
+	publishing func()
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
 	// for readers that take no lock: ShardView, Acquire skipping empty
@@ -129,10 +132,6 @@ func (s *shard[T, ID]) repair() {
 	}
 }
 
-// publishing, when a test sets it, runs in publish between its two
-// stores, with the shard locked.
-var publishing func()
-
 // publish refreshes the lock-free view of the heap: the count of active
 // resources and, when readers load it, the top. Each lock-free reader
 // reads one of the two (Lease, AcquireContext and the sweeps the count,
@@ -146,18 +145,18 @@ func (s *shard[T, ID]) publish() {
 	n := int64(s.heap.Len())
 	if n == 0 {
 		s.publishTop()
-		betweenStores()
+		s.betweenStores()
 		s.publishCount(n)
 		return
 	}
 	s.publishCount(n)
-	betweenStores()
+	s.betweenStores()
 	s.publishTop()
 }
 
-func betweenStores() {
-	if publishing != nil {
-		publishing()
+func (s *shard[T, ID]) betweenStores() {
+	if s.publishing != nil {
+		s.publishing()
 	}
 }
 
