@@ -257,12 +257,58 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	done = true
 	s.size.Add(int64(len(slab)))
 	s.membershipChanged()
+	if s.global {
+		return s.serveBest(added), nil, nil
+	}
 	for i, k := range added {
 		if k > 0 && s.serve(&s.shards[i]) {
 			served = true
 		}
 	}
 	return served, nil, nil
+}
+
+// serveBest serves waiters from the shards a batch went into (added[i]
+// nodes into shard i, all of them locked by the caller), each waiter from
+// the shard whose top is best then, ties to the lower shard. Under
+// GlobalOrder a waiter must get the best of the batch; serving shard by
+// shard would give it the best of the first shard. If the comparator
+// panics, the shards are left marked so that their next users serve the
+// waiters (see mend).
+func (s *Scheduler[T, ID]) serveBest(added []int) bool {
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].unserved = true
+		}
+	}
+	served := false
+	for s.waiters.Len() > 0 {
+		best := -1
+		var top *node.Node[T, ID]
+		for i, k := range added {
+			if k == 0 {
+				continue
+			}
+			if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+				best, top = i, n
+			}
+		}
+		if best < 0 {
+			break
+		}
+		w := s.waiters.Pop()
+		if w == nil {
+			break
+		}
+		s.grantTo(&s.shards[best], w)
+		served = true
+	}
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].unserved = false
+		}
+	}
+	return served
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator

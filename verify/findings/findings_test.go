@@ -290,3 +290,41 @@ func TestLenNeverCountsAResourceAcquireCannotSee(t *testing.T) {
 		t.Fatalf("in %d of %d rounds Len counted a resource that Acquire had just found unavailable", seen, rounds)
 	}
 }
+
+// TestGlobalOrderServesAWaiterTheBestOfAllShards (finding 8, its BatchAdd
+// case): under GlobalOrder a caller gets the best available resource of
+// all shards. A waiter is served by the giver, with the top of the
+// giver's shard, and BatchAdd served shard by shard, so a waiter got the
+// best of the first shard the batch filled, not the best of the batch.
+// Now BatchAdd serves each waiter from the shard whose top is best.
+func TestGlobalOrderServesAWaiterTheBestOfAllShards(t *testing.T) {
+	s := newScheduler(t, config.Config[*res, string]{
+		HeapCount: 2, Comparator: func(a, b *res) int { return cmp.Compare(a.prio, b.prio) },
+		AcquirePolicy: config.Exclusive, Ordering: config.GlobalOrder,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		r   *res
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		r, err := s.AcquireContext(ctx)
+		got <- result{r, err}
+	}()
+	for s.Stats().Waiters == 0 {
+		runtime.Gosched() // until the caller waits
+	}
+	// One batch, one resource a shard: worse in shard 0, better in 1.
+	if err := s.BatchAdd([]*res{{"worse", 5}, {"better", 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.r.key != "better" {
+		t.Fatalf("the waiter got %s (priority %d); better (priority 1) came in the same batch", r.r.key, r.r.prio)
+	}
+}
