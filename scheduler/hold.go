@@ -272,6 +272,9 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
+		if s.global && s.betterElsewhere(sh, sh.heap.Top()) {
+			break
+		}
 		w := s.waiters.Pop()
 		if w == nil {
 			break
@@ -280,6 +283,33 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 		served = true
 	}
 	return served
+}
+
+// betterElsewhere reports whether a shard other than sh publishes a top
+// strictly better than top, sh's. Under GlobalOrder a waiter must get the
+// best resource of all shards, so sh's giver leaves the waiter to that
+// shard. Nothing is stranded: a resource becomes visible only under its
+// shard's lock, whose holder serves the waiters before anyone can take
+// it, and a waiter that queued after that sees it and searches again
+// (see obtain). A shard with a change in progress counts as not better:
+// sh's lock is held, so waiting for that shard's could deadlock. The
+// comparator may panic: the shard is marked so that its next user serves
+// the waiters (see mend). Requires sh.mu.
+func (s *Scheduler[T, ID]) betterElsewhere(sh *shard[T, ID], top *node.Node[T, ID]) bool {
+	sh.unserved = true
+	better := false
+	for i := range s.shards {
+		o := &s.shards[i]
+		if o == sh {
+			continue
+		}
+		if n, v, _, ok := o.peek(); ok && n != nil && s.cmp(v, top.Value) < 0 {
+			better = true
+			break
+		}
+	}
+	sh.unserved = false
+	return better
 }
 
 // grantTo gives waiter w the top of sh. If the comparator panics, w goes
