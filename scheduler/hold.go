@@ -259,9 +259,10 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 }
 
 // serve hands the best resources of sh to waiters, oldest first, for as
-// long as both exist, and reports whether it woke anyone. It runs, with
-// sh.mu held, after anything that may have made a resource of sh
-// available.
+// long as both exist (under GlobalOrder, and no other shard publishes a
+// better top: see betterElsewhere), and reports whether it woke anyone.
+// It runs, with sh.mu held, after anything that may have made a resource
+// of sh available.
 //
 // Why no waiter is left behind: a giver makes the resource visible in the
 // heap (publishing the shard's active count) before it reads the waiter
@@ -272,7 +273,7 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
-		if s.global && s.betterElsewhere(sh, sh.heap.Top()) {
+		if s.global && s.betterElsewhere(sh) {
 			break
 		}
 		w := s.waiters.Pop()
@@ -286,7 +287,7 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 }
 
 // betterElsewhere reports whether a shard other than sh publishes a top
-// strictly better than top, sh's. Under GlobalOrder a waiter must get the
+// strictly better than sh's. Under GlobalOrder a waiter must get the
 // best resource of all shards, so sh's giver leaves the waiter to that
 // shard. Nothing is stranded: a resource becomes visible only under its
 // shard's lock, whose holder serves the waiters before anyone can take
@@ -295,7 +296,8 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 // sh's lock is held, so waiting for that shard's could deadlock. The
 // comparator may panic: the shard is marked so that its next user serves
 // the waiters (see mend). Requires sh.mu.
-func (s *Scheduler[T, ID]) betterElsewhere(sh *shard[T, ID], top *node.Node[T, ID]) bool {
+func (s *Scheduler[T, ID]) betterElsewhere(sh *shard[T, ID]) bool {
+	top := sh.heap.Top()
 	sh.unserved = true
 	better := false
 	for i := range s.shards {
