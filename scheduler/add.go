@@ -176,12 +176,11 @@ func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int,
 	if i, ok := firstRepeat(keys); ok {
 		return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
 	}
-	for _, k := range keys {
-		// Nothing of the batch is in the map: whatever is found was
-		// there before.
-		if p, ok := s.nodes.Get(k); ok {
-			return duplicate("batch add", k, p)
-		}
+	// Nothing of the batch is in the map: whatever is found was there
+	// before. Not Get: it could meet a key of another batch that is being
+	// taken out again, a key that was never in the pool (finding 9).
+	if i, p := s.nodes.FirstPresent(keys); p != nil {
+		return duplicate("batch add", keys[i], p)
 	}
 	// Removed since: report the one the map met.
 	return duplicate("batch add", dup.Key, present)
@@ -222,6 +221,8 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		}
 	}
 	if i, present := s.nodes.InsertAll(slab); i >= 0 {
+		// An affinity table built meanwhile may hold nodes of the batch.
+		s.membershipChanged()
 		return false, &slab[i], present
 	}
 	done := false

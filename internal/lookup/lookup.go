@@ -288,6 +288,39 @@ func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
 	return -1, nil
 }
 
+// FirstPresent returns the index in keys of the first key present and
+// the node stored under it, or -1 and nil. It holds every shard's lock,
+// as InsertAll does, so unlike Get it never sees a key of a batch that
+// another InsertAll is putting in or taking out again (a key that batch
+// may leave out in the end).
+func (m *Map[K, E]) FirstPresent(keys []K) (int, *E) {
+	if m.hash == nil {
+		m.other.mu.RLock()
+		defer m.other.mu.RUnlock()
+		for i, k := range keys {
+			if e, ok := m.other.m[k]; ok {
+				return i, e
+			}
+		}
+		return -1, nil
+	}
+	for i := range m.shards {
+		m.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range m.shards {
+			m.shards[i].mu.Unlock()
+		}
+	}()
+	for i, k := range keys {
+		h := m.hash(k)
+		if _, e := m.probe(m.shardOf(h).table.Load(), h, k); e != nil {
+			return i, e
+		}
+	}
+	return -1, nil
+}
+
 // Delete removes k.
 func (m *Map[K, E]) Delete(k K) {
 	if m.hash == nil {

@@ -81,6 +81,13 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	if seen != len(keys) {
 		t.Fatalf("Range saw %d, want %d", seen, len(keys))
 	}
+	m.Delete(keys[0])
+	if i, e := m.FirstPresent([]K{keys[0], keys[2], keys[1]}); i != 1 || e == nil || e.key != keys[2] {
+		t.Fatalf("FirstPresent(absent, %v, %v) = %d, %v; want 1 and the entry of %v", keys[2], keys[1], i, e, keys[2])
+	}
+	if i, e := m.FirstPresent([]K{keys[0]}); i != -1 || e != nil {
+		t.Fatalf("FirstPresent(absent) = %d, %v; want -1, nil", i, e)
+	}
 	for _, k := range keys {
 		m.Delete(k)
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -326,5 +328,79 @@ func TestGlobalOrderServesAWaiterTheBestOfAllShards(t *testing.T) {
 	}
 	if r.r.key != "better" {
 		t.Fatalf("the waiter got %s (priority %d); better (priority 1) came in the same batch", r.r.key, r.r.prio)
+	}
+}
+
+// TestBatchDuplicateOfADrainingResourceSaysItDrains (finding 9): a
+// BatchAdd that fails on a draining key must say it drains, as Add does
+// (finding 5). BatchAdd names the first key of the batch found taken, and
+// looked the keys up again for that after its insert failed, with no lock
+// held; another BatchAdd that was failing at that moment had some of its
+// keys in the map for the instant before it took them out again, and the
+// first BatchAdd reported one of those, a key that was never in the pool,
+// as taken by a live resource (ErrDuplicateKey alone). Probabilistic: one
+// goroutine fails batches whose keys come back out, the other fails on a
+// draining key, and it counts the errors that do not say it drains.
+func TestBatchDuplicateOfADrainingResourceSaysItDrains(t *testing.T) {
+	s := oneResource(t, 2, config.Exclusive)
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove("k"); err != nil { // drains: one holder
+		t.Fatal(err)
+	}
+	// Keys that are never in the pool: each batch repeats its first key
+	// last, so it fails after putting the others in.
+	failing := make([]*res, 2001)
+	for i := range failing[:2000] {
+		failing[i] = &res{fmt.Sprint("never-", i), i}
+	}
+	failing[2000] = failing[0]
+	others := make([]*res, 1000)
+	for i := range others {
+		others[i] = &res{fmt.Sprint("other-", i), i}
+	}
+	rounds := rounds(500)
+	stop := make(chan struct{})
+	var failed atomic.Int64 // batches the other goroutine has failed
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := s.BatchAdd(failing); !errors.Is(err, crserrors.ErrDuplicateKey) {
+				t.Errorf("a batch with a repeated key: %v", err)
+				return
+			}
+			failed.Add(1)
+		}
+	}()
+	plain := 0
+	for i := range rounds {
+		// One round a failing batch, so that the other goroutine is
+		// about to lock the map when this batch unlocks it.
+		for failed.Load() <= int64(i) {
+			runtime.Gosched()
+		}
+		// Keys that no other batch has come first, so that the lookup
+		// of the one the other goroutine's batch puts in and takes out
+		// comes while that batch is in the map.
+		err := s.BatchAdd(append(slices.Clone(others), &res{fmt.Sprint("never-", 2*(i%8)), 1}, &res{"k", 2}))
+		if !errors.Is(err, crserrors.ErrDuplicateKey) {
+			t.Fatalf("a batch with a draining key: %v", err)
+		}
+		if !errors.Is(err, crserrors.ErrResourceDraining) {
+			plain++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if plain > 0 {
+		t.Fatalf("%d of %d BatchAdds whose only taken key drains failed with ErrDuplicateKey alone", plain, rounds)
 	}
 }
