@@ -258,23 +258,30 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 	}
 }
 
-// serve hands the best resources of sh to waiters, oldest first, for as
-// long as both exist (under GlobalOrder, and no other shard publishes a
-// better top: see betterElsewhere), and reports whether it woke anyone.
-// It runs, with sh.mu held, after anything that may have made a resource
-// of sh available.
+// serve hands resources to waiters, oldest first, for as long as sh has
+// one and anyone waits, and reports whether it woke anyone. It runs, with
+// sh.mu held, after anything that may have made a resource of sh
+// available. Each waiter gets the top of sh or, under GlobalOrder, of a
+// shard whose top is better (see betterShard).
 //
 // Why no waiter is left behind: a giver makes the resource visible in the
 // heap (publishing the shard's active count) before it reads the waiter
 // count here, and a waiter counts itself before it reads the shards'
 // active counts (see obtain). Both are sequentially consistent atomics, so
 // at least one of the two sees the other: the giver serves the waiter, or
-// the waiter sees the resource and searches again.
+// the waiter sees the resource and searches again. So a giver must not
+// stop while sh has a resource and someone waits, even when another shard
+// has a better one: that shard's giver may have served before the waiter
+// queued, or its resource may be gone by the time the waiter would get it
+// (finding 10 in docs/TESTING.md).
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
-		if s.global && s.betterElsewhere(sh) {
-			break
+		if s.global {
+			if o := s.betterShard(sh); o != nil && o.mu.TryLock() && s.serveFrom(o, sh) {
+				served = true
+				continue
+			}
 		}
 		w := s.waiters.Pop()
 		if w == nil {
@@ -286,32 +293,53 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	return served
 }
 
-// betterElsewhere reports whether a shard other than sh publishes a top
-// strictly better than sh's. Under GlobalOrder a waiter must get the
-// best resource of all shards, so sh's giver leaves the waiter to that
-// shard. Nothing is stranded: a resource becomes visible only under its
-// shard's lock, whose holder serves the waiters before anyone can take
-// it, and a waiter that queued after that sees it and searches again
-// (see obtain). A shard with a change in progress counts as not better:
-// sh's lock is held, so waiting for that shard's could deadlock. The
-// comparator may panic: the shard is marked so that its next user serves
-// the waiters (see mend). Requires sh.mu.
-func (s *Scheduler[T, ID]) betterElsewhere(sh *shard[T, ID]) bool {
-	top := sh.heap.Top()
+// betterShard returns the shard other than sh that publishes the best
+// top strictly better than sh's, or nil. Under GlobalOrder a waiter must
+// get the best resource of all shards. A shard with a change in progress
+// counts as not better: waiting for it while sh's lock is held could
+// deadlock. The comparator may panic: sh is marked so that its next user
+// serves the waiters (see mend). Requires sh.mu.
+func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) *shard[T, ID] {
+	var best *shard[T, ID]
+	bestValue := sh.heap.Top().Value
 	sh.unserved = true
-	better := false
 	for i := range s.shards {
 		o := &s.shards[i]
 		if o == sh {
 			continue
 		}
-		if n, v, _, ok := o.peek(); ok && n != nil && s.cmp(v, top.Value) < 0 {
-			better = true
-			break
+		if n, v, _, ok := o.peek(); ok && n != nil && s.cmp(v, bestValue) < 0 {
+			best, bestValue = o, v
 		}
 	}
 	sh.unserved = false
-	return better
+	return best
+}
+
+// serveFrom gives the oldest waiter the top of o, if it is still better
+// than sh's, and reports whether it did. The caller holds sh.mu and took
+// o.mu with TryLock (never waiting for it, which could deadlock: another
+// giver may hold o and want sh); serveFrom unlocks it. A panic in the
+// comparator leaves both shards marked for their next users (see mend).
+func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID]) bool {
+	defer o.mu.Unlock()
+	s.mend(o) // which may serve waiters itself
+	top := o.heap.Top()
+	if top == nil || s.waiters.Len() == 0 {
+		return false
+	}
+	sh.unserved, o.unserved = true, true
+	better := s.cmp(top.Value, sh.heap.Top().Value) < 0
+	sh.unserved, o.unserved = false, false
+	if !better {
+		return false
+	}
+	w := s.waiters.Pop()
+	if w == nil {
+		return false
+	}
+	s.grantTo(o, w)
+	return true
 }
 
 // grantTo gives waiter w the top of sh. If the comparator panics, w goes
