@@ -297,7 +297,10 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 		if best < 0 {
 			break
 		}
-		w := s.waiters.Pop()
+		// The shards the batch did not fill are not compared: a
+		// committed waiter cannot be queued beside a resource that was
+		// visible before the batch began (see Queue.PopCommitted).
+		w := s.waiters.PopCommitted()
 		if w == nil {
 			break
 		}

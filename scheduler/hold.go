@@ -262,7 +262,9 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 // one and anyone waits, and reports whether it woke anyone. It runs, with
 // sh.mu held, after anything that may have made a resource of sh
 // available. Each waiter gets the top of sh or, under GlobalOrder, of a
-// shard whose top is better (see betterShard).
+// shard whose top is better (see betterShard); a giver that cannot read
+// every shard serves only committed waiters and sends the others back to
+// search (see pop, and docs/ARCHITECTURE.md, Waiting).
 //
 // Why no waiter is left behind: a giver makes the resource visible in the
 // heap (publishing the shard's active count) before it reads the waiter
@@ -277,13 +279,22 @@ func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
+		sure := true
 		if s.global {
-			if o := s.betterShard(sh); o != nil && o.mu.TryLock() && s.serveFrom(o, sh) {
-				served = true
-				continue
+			var o *shard[T, ID]
+			o, sure = s.betterShard(sh)
+			if o != nil {
+				if o.mu.TryLock() {
+					if s.serveFrom(o, sh, sure) {
+						served = true
+						continue
+					}
+				} else {
+					sure = false
+				}
 			}
 		}
-		w := s.waiters.Pop()
+		w := s.pop(sure)
 		if w == nil {
 			break
 		}
@@ -293,35 +304,51 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	return served
 }
 
+// pop takes the waiter to serve next: the oldest, or, when the giver
+// cannot be sure that it hands out the best resource of all shards, the
+// oldest committed one (see Queue.PopCommitted).
+func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
+	if sure {
+		return s.waiters.Pop()
+	}
+	return s.waiters.PopCommitted()
+}
+
 // betterShard returns the shard other than sh that publishes the best
-// top strictly better than sh's, or nil. Under GlobalOrder a waiter must
-// get the best resource of all shards. A shard with a change in progress
-// counts as not better: waiting for it while sh's lock is held could
-// deadlock. The comparator may panic: sh is marked so that its next user
-// serves the waiters (see mend). Requires sh.mu.
-func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) *shard[T, ID] {
-	var best *shard[T, ID]
+// top strictly better than sh's, or nil, and whether it could read every
+// shard's top. Under GlobalOrder a waiter must get the best resource of
+// all shards. A shard with a change in progress cannot be read: waiting
+// for it while sh's lock is held could deadlock. The comparator may
+// panic: sh is marked so that its next user serves the waiters (see
+// mend). Requires sh.mu.
+func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
 	bestValue := sh.heap.Top().Value
+	sure = true
 	sh.unserved = true
 	for i := range s.shards {
 		o := &s.shards[i]
 		if o == sh {
 			continue
 		}
-		if n, v, _, ok := o.peek(); ok && n != nil && s.cmp(v, bestValue) < 0 {
-			best, bestValue = o, v
+		n, v, _, ok := o.peek()
+		if !ok {
+			sure = false
+			continue
+		}
+		if n != nil && s.cmp(v, bestValue) < 0 {
+			better, bestValue = o, v
 		}
 	}
 	sh.unserved = false
-	return best
+	return better, sure
 }
 
-// serveFrom gives the oldest waiter the top of o, if it is still better
+// serveFrom gives a waiter (see pop) the top of o, if it is still better
 // than sh's, and reports whether it did. The caller holds sh.mu and took
 // o.mu with TryLock (never waiting for it, which could deadlock: another
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
 // comparator leaves both shards marked for their next users (see mend).
-func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID]) bool {
+func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 	defer o.mu.Unlock()
 	s.mend(o) // which may serve waiters itself
 	top := o.heap.Top()
@@ -334,7 +361,7 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID]) bool {
 	if !better {
 		return false
 	}
-	w := s.waiters.Pop()
+	w := s.pop(sure)
 	if w == nil {
 		return false
 	}

@@ -60,10 +60,15 @@ type Scheduler[T any, ID comparable] struct {
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
-	expiry   expiry[T, ID]
-	expired  atomic.Uint64 // leases reclaimed at their deadline
-	pool     poolCounts
-	totals   struct{ suspensions, ejections, failures atomic.Uint64 }
+	// waiting, when a test sets it (before any call), runs in obtain
+	// after a search that found nothing: before the caller queues
+	// (queued false) and after (true), before its check for an active
+	// resource.
+	waiting func(queued bool)
+	expiry  expiry[T, ID]
+	expired atomic.Uint64 // leases reclaimed at their deadline
+	pool    poolCounts
+	totals  struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool

@@ -83,13 +83,20 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		if w == nil {
 			w = waitq.NewWaiter[grant[T, ID]](lease)
 		}
+		if s.waiting != nil {
+			s.waiting(false)
+		}
 		if !s.waiters.Push(w) {
 			return none, crserrors.ErrSchedulerClosed
 		}
+		if s.waiting != nil {
+			s.waiting(true)
+		}
 		// Givers see this waiter from now on. A resource that became
 		// available before then was not offered to it (see serve): if
-		// there is one, search again.
-		if !s.anyActive() {
+		// there is one, search again; so too if a giver has told it to
+		// (see Queue.PopCommitted).
+		if !s.anyActive() && w.Commit() {
 			break
 		}
 		if !s.waiters.Remove(w) { // served meanwhile

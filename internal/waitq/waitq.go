@@ -22,7 +22,23 @@ type Waiter[G any] struct {
 
 	prev, next *Waiter[G]
 	queued     bool // guarded by the queue's mu
+	// state is pending from Push until the waiter commits to waiting
+	// (Commit) or a giver tells it to search again (PopCommitted).
+	state atomic.Int32
 }
+
+// A waiter's state.
+const (
+	pending    int32 = iota // queued, has not committed yet
+	committed               // waits to be served
+	redirected              // told to leave the queue and search again
+)
+
+// Commit records that the waiter, queued and having found no resource,
+// waits to be served. It reports false if a giver has told it to search
+// again instead (see PopCommitted): then it must leave the queue and
+// search.
+func (w *Waiter[G]) Commit() bool { return w.state.CompareAndSwap(pending, committed) }
 
 // NewWaiter returns a waiter that is in no queue.
 func NewWaiter[G any](lease bool) *Waiter[G] {
@@ -61,6 +77,7 @@ func (q *Queue[G]) Push(w *Waiter[G]) bool {
 	}
 	q.tail = w
 	w.queued = true
+	w.state.Store(pending)
 	q.len.Add(1)
 	return true
 }
@@ -94,6 +111,27 @@ func (q *Queue[G]) Pop() *Waiter[G] {
 		q.unlink(w)
 	}
 	return w
+}
+
+// PopCommitted removes and returns the oldest waiter that has committed
+// to waiting (see Commit), or nil. It tells each pending waiter before it
+// to search again; they stay queued until they leave. A giver that cannot
+// tell whether its resource is the best of all uses it: a committed
+// waiter looked for a resource after it queued and found none, so every
+// resource visible now appeared after that, under a giver that then
+// served the queue (docs/ARCHITECTURE.md, Waiting); a pending one will
+// look for itself.
+func (q *Queue[G]) PopCommitted() *Waiter[G] {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for w := q.head; w != nil; w = w.next {
+		if w.state.CompareAndSwap(pending, redirected) || w.state.Load() == redirected {
+			continue
+		}
+		q.unlink(w)
+		return w
+	}
+	return nil
 }
 
 // Remove takes w out of the queue and reports whether it was still queued.

@@ -1,0 +1,117 @@
+package scheduler
+
+import (
+	"cmp"
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crsched/crs/config"
+)
+
+type prio struct {
+	key string
+	p   int
+}
+
+// Under GlobalOrder a giver serves a waiter the best top it can read, and
+// cannot read a shard that another caller is changing (waiting for that
+// shard's lock while holding its own could deadlock). A waiter past its
+// check for an active resource is never queued beside a resource that
+// was visible before, so for it the giver's best is the best; a waiter
+// between queueing and that check may be, and was served the giver's
+// worse resource (finding 8's narrow case in docs/TESTING.md). Now a
+// giver that cannot read every shard serves only committed waiters and
+// tells the others to search again. The hook holds the waiter on either
+// side of its queueing; a gated comparator holds an Update in the better
+// shard.
+func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *testing.T) {
+	var gateArmed atomic.Bool
+	gateInside, gateProceed := make(chan struct{}), make(chan struct{})
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     2,
+		AcquirePolicy: config.Exclusive,
+		Ordering:      config.GlobalOrder,
+		Comparator: func(a, b *prio) int {
+			if gateArmed.CompareAndSwap(true, false) {
+				close(gateInside)
+				<-gateProceed
+			}
+			return cmp.Compare(a.p, b.p)
+		},
+		KeyFunc: func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	// Shards fill in rotation: worse and filler in shard 0, better and
+	// other in shard 1.
+	for _, r := range []*prio{{"worse", 5}, {"better", 1}, {"filler", 9}, {"other", 3}} {
+		if err := s.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, shard := range map[string]int{"worse": 0, "better": 1, "other": 1} {
+		if n, _ := s.nodes.Get(key); n.Shard != shard {
+			t.Fatalf("%s went to shard %d, not %d", key, n.Shard, shard)
+		}
+	}
+	for _, key := range []string{"worse", "better", "other"} {
+		if err := s.Exclude(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Remove("filler"); err != nil {
+		t.Fatal(err)
+	}
+
+	beforeQueue, queued := make(chan struct{}), make(chan struct{})
+	queue, check := make(chan struct{}), make(chan struct{})
+	s.waiting = func(isQueued bool) {
+		if isQueued {
+			close(queued)
+			<-check
+		} else {
+			close(beforeQueue)
+			<-queue
+		}
+	}
+	got := make(chan *prio, 1)
+	go func() {
+		v, err := s.AcquireContext(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	<-beforeQueue // the caller found nothing
+	// better and other become available before it queues: no giver
+	// serves it, and its check after queueing would see them.
+	if err := s.Include("better"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Include("other"); err != nil {
+		t.Fatal(err)
+	}
+	close(queue)
+	<-queued
+	// Shard 1 is being changed (an Update of other, held in its sift),
+	// and worse comes back in shard 0 while the caller sits between
+	// queueing and its check.
+	gateArmed.Store(true)
+	updated := make(chan error, 1)
+	go func() { updated <- s.Update(&prio{"other", 2}) }()
+	<-gateInside
+	if err := s.Include("worse"); err != nil {
+		t.Fatal(err)
+	}
+	close(gateProceed)
+	if err := <-updated; err != nil {
+		t.Fatal(err)
+	}
+	close(check)
+	if v := <-got; v == nil || v.key != "better" {
+		t.Fatalf("the waiter got %v; better (priority 1) was available throughout", v)
+	}
+}
