@@ -51,7 +51,7 @@ type Scheduler[T any, ID comparable] struct {
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
-	nodes  *lookup.Map[ID, node.Node[T, ID]]
+	nodes  *lookup.Map[T, ID]
 	// size counts resources added and not removed (draining ones are
 	// removed); Len reads it.
 	size atomic.Int64
@@ -102,7 +102,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard[T, ID], heapCount),
-		nodes:    lookup.New(func(n *node.Node[T, ID]) ID { return n.Key }),
+		nodes:    lookup.New[T, ID](),
 	}
 	if s.strategy == nil {
 		s.strategy = acquire.NewRoundRobin()

@@ -7,11 +7,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/crsched/crs/internal/node"
 )
 
-// Map maps keys to entries (*E), each stored under the key that its key
-// function returns. Its reads take no lock and write nothing shared:
-// Release, Update and every other call by key look their resource up
+// Map maps keys to nodes, each stored under its Key. Its reads take no
+// lock and write nothing shared: Release, Update and every other call by key look their resource up
 // here, so a read that locked even a reader count would make every such
 // call bounce a cache line between the cores that make it.
 //
@@ -24,26 +25,30 @@ import (
 // writer sees part of a batch; a reader may, for the few instructions it
 // takes to insert or undo one (the scheduler keeps the batch's nodes
 // locked meanwhile).
-type Map[K comparable, E any] struct {
-	key    func(*E) K
+//
+// It knows its entries are nodes, rather than taking a key function,
+// because a probe compares the key of every entry it passes: read as a
+// field, that is one load; through a function value, an indirect call
+// the compiler cannot inline (about a tenth of an Update).
+type Map[T any, K comparable] struct {
 	hash   func(K) uint64 // nil: other key types, in other
-	shards []shard[K, E]
-	other  *lockedMap[K, E]
+	shards []shard[T, K]
+	other  *lockedMap[T, K]
 	// tomb marks a slot whose entry was deleted: a probe must go on past
 	// it, since the key it looks for may have been placed further along
 	// before the deletion.
-	tomb *E
+	tomb *node.Node[T, K]
 }
 
 // mapShards is the number of shards for keys that hash: enough that two
 // cores rarely meet on one.
 const mapShards = 32
 
-type shard[K comparable, E any] struct {
+type shard[T any, K comparable] struct {
 	mu sync.Mutex // held by writers
 	// table is replaced, never changed in place, when it fills up: a
 	// reader that loaded the old one sees the map as it was then.
-	table atomic.Pointer[table[E]]
+	table atomic.Pointer[table[T, K]]
 	// Guarded by mu.
 	live int // entries
 	used int // entries and tombstones: slots that are not nil
@@ -54,23 +59,23 @@ type shard[K comparable, E any] struct {
 // least half of its slots nil, so that every probe ends, and ends soon: a
 // probe for an absent key (every Add makes one) reads a node for each
 // slot it passes, and past half full those misses dominate Add.
-type table[E any] struct {
-	slots []atomic.Pointer[E]
+type table[T any, K comparable] struct {
+	slots []atomic.Pointer[node.Node[T, K]]
 	mask  uint64
 }
 
-type lockedMap[K comparable, E any] struct {
+type lockedMap[T any, K comparable] struct {
 	mu sync.RWMutex
-	m  map[K]*E
+	m  map[K]*node.Node[T, K]
 }
 
-// New returns an empty map whose entries are stored under key(entry).
-func New[K comparable, E any](key func(*E) K) *Map[K, E] {
-	m := &Map[K, E]{key: key, tomb: new(E)}
+// New returns an empty map.
+func New[T any, K comparable]() *Map[T, K] {
+	m := &Map[T, K]{tomb: new(node.Node[T, K])}
 	if m.hash = hasherFor[K](maphash.MakeSeed()); m.hash != nil {
-		m.shards = make([]shard[K, E], mapShards)
+		m.shards = make([]shard[T, K], mapShards)
 	} else {
-		m.other = &lockedMap[K, E]{m: make(map[K]*E)}
+		m.other = &lockedMap[T, K]{m: make(map[K]*node.Node[T, K])}
 	}
 	return m
 }
@@ -103,12 +108,12 @@ func mix(x uint64) uint64 {
 
 // shardOf picks a shard by the hash's top bits; the table probe starts
 // from its low bits.
-func (m *Map[K, E]) shardOf(h uint64) *shard[K, E] {
+func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] {
 	return &m.shards[h>>(64-5)]
 }
 
 // Get returns the entry stored under k.
-func (m *Map[K, E]) Get(k K) (*E, bool) {
+func (m *Map[T, K]) Get(k K) (*node.Node[T, K], bool) {
 	if m.hash == nil {
 		m.other.mu.RLock()
 		e, ok := m.other.m[k]
@@ -121,7 +126,7 @@ func (m *Map[K, E]) Get(k K) (*E, bool) {
 }
 
 // probe returns the slot holding k in t and its entry, or -1 and nil.
-func (m *Map[K, E]) probe(t *table[E], h uint64, k K) (int, *E) {
+func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K]) {
 	if t == nil {
 		return -1, nil
 	}
@@ -130,14 +135,14 @@ func (m *Map[K, E]) probe(t *table[E], h uint64, k K) (int, *E) {
 		if e == nil {
 			return -1, nil
 		}
-		if e != m.tomb && m.key(e) == k {
+		if e != m.tomb && e.Key == k {
 			return int(i & t.mask), e
 		}
 	}
 }
 
 // Len is the number of entries (shard by shard, so not a snapshot).
-func (m *Map[K, E]) Len() int {
+func (m *Map[T, K]) Len() int {
 	if m.hash == nil {
 		m.other.mu.RLock()
 		defer m.other.mu.RUnlock()
@@ -155,7 +160,7 @@ func (m *Map[K, E]) Len() int {
 
 // Insert stores e under k unless k is present, and reports whether it did;
 // if it did not, it returns the entry stored under k.
-func (m *Map[K, E]) Insert(k K, e *E) (present *E, inserted bool) {
+func (m *Map[T, K]) Insert(k K, e *node.Node[T, K]) (present *node.Node[T, K], inserted bool) {
 	if m.hash == nil {
 		m.other.mu.Lock()
 		defer m.other.mu.Unlock()
@@ -177,7 +182,7 @@ func (m *Map[K, E]) Insert(k K, e *E) (present *E, inserted bool) {
 }
 
 // place stores e, whose key is absent, in s. Requires s.mu.
-func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
+func (m *Map[T, K]) place(s *shard[T, K], h uint64, e *node.Node[T, K]) {
 	t := s.table.Load()
 	if t == nil || 2*(s.used+1) > len(t.slots) {
 		// Four slots an entry: the table is a quarter full now and
@@ -202,19 +207,19 @@ func (m *Map[K, E]) place(s *shard[K, E], h uint64, e *E) {
 // rebuild replaces s's table with one of at least slots slots (a power
 // of two) that holds its entries, without tombstones, and returns it.
 // Requires s.mu.
-func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], slots int) *table[E] {
+func (m *Map[T, K]) rebuild(s *shard[T, K], old *table[T, K], slots int) *table[T, K] {
 	size := 8
 	for size < slots {
 		size *= 2
 	}
-	t := &table[E]{slots: make([]atomic.Pointer[E], size), mask: uint64(size - 1)}
+	t := &table[T, K]{slots: make([]atomic.Pointer[node.Node[T, K]], size), mask: uint64(size - 1)}
 	if old != nil {
 		for i := range old.slots {
 			e := old.slots[i].Load()
 			if e == nil || e == m.tomb {
 				continue
 			}
-			for j := m.hash(m.key(e)); ; j++ {
+			for j := m.hash(e.Key); ; j++ {
 				if slot := &t.slots[j&t.mask]; slot.Load() == nil {
 					slot.Store(e)
 					break
@@ -235,15 +240,15 @@ func (m *Map[K, E]) rebuild(s *shard[K, E], old *table[E], slots int) *table[E] 
 // to them, so that a caller that made them in one slab needs no second
 // slice. Every shard stays locked from the first insert to the last, or
 // to the undoing.
-func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
+func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node[T, K]) {
 	if m.hash == nil {
 		m.other.mu.Lock()
 		defer m.other.mu.Unlock()
 		for i := range es {
-			k := m.key(&es[i])
+			k := es[i].Key
 			if p, ok := m.other.m[k]; ok {
 				for j := range es[:i] {
-					delete(m.other.m, m.key(&es[j]))
+					delete(m.other.m, es[j].Key)
 				}
 				return i, p
 			}
@@ -274,12 +279,12 @@ func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
 	}
 	for i := range es {
 		e := &es[i]
-		k := m.key(e)
+		k := e.Key
 		h := m.hash(k)
 		s := m.shardOf(h)
 		if _, p := m.probe(s.table.Load(), h, k); p != nil {
 			for j := range es[:i] {
-				m.remove(m.key(&es[j]))
+				m.remove(es[j].Key)
 			}
 			return i, p
 		}
@@ -293,7 +298,7 @@ func (m *Map[K, E]) InsertAll(es []E) (dup int, present *E) {
 // as InsertAll does, so unlike Get it never sees a key of a batch that
 // another InsertAll is putting in or taking out again (a key that batch
 // may leave out in the end).
-func (m *Map[K, E]) FirstPresent(keys []K) (int, *E) {
+func (m *Map[T, K]) FirstPresent(keys []K) (int, *node.Node[T, K]) {
 	if m.hash == nil {
 		m.other.mu.RLock()
 		defer m.other.mu.RUnlock()
@@ -322,7 +327,7 @@ func (m *Map[K, E]) FirstPresent(keys []K) (int, *E) {
 }
 
 // Delete removes k.
-func (m *Map[K, E]) Delete(k K) {
+func (m *Map[T, K]) Delete(k K) {
 	if m.hash == nil {
 		m.other.mu.Lock()
 		delete(m.other.m, k)
@@ -336,7 +341,7 @@ func (m *Map[K, E]) Delete(k K) {
 }
 
 // remove deletes k from a map whose keys hash. Requires k's shard's mu.
-func (m *Map[K, E]) remove(k K) {
+func (m *Map[T, K]) remove(k K) {
 	h := m.hash(k)
 	s := m.shardOf(h)
 	t := s.table.Load()
@@ -348,7 +353,7 @@ func (m *Map[K, E]) remove(k K) {
 
 // Range calls f for each entry. An entry inserted or deleted during the
 // call may or may not be seen.
-func (m *Map[K, E]) Range(f func(K, *E)) {
+func (m *Map[T, K]) Range(f func(K, *node.Node[T, K])) {
 	if m.hash == nil {
 		m.other.mu.RLock()
 		defer m.other.mu.RUnlock()
@@ -364,7 +369,7 @@ func (m *Map[K, E]) Range(f func(K, *E)) {
 		}
 		for j := range t.slots {
 			if e := t.slots[j].Load(); e != nil && e != m.tomb {
-				f(m.key(e), e)
+				f(e.Key, e)
 			}
 		}
 	}

@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/crsched/crs/internal/node"
 )
 
 type point struct{ x, y int } // a key type that does not hash: one locked map
 
 type name string // a named string: hashed like a string
 
-// item is what the tests store: a key and a payload.
-type item[K comparable] struct {
-	key K
-	v   int
+func newMap[K comparable]() *Map[int, K] {
+	return New[int, K]()
 }
 
-func newMap[K comparable]() *Map[K, item[K]] {
-	return New(func(e *item[K]) K { return e.key })
+// newItem is what the tests store: a node whose Value is a payload.
+func newItem[K comparable](k K, v int) *node.Node[int, K] {
+	return &node.Node[int, K]{Key: k, Value: v}
 }
 
 func exercise[K comparable](t *testing.T, keys []K) {
@@ -28,10 +29,10 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatal("an empty map has an entry")
 	}
 	for i, k := range keys {
-		if _, ok := m.Insert(k, &item[K]{k, i}); !ok {
+		if _, ok := m.Insert(k, newItem(k, i)); !ok {
 			t.Fatalf("Insert(%v): a fresh key must go in", k)
 		}
-		if present, ok := m.Insert(k, &item[K]{k, -1}); ok || present.v != i {
+		if present, ok := m.Insert(k, newItem(k, -1)); ok || present.Value != i {
 			t.Fatalf("second Insert(%v) = %v, %v; want the entry present (%d), false", k, present, ok, i)
 		}
 	}
@@ -39,7 +40,7 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatalf("Len = %d, want %d", m.Len(), len(keys))
 	}
 	for i, k := range keys {
-		if e, ok := m.Get(k); !ok || e.v != i {
+		if e, ok := m.Get(k); !ok || e.Value != i {
 			t.Fatalf("Get(%v) = %v, %v", k, e, ok)
 		}
 	}
@@ -48,8 +49,8 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatal("deleted key still there")
 	}
 	m.Delete(keys[0]) // absent: nothing happens
-	batch := []item[K]{{keys[0], 7}, {keys[1], 8}, {keys[2], 9}}
-	if dup, present := m.InsertAll(batch); dup != 1 || present.v != 1 {
+	batch := []node.Node[int, K]{{Key: keys[0], Value: 7}, {Key: keys[1], Value: 8}, {Key: keys[2], Value: 9}}
+	if dup, present := m.InsertAll(batch); dup != 1 || present.Value != 1 {
 		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %v; want 1 and the entry present (1)", dup, present)
 	}
 	if _, ok := m.Get(keys[0]); ok {
@@ -58,7 +59,7 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	if dup, _ := m.InsertAll(nil); dup != -1 {
 		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
 	}
-	repeated := []item[K]{{keys[0], 7}, {keys[0], 8}}
+	repeated := []node.Node[int, K]{{Key: keys[0], Value: 7}, {Key: keys[0], Value: 8}}
 	if dup, present := m.InsertAll(repeated); dup != 1 || present != &repeated[0] {
 		t.Fatalf("InsertAll of a repeated key returned %d, %v; want 1 and the first entry", dup, present)
 	}
@@ -72,9 +73,9 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatal("InsertAll did not store the entry itself")
 	}
 	seen := 0
-	m.Range(func(k K, e *item[K]) {
-		if e.key != k {
-			t.Fatalf("Range gave key %v with the entry of %v", k, e.key)
+	m.Range(func(k K, e *node.Node[int, K]) {
+		if e.Key != k {
+			t.Fatalf("Range gave key %v with the entry of %v", k, e.Key)
 		}
 		seen++
 	})
@@ -82,7 +83,7 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatalf("Range saw %d, want %d", seen, len(keys))
 	}
 	m.Delete(keys[0])
-	if i, e := m.FirstPresent([]K{keys[0], keys[2], keys[1]}); i != 1 || e == nil || e.key != keys[2] {
+	if i, e := m.FirstPresent([]K{keys[0], keys[2], keys[1]}); i != 1 || e == nil || e.Key != keys[2] {
 		t.Fatalf("FirstPresent(absent, %v, %v) = %d, %v; want 1 and the entry of %v", keys[2], keys[1], i, e, keys[2])
 	}
 	if i, e := m.FirstPresent([]K{keys[0]}); i != -1 || e != nil {
@@ -120,7 +121,7 @@ func TestHashableKeysSpreadOverShards(t *testing.T) {
 	m := newMap[string]()
 	for i := 0; i < 3200; i++ {
 		k := fmt.Sprint("user-", i)
-		m.Insert(k, &item[string]{k, i})
+		m.Insert(k, newItem(k, i))
 	}
 	for i := range m.shards {
 		if n := m.shards[i].live; n < 50 || n > 150 {
@@ -139,7 +140,7 @@ func TestChurnKeepsEveryProbeRight(t *testing.T) {
 	m := newMap[int]()
 	const window = 100
 	for i := 0; i < 20_000; i++ {
-		m.Insert(i, &item[int]{i, i})
+		m.Insert(i, newItem(i, i))
 		if i >= window {
 			m.Delete(i - window)
 		}
@@ -170,7 +171,7 @@ func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
 	stable := make([]string, 64)
 	for i := range stable {
 		stable[i] = fmt.Sprint("stable-", i)
-		m.Insert(stable[i], &item[string]{stable[i], i})
+		m.Insert(stable[i], newItem(stable[i], i))
 	}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -180,7 +181,7 @@ func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
 		defer close(done)
 		for i := 0; i < 20_000; i++ {
 			k := fmt.Sprint("churn-", i)
-			m.Insert(k, &item[string]{k, i})
+			m.Insert(k, newItem(k, i))
 			if i >= 50 {
 				m.Delete(fmt.Sprint("churn-", i-50))
 			}
@@ -197,7 +198,7 @@ func TestReadersFindStableKeysWhileWritersChurn(t *testing.T) {
 				default:
 				}
 				for i, k := range stable {
-					if e, ok := m.Get(k); !ok || e.v != i {
+					if e, ok := m.Get(k); !ok || e.Value != i {
 						t.Errorf("Get(%s) = %v, %v while other keys churned", k, e, ok)
 						return
 					}
@@ -227,9 +228,9 @@ func TestRebuildMakesTheSmallestPowerOfTwoThatFits(t *testing.T) {
 // single Insert's rebuild leaves (about 8 slots an entry).
 func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
 	m := newMap[int]()
-	batch := make([]item[int], 1000)
+	batch := make([]node.Node[int, int], 1000)
 	for i := range batch {
-		batch[i] = item[int]{key: i, v: i}
+		batch[i] = node.Node[int, int]{Key: i, Value: i}
 	}
 	if dup, _ := m.InsertAll(batch); dup != -1 {
 		t.Fatalf("InsertAll of fresh keys returned %d", dup)
