@@ -347,25 +347,30 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 // than sh's, and reports whether it did. The caller holds sh.mu and took
 // o.mu with TryLock (never waiting for it, which could deadlock: another
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
-// comparator leaves both shards marked for their next users (see mend).
+// comparator, here or in grantTo, leaves sh marked so that its next user
+// serves its waiters, and o too once o's top is compared (see mend).
 func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 	defer o.mu.Unlock()
+	sh.unserved = true
 	s.mend(o) // which may serve waiters itself
 	top := o.heap.Top()
 	if top == nil || s.waiters.Len() == 0 {
+		sh.unserved = false
 		return false
 	}
-	sh.unserved, o.unserved = true, true
+	o.unserved = true
 	better := s.cmp(top.Value, sh.heap.Top().Value) < 0
-	sh.unserved, o.unserved = false, false
-	if !better {
-		return false
+	o.unserved = false
+	var w *waitq.Waiter[grant[T, ID]]
+	if better {
+		w = s.pop(sure)
 	}
-	w := s.pop(sure)
 	if w == nil {
+		sh.unserved = false
 		return false
 	}
 	s.grantTo(o, w)
+	sh.unserved = false
 	return true
 }
 
