@@ -60,11 +60,9 @@ type Scheduler[T any, ID comparable] struct {
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
-	// waiting, when a test sets it (before any call), runs in obtain
-	// after a search that found nothing: before the caller queues
-	// (queued false) and after (true), before its check for an active
-	// resource.
-	waiting func(queued bool)
+	// waiting, when a test sets it (before any call), runs in obtain at
+	// each step of a caller that found nothing (see waitStep).
+	waiting func(waitStep)
 	expiry  expiry[T, ID]
 	expired atomic.Uint64 // leases reclaimed at their deadline
 	pool    poolCounts

@@ -83,21 +83,20 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		if w == nil {
 			w = waitq.NewWaiter[grant[T, ID]](lease)
 		}
-		if s.waiting != nil {
-			s.waiting(false)
-		}
+		s.step(beforeQueue)
 		if !s.waiters.Push(w) {
 			return none, crserrors.ErrSchedulerClosed
 		}
-		if s.waiting != nil {
-			s.waiting(true)
-		}
+		s.step(queued)
 		// Givers see this waiter from now on. A resource that became
 		// available before then was not offered to it (see serve): if
 		// there is one, search again; so too if a giver has told it to
 		// (see Queue.PopCommitted).
-		if !s.anyActive() && w.Commit() {
-			break
+		if !s.anyActive() {
+			s.step(checked)
+			if w.Commit() {
+				break
+			}
 		}
 		if !s.waiters.Remove(w) { // served meanwhile
 			g := <-w.C
@@ -121,6 +120,22 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		}
 		s.waiters.Waited(s.clock.Now().Sub(began), true)
 		return none, fmt.Errorf("acquire: waiting: %w", ctx.Err())
+	}
+}
+
+// waitStep is where a caller that found nothing is, for a test hook.
+type waitStep uint8
+
+const (
+	beforeQueue waitStep = iota // searched, not yet queued
+	queued                      // queued, not yet checked for an active resource
+	checked                     // found none active, not yet committed
+)
+
+// step runs the test hook, if any.
+func (s *Scheduler[T, ID]) step(at waitStep) {
+	if s.waiting != nil {
+		s.waiting(at)
 	}
 }
 

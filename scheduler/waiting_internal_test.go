@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -66,15 +67,16 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 		t.Fatal(err)
 	}
 
-	beforeQueue, queued := make(chan struct{}), make(chan struct{})
+	inSearch, inQueue := make(chan struct{}), make(chan struct{})
 	queue, check := make(chan struct{}), make(chan struct{})
-	s.waiting = func(isQueued bool) {
-		if isQueued {
-			close(queued)
-			<-check
-		} else {
-			close(beforeQueue)
+	s.waiting = func(at waitStep) {
+		switch at {
+		case beforeQueue:
+			close(inSearch)
 			<-queue
+		case queued:
+			close(inQueue)
+			<-check
 		}
 	}
 	got := make(chan *prio, 1)
@@ -85,7 +87,7 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 		}
 		got <- v
 	}()
-	<-beforeQueue // the caller found nothing
+	<-inSearch // the caller found nothing
 	// better and other become available before it queues: no giver
 	// serves it, and its check after queueing would see them.
 	if err := s.Include("better"); err != nil {
@@ -95,7 +97,7 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 		t.Fatal(err)
 	}
 	close(queue)
-	<-queued
+	<-inQueue
 	// Shard 1 is being changed (an Update of other, held in its sift),
 	// and worse comes back in shard 0 while the caller sits between
 	// queueing and its check.
@@ -114,4 +116,83 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 	if v := <-got; v == nil || v.key != "better" {
 		t.Fatalf("the waiter got %v; better (priority 1) was available throughout", v)
 	}
+}
+
+// A giver that cannot read every shard passes over a waiter that has not
+// committed to waiting and tells it to search again; the waiter may
+// already have checked for an active resource (before the giver's became
+// visible) and found none. It must then search, not wait: nobody will
+// serve it, and the giver's resource would idle beside it. Here a
+// BatchAdd, held in its comparator, keeps two shards unreadable while an
+// Include in the third passes over the waiter, held between its check
+// and its commit.
+func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
+	var gateArmed atomic.Bool
+	gateInside, gateProceed := make(chan struct{}), make(chan struct{})
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     3,
+		AcquirePolicy: config.Exclusive,
+		Ordering:      config.GlobalOrder,
+		Comparator: func(a, b *prio) int {
+			if gateArmed.CompareAndSwap(true, false) {
+				close(gateInside)
+				<-gateProceed
+			}
+			return cmp.Compare(a.p, b.p)
+		},
+		KeyFunc: func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if err := s.Add(&prio{"mine", 5}); err != nil { // shard 0
+		t.Fatal(err)
+	}
+	if err := s.Exclude("mine"); err != nil {
+		t.Fatal(err)
+	}
+	inCheck, commit := make(chan struct{}), make(chan struct{})
+	s.waiting = func(at waitStep) {
+		if at == checked {
+			close(inCheck)
+			<-commit
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = s.AcquireContext(ctx)
+	}()
+	<-inCheck // queued, found nothing active, not yet committed
+	gateArmed.Store(true)
+	batched := make(chan error, 1)
+	go func() { batched <- s.BatchAdd([]*prio{{"one", 1}, {"two", 2}}) }() // shards 1 and 2
+	<-gateInside                                                           // serving, shards 1 and 2 locked and mid-change
+	if err := s.Include("mine"); err != nil {
+		t.Fatal(err)
+	}
+	close(gateProceed)
+	if err := <-batched; err != nil {
+		t.Fatal(err)
+	}
+	for key, shard := range map[string]int{"mine": 0, "one": 1, "two": 2} {
+		if n, _ := s.nodes.Get(key); n.Shard != shard {
+			t.Fatalf("%s went to shard %d, not %d", key, n.Shard, shard)
+		}
+	}
+	close(commit)
+	for i := 0; ; i++ {
+		if s.waiters.Len() == 0 {
+			break
+		}
+		if i == 10000 {
+			t.Fatal("the waiter told to search again waits beside three available resources")
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	<-done
 }
