@@ -95,6 +95,7 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		if !s.anyActive() {
 			s.step(checked)
 			if w.Commit() {
+				s.step(committed)
 				break
 			}
 		}
@@ -130,6 +131,7 @@ const (
 	beforeQueue waitStep = iota // searched, not yet queued
 	queued                      // queued, not yet checked for an active resource
 	checked                     // found none active, not yet committed
+	committed                   // committed, about to wait
 )
 
 // step runs the test hook, if any.

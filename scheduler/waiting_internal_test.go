@@ -196,3 +196,55 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// Under GlobalOrder a BatchAdd serves a committed waiter from the shard
+// whose top is best, ties to the lower shard, before it returns.
+func TestGlobalOrderBatchServesACommittedWaiterTheBestOfTheBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		batch []*prio // one a shard, from shard 0
+		want  string
+	}{
+		{"best in the first shard", []*prio{{"better", 1}, {"worse", 5}}, "better"},
+		{"best in the second shard", []*prio{{"worse", 5}, {"better", 1}}, "better"},
+		{"a tie", []*prio{{"lower", 1}, {"higher", 1}}, "lower"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(config.Config[*prio, string]{
+				HeapCount:     2,
+				AcquirePolicy: config.Exclusive,
+				Ordering:      config.GlobalOrder,
+				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+				KeyFunc:       func(v *prio) string { return v.key },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Shutdown()
+			waiting := make(chan struct{})
+			s.waiting = func(at waitStep) {
+				if at == committed {
+					close(waiting)
+				}
+			}
+			got := make(chan *prio, 1)
+			go func() {
+				v, err := s.AcquireContext(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				got <- v
+			}()
+			<-waiting
+			if err := s.BatchAdd(tc.batch); err != nil {
+				t.Fatal(err)
+			}
+			if n := s.waiters.Len(); n != 0 {
+				t.Fatalf("%d waiters left after the batch", n)
+			}
+			if v := <-got; v.key != tc.want {
+				t.Fatalf("the waiter got %s, want %s", v.key, tc.want)
+			}
+		})
+	}
+}
