@@ -248,3 +248,77 @@ func TestGlobalOrderBatchServesACommittedWaiterTheBestOfTheBatch(t *testing.T) {
 		})
 	}
 }
+
+// Under GlobalOrder a giver serves a waiter from the shard whose
+// published top is strictly better than its own, locking it without
+// waiting; on a tie it serves from its own shard. The waiter is held just
+// after queueing, so that the resource in the other shard, made available
+// while it was searching, is visible while it waits to be served.
+func TestGlobalOrderGiverServesFromAShardWithABetterTop(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		mine, theirs int // priorities in the giver's shard (0) and the other (1)
+		want         string
+	}{
+		{"better elsewhere", 5, 1, "theirs"},
+		{"a tie", 1, 1, "mine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(config.Config[*prio, string]{
+				HeapCount:     2,
+				AcquirePolicy: config.Exclusive,
+				Ordering:      config.GlobalOrder,
+				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+				KeyFunc:       func(v *prio) string { return v.key },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Shutdown()
+			for _, r := range []*prio{{"mine", tc.mine}, {"theirs", tc.theirs}} { // shards 0 and 1
+				if err := s.Add(r); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Exclude(r.key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inSearch, inQueue := make(chan struct{}), make(chan struct{})
+			queue, check := make(chan struct{}), make(chan struct{})
+			s.waiting = func(at waitStep) {
+				switch at {
+				case beforeQueue:
+					close(inSearch)
+					<-queue
+				case queued:
+					close(inQueue)
+					<-check
+				}
+			}
+			got := make(chan *prio, 1)
+			go func() {
+				v, err := s.AcquireContext(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				got <- v
+			}()
+			<-inSearch
+			if err := s.Include("theirs"); err != nil { // nobody queued: nobody served
+				t.Fatal(err)
+			}
+			close(queue)
+			<-inQueue
+			if err := s.Include("mine"); err != nil { // the giver, in shard 0
+				t.Fatal(err)
+			}
+			if n := s.waiters.Len(); n != 0 {
+				t.Fatalf("%d waiters left after the giver served", n)
+			}
+			close(check)
+			if v := <-got; v.key != tc.want {
+				t.Fatalf("the waiter got %s (priority %d), want %s", v.key, v.p, tc.want)
+			}
+		})
+	}
+}
