@@ -15,6 +15,78 @@ type prio struct {
 	p   int
 }
 
+// gate is a comparator that, once armed, stops in its next call until
+// released: a way to hold an operation inside a shard's lock without
+// timing.
+type gate struct {
+	armed           atomic.Bool
+	inside, proceed chan struct{}
+}
+
+func newGate() *gate { return &gate{inside: make(chan struct{}), proceed: make(chan struct{})} }
+
+func (g *gate) compare(a, b *prio) int {
+	if g != nil && g.armed.CompareAndSwap(true, false) {
+		close(g.inside)
+		<-g.proceed
+	}
+	return cmp.Compare(a.p, b.p)
+}
+
+// newGlobal returns an exclusive GlobalOrder scheduler of prio values
+// ordered by g (nil: no gate).
+func newGlobal(t *testing.T, heaps int, g *gate) *Scheduler[*prio, string] {
+	t.Helper()
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     heaps,
+		AcquirePolicy: config.Exclusive,
+		Ordering:      config.GlobalOrder,
+		Comparator:    g.compare,
+		KeyFunc:       func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// queueing holds a waiting caller on either side of its queueing: each
+// in channel closes when it gets there, and it goes on when the matching
+// out channel is closed.
+type queueing struct {
+	inSearch, queue, inQueue, check chan struct{}
+}
+
+func holdQueueing(s *Scheduler[*prio, string]) *queueing {
+	q := &queueing{make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})}
+	s.waiting = func(at waitStep) {
+		switch at {
+		case beforeQueue:
+			close(q.inSearch)
+			<-q.queue
+		case queued:
+			close(q.inQueue)
+			<-q.check
+		}
+	}
+	return q
+}
+
+// acquireInBackground starts AcquireContext and returns where its value
+// will arrive.
+func acquireInBackground(t *testing.T, s *Scheduler[*prio, string], ctx context.Context) <-chan *prio {
+	got := make(chan *prio, 1)
+	go func() {
+		v, err := s.AcquireContext(ctx)
+		if err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	return got
+}
+
 // Under GlobalOrder a giver serves a waiter the best top it can read, and
 // cannot read a shard that another caller is changing (waiting for that
 // shard's lock while holding its own could deadlock). A waiter past its
@@ -27,25 +99,8 @@ type prio struct {
 // side of its queueing; a gated comparator holds an Update in the better
 // shard.
 func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *testing.T) {
-	var gateArmed atomic.Bool
-	gateInside, gateProceed := make(chan struct{}), make(chan struct{})
-	s, err := New(config.Config[*prio, string]{
-		HeapCount:     2,
-		AcquirePolicy: config.Exclusive,
-		Ordering:      config.GlobalOrder,
-		Comparator: func(a, b *prio) int {
-			if gateArmed.CompareAndSwap(true, false) {
-				close(gateInside)
-				<-gateProceed
-			}
-			return cmp.Compare(a.p, b.p)
-		},
-		KeyFunc: func(v *prio) string { return v.key },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
+	g := newGate()
+	s := newGlobal(t, 2, g)
 	// Shards fill in rotation: worse and filler in shard 0, better and
 	// other in shard 1.
 	for _, r := range []*prio{{"worse", 5}, {"better", 1}, {"filler", 9}, {"other", 3}} {
@@ -67,27 +122,9 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 		t.Fatal(err)
 	}
 
-	inSearch, inQueue := make(chan struct{}), make(chan struct{})
-	queue, check := make(chan struct{}), make(chan struct{})
-	s.waiting = func(at waitStep) {
-		switch at {
-		case beforeQueue:
-			close(inSearch)
-			<-queue
-		case queued:
-			close(inQueue)
-			<-check
-		}
-	}
-	got := make(chan *prio, 1)
-	go func() {
-		v, err := s.AcquireContext(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		got <- v
-	}()
-	<-inSearch // the caller found nothing
+	q := holdQueueing(s)
+	got := acquireInBackground(t, s, context.Background())
+	<-q.inSearch // the caller found nothing
 	// better and other become available before it queues: no giver
 	// serves it, and its check after queueing would see them.
 	if err := s.Include("better"); err != nil {
@@ -96,23 +133,23 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 	if err := s.Include("other"); err != nil {
 		t.Fatal(err)
 	}
-	close(queue)
-	<-inQueue
+	close(q.queue)
+	<-q.inQueue
 	// Shard 1 is being changed (an Update of other, held in its sift),
 	// and worse comes back in shard 0 while the caller sits between
 	// queueing and its check.
-	gateArmed.Store(true)
+	g.armed.Store(true)
 	updated := make(chan error, 1)
 	go func() { updated <- s.Update(&prio{"other", 2}) }()
-	<-gateInside
+	<-g.inside
 	if err := s.Include("worse"); err != nil {
 		t.Fatal(err)
 	}
-	close(gateProceed)
+	close(g.proceed)
 	if err := <-updated; err != nil {
 		t.Fatal(err)
 	}
-	close(check)
+	close(q.check)
 	if v := <-got; v == nil || v.key != "better" {
 		t.Fatalf("the waiter got %v; better (priority 1) was available throughout", v)
 	}
@@ -127,25 +164,8 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 // Include in the third passes over the waiter, held between its check
 // and its commit.
 func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
-	var gateArmed atomic.Bool
-	gateInside, gateProceed := make(chan struct{}), make(chan struct{})
-	s, err := New(config.Config[*prio, string]{
-		HeapCount:     3,
-		AcquirePolicy: config.Exclusive,
-		Ordering:      config.GlobalOrder,
-		Comparator: func(a, b *prio) int {
-			if gateArmed.CompareAndSwap(true, false) {
-				close(gateInside)
-				<-gateProceed
-			}
-			return cmp.Compare(a.p, b.p)
-		},
-		KeyFunc: func(v *prio) string { return v.key },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
+	g := newGate()
+	s := newGlobal(t, 3, g)
 	if err := s.Add(&prio{"mine", 5}); err != nil { // shard 0
 		t.Fatal(err)
 	}
@@ -161,20 +181,16 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = s.AcquireContext(ctx)
-	}()
+	got := acquireInBackground(t, s, ctx)
 	<-inCheck // queued, found nothing active, not yet committed
-	gateArmed.Store(true)
+	g.armed.Store(true)
 	batched := make(chan error, 1)
 	go func() { batched <- s.BatchAdd([]*prio{{"one", 1}, {"two", 2}}) }() // shards 1 and 2
-	<-gateInside                                                           // serving, shards 1 and 2 locked and mid-change
+	<-g.inside                                                             // serving, shards 1 and 2 locked and mid-change
 	if err := s.Include("mine"); err != nil {
 		t.Fatal(err)
 	}
-	close(gateProceed)
+	close(g.proceed)
 	if err := <-batched; err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +210,7 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 		runtime.Gosched()
 	}
 	cancel()
-	<-done
+	<-got
 }
 
 // Under GlobalOrder a BatchAdd serves a committed waiter from the shard
@@ -210,31 +226,14 @@ func TestGlobalOrderBatchServesACommittedWaiterTheBestOfTheBatch(t *testing.T) {
 		{"a tie", []*prio{{"lower", 1}, {"higher", 1}}, "lower"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(config.Config[*prio, string]{
-				HeapCount:     2,
-				AcquirePolicy: config.Exclusive,
-				Ordering:      config.GlobalOrder,
-				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
-				KeyFunc:       func(v *prio) string { return v.key },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Shutdown()
+			s := newGlobal(t, 2, nil)
 			waiting := make(chan struct{})
 			s.waiting = func(at waitStep) {
 				if at == committed {
 					close(waiting)
 				}
 			}
-			got := make(chan *prio, 1)
-			go func() {
-				v, err := s.AcquireContext(context.Background())
-				if err != nil {
-					t.Error(err)
-				}
-				got <- v
-			}()
+			got := acquireInBackground(t, s, context.Background())
 			<-waiting
 			if err := s.BatchAdd(tc.batch); err != nil {
 				t.Fatal(err)
@@ -264,17 +263,7 @@ func TestGlobalOrderGiverServesFromAShardWithABetterTop(t *testing.T) {
 		{"a tie", 1, 1, "mine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(config.Config[*prio, string]{
-				HeapCount:     2,
-				AcquirePolicy: config.Exclusive,
-				Ordering:      config.GlobalOrder,
-				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
-				KeyFunc:       func(v *prio) string { return v.key },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Shutdown()
+			s := newGlobal(t, 2, nil)
 			for _, r := range []*prio{{"mine", tc.mine}, {"theirs", tc.theirs}} { // shards 0 and 1
 				if err := s.Add(r); err != nil {
 					t.Fatal(err)
@@ -283,39 +272,21 @@ func TestGlobalOrderGiverServesFromAShardWithABetterTop(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			inSearch, inQueue := make(chan struct{}), make(chan struct{})
-			queue, check := make(chan struct{}), make(chan struct{})
-			s.waiting = func(at waitStep) {
-				switch at {
-				case beforeQueue:
-					close(inSearch)
-					<-queue
-				case queued:
-					close(inQueue)
-					<-check
-				}
-			}
-			got := make(chan *prio, 1)
-			go func() {
-				v, err := s.AcquireContext(context.Background())
-				if err != nil {
-					t.Error(err)
-				}
-				got <- v
-			}()
-			<-inSearch
+			q := holdQueueing(s)
+			got := acquireInBackground(t, s, context.Background())
+			<-q.inSearch
 			if err := s.Include("theirs"); err != nil { // nobody queued: nobody served
 				t.Fatal(err)
 			}
-			close(queue)
-			<-inQueue
+			close(q.queue)
+			<-q.inQueue
 			if err := s.Include("mine"); err != nil { // the giver, in shard 0
 				t.Fatal(err)
 			}
 			if n := s.waiters.Len(); n != 0 {
 				t.Fatalf("%d waiters left after the giver served", n)
 			}
-			close(check)
+			close(q.check)
 			if v := <-got; v.key != tc.want {
 				t.Fatalf("the waiter got %s (priority %d), want %s", v.key, v.p, tc.want)
 			}

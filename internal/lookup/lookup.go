@@ -256,14 +256,8 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 		}
 		return -1, nil
 	}
-	for i := range m.shards {
-		m.shards[i].mu.Lock()
-	}
-	defer func() {
-		for i := range m.shards {
-			m.shards[i].mu.Unlock()
-		}
-	}()
+	m.lockAll()
+	defer m.unlockAll()
 	// Room for the batch up front, rather than a rebuild at every
 	// doubling: keys spread evenly over the shards. Only as much as
 	// keeps the table at most half full (the bound place keeps): a batch
@@ -309,14 +303,8 @@ func (m *Map[T, K]) FirstPresent(keys []K) (int, *node.Node[T, K]) {
 		}
 		return -1, nil
 	}
-	for i := range m.shards {
-		m.shards[i].mu.Lock()
-	}
-	defer func() {
-		for i := range m.shards {
-			m.shards[i].mu.Unlock()
-		}
-	}()
+	m.lockAll()
+	defer m.unlockAll()
 	for i, k := range keys {
 		h := m.hash(k)
 		if _, e := m.probe(m.shardOf(h).table.Load(), h, k); e != nil {
@@ -324,6 +312,20 @@ func (m *Map[T, K]) FirstPresent(keys []K) (int, *node.Node[T, K]) {
 		}
 	}
 	return -1, nil
+}
+
+// lockAll locks every shard, in index order (every caller locks them in
+// that order, so two batches cannot deadlock).
+func (m *Map[T, K]) lockAll() {
+	for i := range m.shards {
+		m.shards[i].mu.Lock()
+	}
+}
+
+func (m *Map[T, K]) unlockAll() {
+	for i := range m.shards {
+		m.shards[i].mu.Unlock()
+	}
 }
 
 // Delete removes k.
