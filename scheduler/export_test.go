@@ -160,6 +160,13 @@ func (s *Scheduler[T, ID]) Busy(i int) bool {
 	return !ok
 }
 
+// Peek reads shard i's top and its value the way a lock-free reader does;
+// ok is false when the shard is empty or busy (see Busy).
+func (s *Scheduler[T, ID]) Peek(i int) (v T, ok bool) {
+	n, v, _, ok := s.shards[i].peek()
+	return v, ok && n != nil
+}
+
 // StateOf returns the state name of the resource with key id ("absent"
 // when there is none).
 func (s *Scheduler[T, ID]) StateOf(id ID) string {

@@ -191,10 +191,6 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
 	return s.transition("update", id, false, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		if s.lockFree || s.global { // Acquire reads values without the lock
-			sh.begin()
-			defer sh.end()
-		}
 		old := struct {
 			value     T
 			capacity  int
@@ -202,7 +198,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 			restUntil int64
 			rest      node.Rest
 		}{n.Value, n.Capacity, n.Bucket(), n.RestUntil, n.Rest}
-		n.Set(v)
+		// Readers without the lock see the new value once place has
+		// made the node the top, or found it there (see publishTop).
+		n.Stage(v)
 		n.Capacity = capacity
 		if limit.Limited() || n.Limited() {
 			now := s.now()
@@ -219,7 +217,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		done := false
 		defer func() {
 			if !done {
-				n.Set(old.value)
+				// place publishes only once the heap is in order, so
+				// a comparator panic leaves the new value unpublished.
+				n.Stage(old.value)
 				n.Capacity = old.capacity
 				n.SetBucket(old.bucket)
 				sh.setRest(n, old.restUntil, old.rest)

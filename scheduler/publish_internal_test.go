@@ -59,3 +59,125 @@ func TestPublishNeverShowsAnEmptyCountWithATop(t *testing.T) {
 		t.Fatal("publish never ran the hook")
 	}
 }
+
+// A caller that takes no lock (peek) reads a shard's version, its top, the
+// top's value and the version again, and trusts the pair only if the
+// version did not move. A node's value is published for such callers
+// only while it is, or as it becomes, the top; so a caller still holding
+// a node that left the top and came back with a new value must learn it
+// from the version, or it would pair the node with a value it was never
+// the top with. Each case ends with "a" the top again at priority 0.
+func TestAReaderHoldingAnOldTopSeesItsValueChange(t *testing.T) {
+	cases := map[string][]func(s *Scheduler[*prio, string]) error{
+		"excluded, updated, included": {
+			func(s *Scheduler[*prio, string]) error { return s.Exclude("a") },
+			func(s *Scheduler[*prio, string]) error { return s.Update(&prio{"a", 0}) },
+			func(s *Scheduler[*prio, string]) error { return s.Include("a") },
+		},
+		"updated away from the top and back": {
+			func(s *Scheduler[*prio, string]) error { return s.Update(&prio{"a", 3}) },
+			func(s *Scheduler[*prio, string]) error { return s.Update(&prio{"a", 0}) },
+		},
+		"updated while the top": {
+			func(s *Scheduler[*prio, string]) error { return s.Update(&prio{"a", 0}) },
+		},
+	}
+	for _, ordering := range []config.Ordering{config.ShardOrder, config.GlobalOrder} {
+		for name, steps := range cases {
+			s, err := New(config.Config[*prio, string]{
+				HeapCount:     1,
+				AcquirePolicy: config.Shared,
+				Ordering:      ordering,
+				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+				KeyFunc:       func(v *prio) string { return v.key },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.BatchAdd([]*prio{{"a", 1}, {"b", 2}}); err != nil {
+				t.Fatal(err)
+			}
+			sh := &s.shards[0]
+			before, top := sh.version.Load(), sh.top.Load()
+			for _, step := range steps {
+				if err := step(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := top.Load(); got.p != 1 && sh.version.Load() == before {
+				t.Errorf("%v, %s: the old top's value went from 1 to %d and the version stayed %d", ordering, name, got.p, before)
+			}
+			if now := sh.top.Load(); now != top || now.Load().p != 0 {
+				t.Errorf("%v, %s: the top is %q at %d, want a at 0", ordering, name, now.Key, now.Load().p)
+			}
+			s.Shutdown()
+		}
+	}
+}
+
+// Under GlobalOrder a caller compares the shards' tops by the values it
+// read without the lock, and takes the best only if the shards' versions
+// are still what they were when it read them (see sweepGlobal). So a
+// version read at any point where a reader may look, if it is even and
+// still the version once the change is done, must come with the top and
+// the value the change leaves. Moving the version before publishing a
+// value, rather than keeping it odd while publishing, broke this: a
+// reader between the two read the new version and the old value.
+func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     1,
+		AcquirePolicy: config.Shared,
+		Ordering:      config.GlobalOrder,
+		Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+		KeyFunc:       func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if err := s.BatchAdd([]*prio{{"a", 1}, {"b", 2}}); err != nil {
+		t.Fatal(err)
+	}
+	sh := &s.shards[0]
+	type look struct {
+		version uint64
+		top     string
+		p       int
+	}
+	var looks []look
+	sh.mu.Lock()
+	sh.publishing = func() {
+		l := look{version: sh.version.Load()}
+		if n := sh.top.Load(); n != nil {
+			l.top, l.p = n.Key, n.Load().p
+		}
+		looks = append(looks, l)
+	}
+	sh.mu.Unlock()
+	for _, step := range []struct {
+		name string
+		do   func() error
+	}{
+		{"Update of the top that keeps it the top", func() error { return s.Update(&prio{"a", 0}) }},
+		{"Update to the top", func() error { return s.Update(&prio{"b", -1}) }},
+		{"Update away from the top", func() error { return s.Update(&prio{"b", 5}) }},
+		{"Exclude", func() error { return s.Exclude("a") }},
+		{"Update while excluded", func() error { return s.Update(&prio{"a", -2}) }},
+		{"Include", func() error { return s.Include("a") }},
+	} {
+		looks = looks[:0]
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		final := look{version: sh.version.Load()}
+		if n := sh.top.Load(); n != nil {
+			final.top, final.p = n.Key, n.Load().p
+		}
+		for _, l := range looks {
+			if l.version&1 == 0 && l.version == final.version && l != final {
+				t.Errorf("%s: a reader saw version %d with %s at %d, and the change left %s at %d under the same version",
+					step.name, l.version, l.top, l.p, final.top, final.p)
+			}
+		}
+	}
+}

@@ -41,9 +41,9 @@ func (p *pause) compare(a, b *worker) int {
 	return byPriority(a, b)
 }
 
-// While an operation that changes a shard's top together with a value or
-// the count Len reads is in progress, a reader without the lock must find
-// the shard busy (and wait), so that it never sees the change in part.
+// While an operation that changes a shard's top together with the count
+// Len reads is in progress, a reader without the lock must find the
+// shard busy (and wait), so that it never sees the change in part.
 func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -52,16 +52,6 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 		op     func(*scheduler.Scheduler[*worker, string]) error
 		lease  bool // a lease on a first, so that a goes after its equals
 	}{
-		{name: "Update of the top under Shared", policy: config.Shared,
-			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("a", 35)) }},
-		// f sits two levels below the top, so that the sift lifting it
-		// compares twice. Stopping at the second call, mid-sift, leaves
-		// room for a comparison made before the change begins (whether
-		// it reaches the top at all) without ending the test early.
-		{name: "Update to the top under Shared", policy: config.Shared, skip: 1,
-			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", -1)) }},
-		{name: "Update to a tie with a top that has more holders", policy: config.Shared, skip: 1, lease: true,
-			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Update(w("f", 0)) }},
 		{name: "Remove", policy: config.Exclusive,
 			op: func(s *scheduler.Scheduler[*worker, string]) error { return s.Remove("a") }},
 		{name: "Add", policy: config.Shared,
@@ -98,6 +88,61 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 			}
 			if s.Busy(0) {
 				t.Fatalf("still busy after %s returned", tc.name)
+			}
+		})
+	}
+}
+
+// An Update changes no count, only a value and perhaps the top, and makes
+// each visible to readers without the lock in one store once the heap is
+// in order (the new top's value, then the top). So while it is in
+// progress such readers need not wait: they read the top as it was, with
+// the value it had.
+func TestAnUpdateInProgressLeavesLockFreeReadersTheTopAsItWas(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		skip     int32 // comparator calls to let through before stopping
+		update   *worker
+		lease    bool // a lease on a first, so that a goes after its equals
+		then     string
+		priority int
+	}{
+		{name: "Update of the top", update: w("a", 35), then: "b", priority: 10},
+		// f sits two levels below the top, so that the sift lifting it
+		// compares twice; the test stops it at the second call, mid-sift.
+		{name: "Update to the top", skip: 1, update: w("f", -1), then: "f", priority: -1},
+		{name: "Update to a tie with a top that has more holders", skip: 1, lease: true,
+			update: w("f", 0), then: "f", priority: 0},
+		{name: "Update of the top that keeps it the top", update: w("a", 5), then: "a", priority: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPause()
+			cfg := baseConfig(1, config.Shared)
+			cfg.Comparator = p.compare
+			s := newScheduler(t, cfg)
+			addSeven(t, s)
+			if tc.lease {
+				if l, err := s.Lease(context.Background()); err != nil || l.Value().ID != "a" {
+					t.Fatalf("Lease = %v, %v; want a", l, err)
+				}
+			}
+			p.skip.Store(tc.skip)
+			p.armed.Store(true)
+			done := make(chan error)
+			go func() { done <- s.Update(tc.update) }()
+			p.reached(t, done)
+			if s.Busy(0) {
+				t.Errorf("%s paused in the comparator, and a lock-free reader would wait for it", tc.name)
+			}
+			if v, ok := s.Peek(0); !ok || v.ID != "a" || v.Priority != 0 {
+				t.Errorf("%s in progress: a lock-free reader reads %+v, %v; want a at 0", tc.name, v, ok)
+			}
+			close(p.proceed)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := s.Peek(0); !ok || v.ID != tc.then || v.Priority != tc.priority {
+				t.Errorf("after %s: a lock-free reader reads %+v, %v; want %s at %d", tc.name, v, ok, tc.then, tc.priority)
 			}
 		})
 	}

@@ -48,8 +48,8 @@ type shard[T any, ID comparable] struct {
 	// which may leave a resource of this shard idle while a waiter waits;
 	// the next holder of mu serves them (see Scheduler.mend).
 	unserved bool
-	// publishing, when a test sets it, runs in publish between its two
-	// stores (see publish).
+	// publishing, when a test sets it, runs in publish wherever a reader
+	// without the lock may look between two of its stores.
 	publishing func()
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
@@ -69,12 +69,14 @@ type shard[T any, ID comparable] struct {
 	// version lets readers that take no lock see this shard's top, the
 	// top's value and the scheduler's size as they were at one instant.
 	// Writers, under mu, make it odd for the span of a change that
-	// touches more than one of those (begin, end: Add, BatchAdd, Remove,
-	// and Update where values are read without the lock), and under
-	// GlobalOrder add 2 whenever the top changes, since Acquire there must
-	// know that no shard's top changed while it compared them. A reader
-	// loads it before and after reading; an odd or changed value means
-	// the reading may mix two states (see peek, Scheduler.Len).
+	// touches more than one of those (begin, end: Add, BatchAdd, Remove),
+	// and while they publish a node's staged value (publishTop), since a
+	// reader may still hold that node from when it was the top with its
+	// old value; and under GlobalOrder add 2 whenever the top changes,
+	// since Acquire there must know that no shard's top changed while it
+	// compared them. A reader loads it before and after reading; an odd
+	// or changed value means the reading may mix two states (see peek,
+	// Scheduler.Len).
 	version atomic.Uint64
 
 	// Keeps neighbouring shards in a []shard off each other's cache lines.
@@ -171,12 +173,21 @@ func (s *shard[T, ID]) publishCount(n int64) {
 }
 
 // publishTop stores the heap's top for readers that take no lock, if
-// any do.
+// any do, with its value: values are staged while their nodes are not
+// the top (see node.Node.Stage), and published here when they become it,
+// or change while it.
 func (s *shard[T, ID]) publishTop() {
 	if !s.peeked {
 		return
 	}
-	if t := s.heap.Top(); s.top.Load() != t {
+	t := s.heap.Top()
+	if t != nil && t.Stale() {
+		s.begin()
+		s.betweenStores()
+		t.Publish()
+		s.end()
+	}
+	if s.top.Load() != t {
 		s.top.Store(t)
 		if s.global {
 			s.version.Add(2)

@@ -78,10 +78,13 @@ func (s State) String() string {
 //   - Draining implies Holders > 0.
 type Node[T any, ID comparable] struct {
 	// Value is the resource, read under the shard lock (the heap orders by
-	// it). published holds the same value for readers that take no lock
-	// (Load): the value's own word when T is one pointer word (word set),
-	// which costs no allocation, else a pointer to a copy. Set replaces
-	// both, and a copy once published is never written.
+	// it). published holds a value for readers that take no lock (Load):
+	// the value's own word when T is one pointer word (word set), which
+	// costs no allocation, else a pointer to a copy, never written once
+	// published. Such readers read only a shard's top, so a new Value is
+	// staged (stale set) and published when the node is or becomes the
+	// top (see Stage and Publish): an atomic store is a locked
+	// instruction, and most new values are not the top's.
 	Value     T
 	published unsafe.Pointer
 	Key       ID
@@ -90,6 +93,7 @@ type Node[T any, ID comparable] struct {
 	// The small fields share one word.
 	State State
 	word  bool
+	stale bool // Value has changed since it was published
 	Rest  Rest // why the node rests (see RestUntil)
 	// Leaving is set, under the shard lock, when the node is removed while
 	// held, and never cleared: its key stays taken until the last holder
@@ -307,14 +311,24 @@ func (n *Node[T, ID]) Init(v T, word bool, spare *T) {
 	}
 }
 
-// Set gives the node a new value, for locked and lock-free readers alike.
-// It allocates nothing when T is word-shaped.
-func (n *Node[T, ID]) Set(v T) {
+// Stage gives the node a new value for readers that hold the shard lock;
+// readers that do not keep loading the old one until Publish.
+func (n *Node[T, ID]) Stage(v T) {
 	n.Value = v
+	n.stale = true
+}
+
+// Stale reports whether the node has a staged value not yet published.
+func (n *Node[T, ID]) Stale() bool { return n.stale }
+
+// Publish makes the staged value the one Load returns. It allocates
+// nothing when T is word-shaped.
+func (n *Node[T, ID]) Publish() {
+	n.stale = false
 	if n.word {
-		atomic.StorePointer(&n.published, wordOf(v))
+		atomic.StorePointer(&n.published, wordOf(n.Value))
 	} else {
-		atomic.StorePointer(&n.published, copyOf(v))
+		atomic.StorePointer(&n.published, copyOf(n.Value))
 	}
 }
 

@@ -30,14 +30,18 @@ func TestLeasesAreFoundByTokenAndDroppedByPosition(t *testing.T) {
 	}
 }
 
-func TestSetPublishesTheValueForLockFreeReaders(t *testing.T) {
+func TestAStagedValueReachesLockFreeReadersOnlyWhenPublished(t *testing.T) {
 	n := New[any, string](nil, "k", 0, 1) // a nil interface is a value too
-	if n.Load() != nil || n.Value != nil {
+	if n.Load() != nil || n.Value != nil || n.Stale() {
 		t.Fatal("nil value not kept")
 	}
-	n.Set(42)
-	if n.Load() != 42 || n.Value != 42 {
-		t.Fatalf("Set(42): Value %v, Load %v", n.Value, n.Load())
+	n.Stage(42)
+	if n.Load() != nil || n.Value != 42 || !n.Stale() {
+		t.Fatalf("Stage(42): Value %v, Load %v, Stale %v; want 42, nil, true", n.Value, n.Load(), n.Stale())
+	}
+	n.Publish()
+	if n.Load() != 42 || n.Value != 42 || n.Stale() {
+		t.Fatalf("Publish: Value %v, Load %v, Stale %v; want 42, 42, false", n.Value, n.Load(), n.Stale())
 	}
 	if n.Index != -1 || n.Capacity != 1 || n.Key != "k" {
 		t.Fatalf("New: %+v", n)
@@ -118,11 +122,11 @@ func TestWordShapedValuesArePublishedWithoutACopy(t *testing.T) {
 	if !n.word || n.Load() != a {
 		t.Fatalf("New(pointer): word %v, Load %p, want %p", n.word, n.Load(), a)
 	}
-	if allocs := testing.AllocsPerRun(100, func() { n.Set(b) }); allocs != 0 {
-		t.Fatalf("Set of a pointer allocates %v times", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { n.Stage(b); n.Publish() }); allocs != 0 {
+		t.Fatalf("publishing a pointer allocates %v times", allocs)
 	}
 	if n.Load() != b || n.Value != b {
-		t.Fatal("Set(pointer) not published")
+		t.Fatal("a pointer not published")
 	}
 	m := New(map[string]int{"x": 1}, "k", 0, 1)
 	if !m.word || m.Load()["x"] != 1 {
@@ -142,9 +146,10 @@ func TestACopyIsPublishedInTheSpareWhenGiven(t *testing.T) {
 	if n.Load() != "v" || spare != "v" || n.published != unsafe.Pointer(&spare) {
 		t.Fatalf("Init with a spare: Load %q, spare %q", n.Load(), spare)
 	}
-	n.Set("w") // a new copy: the old one may still be read
+	n.Stage("w")
+	n.Publish() // a new copy: the old one may still be read
 	if n.Load() != "w" || spare != "v" {
-		t.Fatalf("Set after Init: Load %q, spare %q", n.Load(), spare)
+		t.Fatalf("Publish after Init: Load %q, spare %q", n.Load(), spare)
 	}
 }
 
