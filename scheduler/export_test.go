@@ -29,6 +29,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		if got := int(sh.active.Load()); got != h.Len() {
 			return fmt.Errorf("shard %d publishes %d active, heap holds %d", si, got, h.Len())
 		}
+		if top := h.Top(); sh.peeked && top != nil && top.Stale() {
+			return fmt.Errorf("shard %d: readers without the lock see the top, %v, with a value it no longer has", si, top.Key)
+		}
 		for i := 0; i < h.Len(); i++ {
 			n := h.At(i)
 			if n.Index != i || n.State != node.Active || n.Shard != si {

@@ -84,19 +84,7 @@ func TestAReaderHoldingAnOldTopSeesItsValueChange(t *testing.T) {
 	}
 	for _, ordering := range []config.Ordering{config.ShardOrder, config.GlobalOrder} {
 		for name, steps := range cases {
-			s, err := New(config.Config[*prio, string]{
-				HeapCount:     1,
-				AcquirePolicy: config.Shared,
-				Ordering:      ordering,
-				Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
-				KeyFunc:       func(v *prio) string { return v.key },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.BatchAdd([]*prio{{"a", 1}, {"b", 2}}); err != nil {
-				t.Fatal(err)
-			}
+			s := sharedAB(t, ordering)
 			sh := &s.shards[0]
 			before, top := sh.version.Load(), sh.top.Load()
 			for _, step := range steps {
@@ -110,7 +98,6 @@ func TestAReaderHoldingAnOldTopSeesItsValueChange(t *testing.T) {
 			if now := sh.top.Load(); now != top || now.Load().p != 0 {
 				t.Errorf("%v, %s: the top is %q at %d, want a at 0", ordering, name, now.Key, now.Load().p)
 			}
-			s.Shutdown()
 		}
 	}
 }
@@ -124,20 +111,7 @@ func TestAReaderHoldingAnOldTopSeesItsValueChange(t *testing.T) {
 // value, rather than keeping it odd while publishing, broke this: a
 // reader between the two read the new version and the old value.
 func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
-	s, err := New(config.Config[*prio, string]{
-		HeapCount:     1,
-		AcquirePolicy: config.Shared,
-		Ordering:      config.GlobalOrder,
-		Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
-		KeyFunc:       func(v *prio) string { return v.key },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	if err := s.BatchAdd([]*prio{{"a", 1}, {"b", 2}}); err != nil {
-		t.Fatal(err)
-	}
+	s := sharedAB(t, config.GlobalOrder)
 	sh := &s.shards[0]
 	type look struct {
 		version uint64
@@ -180,4 +154,25 @@ func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sharedAB returns a one-shard Shared scheduler of prio values in the
+// given ordering, holding a (priority 1, the top) and b (2).
+func sharedAB(t *testing.T, ordering config.Ordering) *Scheduler[*prio, string] {
+	t.Helper()
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     1,
+		AcquirePolicy: config.Shared,
+		Ordering:      ordering,
+		Comparator:    func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+		KeyFunc:       func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	if err := s.BatchAdd([]*prio{{"a", 1}, {"b", 2}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
