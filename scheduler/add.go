@@ -27,7 +27,10 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	served, present := s.add(n)
 	yieldTo(served)
 	if present != nil {
-		return duplicate("add", id, present)
+		// Leaving is set once, and the key stays taken after it is set:
+		// read now, set means the key was taken by a draining resource
+		// at some instant after the insert failed (finding 5).
+		return collision[ID]{id, present.Leaving.Load()}.err("add")
 	}
 	s.emit(events.EventAdd, id)
 	return nil
@@ -97,14 +100,20 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	return s.serve(sh), nil
 }
 
-// duplicate builds the error for a key found taken by present, saying
-// whether present drains. present may sit in another shard, whose lock
-// the failed call does not hold; node.Leaving says why without it.
-func duplicate[T any, ID comparable](op string, key ID, present *node.Node[T, ID]) error {
-	if present.Leaving.Load() {
-		return fmt.Errorf("%s %v: %w: %w", op, key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
+// collision is a key found taken, and whether the resource holding it
+// was draining then: its node.Leaving, which says so without the lock
+// of that resource's shard (the failed call may hold another).
+type collision[ID comparable] struct {
+	key     ID
+	leaving bool
+}
+
+// err builds the error of op for the collision.
+func (c collision[ID]) err(op string) error {
+	if c.leaving {
+		return fmt.Errorf("%s %v: %w: %w", op, c.key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
 	}
-	return opError(op, key, crserrors.ErrDuplicateKey)
+	return opError(op, c.key, crserrors.ErrDuplicateKey)
 }
 
 // BatchAdd adds all resources or none. It fails, inserting nothing, on a
@@ -149,10 +158,11 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		}
 		n.Init(v, s.word, spare)
 	})
-	served, dup, present := s.batchAdd(slab, first)
+	served, met, failed := s.batchAdd(slab, first)
 	yieldTo(served)
-	if dup != nil {
-		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), dup, present)
+	if failed {
+		s.refused(insertFailed)
+		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), met)
 	}
 	if s.events != nil {
 		at := slabOrder(len(vs), len(s.shards))
@@ -164,11 +174,12 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 }
 
 // batchError says why the batch in slab (item i of the batch at at(i))
-// did not go in: dup's key was taken by present. The error names a key
+// did not go in: the insert met a key taken. The error names a key
 // repeated within the batch first, wherever it is, and otherwise the
-// first key of the batch found taken, as if each were checked in order
-// up front; the lookup map may have met them in another order.
-func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int, dup, present *node.Node[T, ID]) error {
+// first key of the batch found taken, and whether its resource drains,
+// as if each were checked in order up front, at one instant; the lookup
+// map may have met them in another order.
+func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int, met collision[ID]) error {
 	keys := make([]ID, len(slab))
 	for i := range keys {
 		keys[i] = slab[at(i)].Key
@@ -178,12 +189,30 @@ func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int,
 	}
 	// Nothing of the batch is in the map: whatever is found was there
 	// before. Not Get: it could meet a key of another batch that is being
-	// taken out again, a key that was never in the pool (finding 9).
-	if i, p := s.nodes.FirstPresent(keys); p != nil {
-		return duplicate("batch add", keys[i], p)
+	// taken out again, a key that was never in the pool (finding 9). And
+	// whether it drains is read with the keys, not after: by then a key
+	// before it in the batch may be back (finding 11).
+	i, p, leaving := s.nodes.FirstPresent(keys)
+	s.refused(lookedUp)
+	if p != nil {
+		return collision[ID]{keys[i], leaving}.err("batch add")
 	}
-	// Removed since: report the one the map met.
-	return duplicate("batch add", dup.Key, present)
+	// Removed since: report the one the insert met, as it was then.
+	return met.err("batch add")
+}
+
+// refusal is where a failing BatchAdd is, for a test hook.
+type refusal uint8
+
+const (
+	insertFailed refusal = iota // the insert met a taken key and undid itself
+	lookedUp                    // the keys were looked up again
+)
+
+func (s *Scheduler[T, ID]) refused(at refusal) {
+	if s.refusing != nil {
+		s.refusing(at)
+	}
 }
 
 // firstRepeat returns the index of the first key that repeats an earlier
@@ -199,9 +228,9 @@ func firstRepeat[ID comparable](keys []ID) (int, bool) {
 	return 0, false
 }
 
-// batchAdd inserts the batch, or returns a node of it whose key is
-// already present and the node that holds that key.
-func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served bool, dup, present *node.Node[T, ID]) {
+// batchAdd inserts the batch, or reports failed and the first key of it
+// the insert found taken.
+func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served bool, met collision[ID], failed bool) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
 	touched := func(i int) bool {
@@ -220,10 +249,10 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 			defer s.shards[i].end()
 		}
 	}
-	if i, present := s.nodes.InsertAll(slab); i >= 0 {
+	if i, _, leaving := s.nodes.InsertAll(slab); i >= 0 {
 		// An affinity table built meanwhile may hold nodes of the batch.
 		s.membershipChanged()
-		return false, &slab[i], present
+		return false, collision[ID]{slab[i].Key, leaving}, true
 	}
 	done := false
 	defer func() {
@@ -259,14 +288,14 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	s.size.Add(int64(len(slab)))
 	s.membershipChanged()
 	if s.global {
-		return s.serveBest(added), nil, nil
+		return s.serveBest(added), met, false
 	}
 	for i, k := range added {
 		if k > 0 && s.serve(&s.shards[i]) {
 			served = true
 		}
 	}
-	return served, nil, nil
+	return served, met, false
 }
 
 // serveBest serves waiters from the shards a batch went into (added[i]

@@ -63,10 +63,13 @@ type Scheduler[T any, ID comparable] struct {
 	// waiting, when a test sets it (before any call), runs in obtain at
 	// each step of a caller that found nothing (see waitStep).
 	waiting func(waitStep)
-	expiry  expiry[T, ID]
-	expired atomic.Uint64 // leases reclaimed at their deadline
-	pool    poolCounts
-	totals  struct{ suspensions, ejections, failures atomic.Uint64 }
+	// refusing, when a test sets it (before any call), runs in a failing
+	// BatchAdd after each look at the map (see refusal).
+	refusing func(refusal)
+	expiry   expiry[T, ID]
+	expired  atomic.Uint64 // leases reclaimed at their deadline
+	pool     poolCounts
+	totals   struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool

@@ -235,12 +235,12 @@ func (m *Map[T, K]) rebuild(s *shard[T, K], old *table[T, K], slots int) *table[
 // InsertAll stores every &es[i] under its key if none of the keys is
 // present and none repeats, and returns -1. Otherwise it stores nothing
 // and returns the first index whose key is present, or repeats an
-// earlier one, and the entry stored under that key then (&es[j] for a
-// repeat of es[j]'s key). It takes the entries themselves, not pointers
-// to them, so that a caller that made them in one slab needs no second
-// slice. Every shard stays locked from the first insert to the last, or
-// to the undoing.
-func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node[T, K]) {
+// earlier one, the entry stored under that key then (&es[j] for a
+// repeat of es[j]'s key) and whether that entry was Leaving then. It
+// takes the entries themselves, not pointers to them, so that a caller
+// that made them in one slab needs no second slice. Every shard stays
+// locked from the first insert to the last, or to the undoing.
+func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node[T, K], leaving bool) {
 	if m.hash == nil {
 		m.other.mu.Lock()
 		defer m.other.mu.Unlock()
@@ -250,11 +250,11 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 				for j := range es[:i] {
 					delete(m.other.m, es[j].Key)
 				}
-				return i, p
+				return i, p, p.Leaving.Load()
 			}
 			m.other.m[k] = &es[i]
 		}
-		return -1, nil
+		return -1, nil, false
 	}
 	m.lockAll()
 	defer m.unlockAll()
@@ -280,38 +280,40 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 			for j := range es[:i] {
 				m.remove(es[j].Key)
 			}
-			return i, p
+			return i, p, p.Leaving.Load()
 		}
 		m.place(s, h, e)
 	}
-	return -1, nil
+	return -1, nil, false
 }
 
-// FirstPresent returns the index in keys of the first key present and
-// the node stored under it, or -1 and nil. It holds every shard's lock,
+// FirstPresent returns the index in keys of the first key present, the
+// node stored under it and whether that node was Leaving, or -1, nil and
+// false: all as they were at one instant. It holds every shard's lock,
 // as InsertAll does, so unlike Get it never sees a key of a batch that
 // another InsertAll is putting in or taking out again (a key that batch
-// may leave out in the end).
-func (m *Map[T, K]) FirstPresent(keys []K) (int, *node.Node[T, K]) {
+// may leave out in the end); and it reads Leaving under them, since at a
+// later instant the keys before the one found may be back.
+func (m *Map[T, K]) FirstPresent(keys []K) (int, *node.Node[T, K], bool) {
 	if m.hash == nil {
 		m.other.mu.RLock()
 		defer m.other.mu.RUnlock()
 		for i, k := range keys {
 			if e, ok := m.other.m[k]; ok {
-				return i, e
+				return i, e, e.Leaving.Load()
 			}
 		}
-		return -1, nil
+		return -1, nil, false
 	}
 	m.lockAll()
 	defer m.unlockAll()
 	for i, k := range keys {
 		h := m.hash(k)
 		if _, e := m.probe(m.shardOf(h).table.Load(), h, k); e != nil {
-			return i, e
+			return i, e, e.Leaving.Load()
 		}
 	}
-	return -1, nil
+	return -1, nil, false
 }
 
 // lockAll locks every shard, in index order (every caller locks them in

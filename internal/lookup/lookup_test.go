@@ -50,23 +50,25 @@ func exercise[K comparable](t *testing.T, keys []K) {
 	}
 	m.Delete(keys[0]) // absent: nothing happens
 	batch := []node.Node[int, K]{{Key: keys[0], Value: 7}, {Key: keys[1], Value: 8}, {Key: keys[2], Value: 9}}
-	if dup, present := m.InsertAll(batch); dup != 1 || present.Value != 1 {
-		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %v; want 1 and the entry present (1)", dup, present)
+	leaving, _ := m.Get(keys[1])
+	leaving.Leaving.Store(true)
+	if dup, present, drains := m.InsertAll(batch); dup != 1 || present.Value != 1 || !drains {
+		t.Fatalf("InsertAll with present keys at 1 and 2 returned %d, %v, %v; want 1, the entry present (1) and that it is leaving", dup, present, drains)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll inserted its fresh key")
 	}
-	if dup, _ := m.InsertAll(nil); dup != -1 {
+	if dup, _, _ := m.InsertAll(nil); dup != -1 {
 		t.Fatalf("InsertAll of nothing returned %d, want -1", dup)
 	}
 	repeated := []node.Node[int, K]{{Key: keys[0], Value: 7}, {Key: keys[0], Value: 8}}
-	if dup, present := m.InsertAll(repeated); dup != 1 || present != &repeated[0] {
-		t.Fatalf("InsertAll of a repeated key returned %d, %v; want 1 and the first entry", dup, present)
+	if dup, present, drains := m.InsertAll(repeated); dup != 1 || present != &repeated[0] || drains {
+		t.Fatalf("InsertAll of a repeated key returned %d, %v, %v; want 1, the first entry, not leaving", dup, present, drains)
 	}
 	if _, ok := m.Get(keys[0]); ok {
 		t.Fatal("a failed InsertAll left a key of its batch in")
 	}
-	if dup, _ := m.InsertAll(batch[:1]); dup != -1 {
+	if dup, _, _ := m.InsertAll(batch[:1]); dup != -1 {
 		t.Fatalf("InsertAll of a fresh key returned %d", dup)
 	}
 	if e, ok := m.Get(keys[0]); !ok || e != &batch[0] {
@@ -83,11 +85,14 @@ func exercise[K comparable](t *testing.T, keys []K) {
 		t.Fatalf("Range saw %d, want %d", seen, len(keys))
 	}
 	m.Delete(keys[0])
-	if i, e := m.FirstPresent([]K{keys[0], keys[2], keys[1]}); i != 1 || e == nil || e.Key != keys[2] {
-		t.Fatalf("FirstPresent(absent, %v, %v) = %d, %v; want 1 and the entry of %v", keys[2], keys[1], i, e, keys[2])
+	if i, e, drains := m.FirstPresent([]K{keys[0], keys[2], keys[1]}); i != 1 || e == nil || e.Key != keys[2] || drains {
+		t.Fatalf("FirstPresent(absent, %v, %v) = %d, %v, %v; want 1, the entry of %v, not leaving", keys[2], keys[1], i, e, drains, keys[2])
 	}
-	if i, e := m.FirstPresent([]K{keys[0]}); i != -1 || e != nil {
-		t.Fatalf("FirstPresent(absent) = %d, %v; want -1, nil", i, e)
+	if i, e, drains := m.FirstPresent([]K{keys[0], keys[1]}); i != 1 || e != leaving || !drains {
+		t.Fatalf("FirstPresent(absent, %v) = %d, %v, %v; want 1, its entry, leaving", keys[1], i, e, drains)
+	}
+	if i, e, drains := m.FirstPresent([]K{keys[0]}); i != -1 || e != nil || drains {
+		t.Fatalf("FirstPresent(absent) = %d, %v, %v; want -1, nil, false", i, e, drains)
 	}
 	for _, k := range keys {
 		m.Delete(k)
@@ -232,7 +237,7 @@ func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
 	for i := range batch {
 		batch[i] = node.Node[int, int]{Key: i, Value: i}
 	}
-	if dup, _ := m.InsertAll(batch); dup != -1 {
+	if dup, _, _ := m.InsertAll(batch); dup != -1 {
 		t.Fatalf("InsertAll of fresh keys returned %d", dup)
 	}
 	slots := 0
