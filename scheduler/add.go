@@ -288,14 +288,14 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	s.size.Add(int64(len(slab)))
 	s.membershipChanged()
 	if s.global {
-		return s.serveBest(added), met, false
+		return s.serveBest(added), collision[ID]{}, false
 	}
 	for i, k := range added {
 		if k > 0 && s.serve(&s.shards[i]) {
 			served = true
 		}
 	}
-	return served, met, false
+	return served, collision[ID]{}, false
 }
 
 // serveBest serves waiters from the shards a batch went into (added[i]
