@@ -176,3 +176,35 @@ func sharedAB(t *testing.T, ordering config.Ordering) *Scheduler[*prio, string] 
 	}
 	return s
 }
+
+// Remove keeps its shard's version odd from its start to its end, so that
+// readers without the lock never see it in part (the count Len reads
+// drops after the top changes). Publishing the staged value of the node
+// that becomes the top, within it, must not end that span early.
+func TestAStagedValuePublishedWithinARemoveLeavesTheRemoveInProgress(t *testing.T) {
+	for _, ordering := range []config.Ordering{config.ShardOrder, config.GlobalOrder} {
+		s := sharedAB(t, ordering)
+		if err := s.Update(&prio{"b", 3}); err != nil { // b stays below a: staged
+			t.Fatal(err)
+		}
+		sh := &s.shards[0]
+		var looks, even int
+		sh.mu.Lock()
+		sh.publishing = func() {
+			looks++
+			if sh.version.Load()&1 == 0 {
+				even++
+			}
+		}
+		sh.mu.Unlock()
+		if err := s.Remove("a"); err != nil {
+			t.Fatal(err)
+		}
+		if looks < 2 || even > 0 {
+			t.Errorf("%v: within Remove, %d of %d looks found the version even (the change not in progress)", ordering, even, looks)
+		}
+		if v, ok := s.Peek(0); !ok || v.key != "b" || v.p != 3 {
+			t.Errorf("%v: after Remove a lock-free reader reads %+v, %v; want b at 3", ordering, v, ok)
+		}
+	}
+}

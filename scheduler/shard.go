@@ -70,9 +70,10 @@ type shard[T any, ID comparable] struct {
 	// top's value and the scheduler's size as they were at one instant.
 	// Writers, under mu, make it odd for the span of a change that
 	// touches more than one of those (begin, end: Add, BatchAdd, Remove),
-	// and while they publish a node's staged value (publishTop), since a
-	// reader may still hold that node from when it was the top with its
-	// old value; and under GlobalOrder add 2 whenever the top changes,
+	// and while they publish a node's staged value (publishTop, unless a
+	// span is open already), since a reader may still hold that node from
+	// when it was the top with its old value; and under GlobalOrder add 2
+	// whenever the top changes,
 	// since Acquire there must know that no shard's top changed while it
 	// compared them. A reader loads it before and after reading; an odd
 	// or changed value means the reading may mix two states (see peek,
@@ -182,10 +183,19 @@ func (s *shard[T, ID]) publishTop() {
 	}
 	t := s.heap.Top()
 	if t != nil && t.Stale() {
-		s.begin()
+		// Within a change that has opened a span (Remove, when a node
+		// staged earlier becomes the top) that span covers this; a
+		// second begin would make the version even before the change
+		// is done.
+		open := s.version.Load()&1 != 0
+		if !open {
+			s.begin()
+		}
 		s.betweenStores()
 		t.Publish()
-		s.end()
+		if !open {
+			s.end()
+		}
 	}
 	if s.top.Load() != t {
 		s.top.Store(t)
