@@ -72,12 +72,11 @@ type shard[T any, ID comparable] struct {
 	// touches more than one of those (begin, end: Add, BatchAdd, Remove),
 	// and while they publish a node's staged value (publishTop, unless a
 	// span is open already), since a reader may still hold that node from
-	// when it was the top with its old value; and under GlobalOrder add 2
-	// whenever the top changes,
-	// since Acquire there must know that no shard's top changed while it
-	// compared them. A reader loads it before and after reading; an odd
-	// or changed value means the reading may mix two states (see peek,
-	// Scheduler.Len).
+	// when it was the top with its old value; and under GlobalOrder they
+	// add 2 whenever the top changes, since Acquire there must know that
+	// no shard's top changed while it compared them. A reader loads it
+	// before and after reading; an odd or changed value means the reading
+	// may mix two states (see peek, Scheduler.Len).
 	version atomic.Uint64
 
 	// Keeps neighbouring shards in a []shard off each other's cache lines.
