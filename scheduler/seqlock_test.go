@@ -59,11 +59,7 @@ func TestChangesInProgressAreInvisibleToLockFreeReaders(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPause()
-			cfg := baseConfig(1, tc.policy)
-			cfg.Comparator = p.compare
-			s := newScheduler(t, cfg)
-			addSeven(t, s)
+			p, s := pausedSeven(t, tc.policy)
 			if s.Busy(0) {
 				t.Fatal("busy with no change in progress")
 			}
@@ -108,11 +104,7 @@ func TestAnUpdateInProgressLeavesLockFreeReadersTheTopAsItWas(t *testing.T) {
 		{name: "Update of the top that keeps it the top", update: w("a", 5), then: "a", priority: 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPause()
-			cfg := baseConfig(1, config.Shared)
-			cfg.Comparator = p.compare
-			s := newScheduler(t, cfg)
-			addSeven(t, s)
+			p, s := pausedSeven(t, config.Shared)
 			if tc.lease {
 				if l, err := s.Lease(context.Background()); err != nil || l.Value().ID != "a" {
 					t.Fatalf("Lease = %v, %v; want a", l, err)
@@ -138,6 +130,18 @@ func TestAnUpdateInProgressLeavesLockFreeReadersTheTopAsItWas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pausedSeven returns a one-shard scheduler under policy whose comparator
+// is p (unarmed), holding a to g (see addSeven).
+func pausedSeven(t *testing.T, policy config.AcquirePolicy) (*pause, *scheduler.Scheduler[*worker, string]) {
+	t.Helper()
+	p := newPause()
+	cfg := baseConfig(1, policy)
+	cfg.Comparator = p.compare
+	s := newScheduler(t, cfg)
+	addSeven(t, s)
+	return p, s
 }
 
 // addSeven adds a to g with priorities 0, 10, ... 60, which fill one heap

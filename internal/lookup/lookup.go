@@ -12,9 +12,10 @@ import (
 )
 
 // Map maps keys to nodes, each stored under its Key. Its reads take no
-// lock and write nothing shared: Release, Update and every other call by key look their resource up
-// here, so a read that locked even a reader count would make every such
-// call bounce a cache line between the cores that make it.
+// lock and write nothing shared: Release, Update and every other call by
+// key look their resource up here, so a read that locked even a reader
+// count would make every such call bounce a cache line between the cores
+// that make it.
 //
 // Keys whose type is a string or an integer kind are hashed into 32
 // shards, each an open-addressing table of atomic pointers that writers
