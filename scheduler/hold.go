@@ -93,7 +93,11 @@ func (s *Scheduler[T, ID]) holdLast(sh *shard[T, ID], n *node.Node[T, ID]) bool 
 	if !sh.exclusive || n.RestUntil != 0 || n.Holders+1 < n.Capacity || n.Limited() {
 		return false
 	}
-	sh.deactivate(n, node.Held)
+	if n.Index == 0 && !sh.peeked {
+		sh.take(n)
+	} else {
+		sh.deactivate(n, node.Held)
+	}
 	n.Holders++
 	n.Anonymous++
 	sh.holders++
@@ -146,6 +150,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		n.ResetFailures()
 		return 0
 	}
+	// Past the common case the heap must be settled (see shard.settle):
+	// Release alone may find it as take left it.
+	sh.settle()
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
@@ -397,13 +404,23 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 
 // mend brings sh back to normal after a comparator panic in an earlier
 // operation: it rebuilds the heap order and serves the waiters that the
-// panic kept from being served. Every operation calls it right after
-// taking sh.mu; it runs the comparator, so the unlock must already be
-// deferred.
+// panic kept from being served; and it finishes a take (see
+// shard.settle). Every operation calls it right after taking sh.mu; it
+// runs the comparator, so the unlock must already be deferred.
 func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
 	sh.repair()
+	sh.settle()
 	if sh.unserved {
 		sh.unserved = false
 		s.serve(sh)
+	}
+}
+
+// mendKeeping is mend for a Release of the node that take left the heap
+// without: it leaves the heap unsettled, unless it has waiters to serve.
+func (s *Scheduler[T, ID]) mendKeeping(sh *shard[T, ID]) {
+	sh.repair()
+	if sh.unserved {
+		s.mend(sh)
 	}
 }

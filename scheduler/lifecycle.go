@@ -26,7 +26,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 		return crserrors.ErrNotExclusive
 	}
 	var rest events.EventType
-	err := s.transition("release", id, true, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	err := s.transition("release", id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.Anonymous > 0:
 			rest = s.unhold(sh, n, -1, ending{how: succeeded})
@@ -54,7 +54,7 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("exclude", id, false, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition("exclude", id, live, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch n.State {
 		case node.Active:
 			sh.deactivate(n, node.Excluded)
@@ -81,7 +81,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("include", id, false, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition("include", id, live, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.State == node.Active:
 			return false, crserrors.ErrResourceNotInactive
@@ -123,7 +123,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	if d <= 0 {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
-	return s.transition("suspend", id, false, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition("suspend", id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.now() + int64(d)
 		rest, why := n.RestUntil, n.Rest
 		if until > rest {
@@ -154,7 +154,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("remove", id, false, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition("remove", id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.begin()
 		defer sh.end()
 		to := node.Removed
@@ -190,7 +190,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	id := s.key(v)
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
-	return s.transition("update", id, false, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition("update", id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		old := struct {
 			value     T
 			capacity  int
@@ -234,12 +234,25 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	})
 }
 
+// reach is which resources an operation by key finds, and in what state
+// it may find their shard's heap.
+type reach uint8
+
+const (
+	// live: resources that are not draining, in a settled heap.
+	live reach = iota
+	// releasing: draining resources too; and if the resource is the top
+	// that take left the heap without (see shard.take), the heap as take
+	// left it, so that the resource goes back without a sift.
+	releasing
+)
+
 // transition runs step on the node for id under its shard's lock, then,
 // with the lock released, lets a waiter that step served run and emits the
 // event. step returns a sentinel error to refuse the transition, changing
-// nothing. Draining resources are found only when withDraining is set.
-func (s *Scheduler[T, ID]) transition(op string, id ID, withDraining bool, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
-	served, err := s.locked(id, withDraining, step)
+// nothing.
+func (s *Scheduler[T, ID]) transition(op string, id ID, r reach, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
+	served, err := s.locked(id, r, step)
 	yieldTo(served)
 	if err != nil {
 		return opError(op, id, err)
@@ -248,15 +261,19 @@ func (s *Scheduler[T, ID]) transition(op string, id ID, withDraining bool, event
 	return nil
 }
 
-func (s *Scheduler[T, ID]) locked(id ID, withDraining bool, step func(*shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
+func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
 	n, sh := s.find(id)
 	if n == nil {
 		return false, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
-	if n.State == node.Removed || (n.State == node.Draining && !withDraining) {
+	if r == releasing && sh.heap.Taken() == n {
+		s.mendKeeping(sh)
+	} else {
+		s.mend(sh)
+	}
+	if n.State == node.Removed || (n.State == node.Draining && r != releasing) {
 		return false, crserrors.ErrResourceNotFound
 	}
 	return step(sh, n)

@@ -40,9 +40,11 @@ func callCatching(f func() error) (panicked any, err error) {
 // every invariant must hold, and the same operation must then succeed.
 func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 	var lease scheduler.Lease[*worker, string]
-	// On a single-slot resource these move it between off-heap states
-	// (held to resting) without comparing anything.
-	offHeapOnly := map[string]bool{"Lease.Cooldown": true, "Lease.Fail": true}
+	// On a single-slot resource these compare nothing: the first two move
+	// it between off-heap states (held to resting), and Acquire takes the
+	// top, leaving the sift to the next operation on the shard ("Acquire
+	// after Acquire" covers that one).
+	offHeapOnly := map[string]bool{"Lease.Cooldown": true, "Lease.Fail": true, "Acquire": true}
 	holdersAndActive := func(s *scheduler.Scheduler[*worker, string]) string {
 		st := s.Stats()
 		return fmt.Sprint(st.Holders, st.ActiveResources)
@@ -95,6 +97,14 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 				return s.StateOf("x") + s.StateOf("y") + s.StateOf("z") + fmt.Sprint(s.Len())
 			}},
 		{"Acquire", nil,
+			func(s *scheduler.Scheduler[*worker, string]) error { _, err := s.Acquire(); return err },
+			func(s *scheduler.Scheduler[*worker, string]) string { return fmt.Sprint(s.Stats().ActiveResources) }},
+		{"Acquire after Acquire",
+			func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+				if _, err := s.Acquire(); err != nil {
+					t.Fatal(err)
+				}
+			},
 			func(s *scheduler.Scheduler[*worker, string]) error { _, err := s.Acquire(); return err },
 			func(s *scheduler.Scheduler[*worker, string]) string { return fmt.Sprint(s.Stats().ActiveResources) }},
 		{"Release",
@@ -190,6 +200,9 @@ func TestPanicWhileServingAWaiterKeepsTheWaiterQueued(t *testing.T) {
 	tr.disarm()
 	cfg := baseConfig(1, config.Exclusive)
 	cfg.Comparator = tr.compare
+	// Two slots, so that the hold reorders the heap: a resource that a
+	// hold fills leaves the heap without a comparison.
+	cfg.Capacity = func(*worker) int { return 2 }
 	s := newScheduler(t, cfg)
 	r := acquireAsync(bg, s)
 	untilWaiters(t, s, 1)

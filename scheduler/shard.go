@@ -274,12 +274,16 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 }
 
 // activate moves n, off the heap, into the heap. A returning node (one
-// given back, included, or back from rest) is first compared with the
-// top, where one given back with the priority it was taken at goes (see
-// heap.UpTopFirst); a new one may go anywhere.
+// given back, included, or back from rest) goes back where take left it
+// if nothing happened to the heap since (see take), and is otherwise
+// first compared with the top, where one given back with the priority it
+// was taken at goes (see heap.UpTopFirst); a new one may go anywhere.
 func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 	from := n.State
-	s.heap.Append(n)
+	back := returning && s.heap.Return(n)
+	if !back {
+		s.heap.Append(n)
+	}
 	s.setState(n, node.Active)
 	done := false
 	defer func() {
@@ -290,13 +294,40 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 		s.publish()
 	}()
 	s.dirty = true
-	if returning {
+	switch {
+	case back:
+		s.heap.Down(0) // moves only if n changed while held
+	case returning:
 		s.heap.UpTopFirst(n.Index)
-	} else {
+	default:
 		s.heap.Up(n.Index)
 	}
 	s.dirty = false
 	done = true
+}
+
+// take moves n, the top, off the heap into state Held, like deactivate,
+// but leaves the sift that fills its place to the next holder of mu (see
+// settle): if that is the Release that gives n back, n goes back to the
+// top and nothing else moves (see activate). Only where no reader
+// without the lock looks at the top (peeked unset), since until settled
+// the top is not the best. It calls no user code.
+func (s *shard[T, ID]) take(n *node.Node[T, ID]) {
+	s.heap.TakeTop()
+	s.setState(n, node.Held)
+	s.publish()
+}
+
+// settle finishes the removal that take left unfinished, if any. Every
+// holder of mu calls it (through Scheduler.mend) before it reads the
+// heap, except a Release, which first gives its node back if it can.
+// It runs the comparator: a panic leaves the heap marked for reordering.
+func (s *shard[T, ID]) settle() {
+	if s.heap.Taken() != nil {
+		s.dirty = true
+		s.heap.Settle()
+		s.dirty = false
+	}
 }
 
 // deactivate takes active node n out of the heap into state to.

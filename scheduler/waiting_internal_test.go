@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/fakeclock"
 )
 
 type prio struct {
@@ -291,5 +293,55 @@ func TestGlobalOrderGiverServesFromAShardWithABetterTop(t *testing.T) {
 				t.Fatalf("the waiter got %s (priority %d), want %s", v.key, v.p, tc.want)
 			}
 		})
+	}
+}
+
+// An exclusive Acquire of the top leaves the heap unsorted until the next
+// operation on the shard (see shard.take), and a Release of that resource
+// may find it so. One that rests the resource instead of putting it back
+// must sort the heap before it serves a waiter from it: a waiter between
+// queueing and its check is served from the top, which until then is the
+// node moved there from the end of the heap.
+func TestARestingReleaseServesAQueueingWaiterTheBest(t *testing.T) {
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:       1,
+		AcquirePolicy:   config.Exclusive,
+		Comparator:      func(a, b *prio) int { return cmp.Compare(a.p, b.p) },
+		KeyFunc:         func(v *prio) string { return v.key },
+		Clock:           fakeclock.New(),
+		ReleaseCooldown: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	keys := []string{"a", "b", "c", "z"}
+	for i, key := range keys {
+		if err := s.Add(&prio{key, []int{1, 2, 3, 9}[i]}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Exclude(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := holdQueueing(s)
+	got := acquireInBackground(t, s, context.Background())
+	<-q.inSearch // the caller found nothing
+	for _, key := range keys {
+		if err := s.Include(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(q.queue)
+	<-q.inQueue
+	if v, err := s.Acquire(); err != nil || v.key != "a" {
+		t.Fatalf("Acquire = %v, %v; want a", v, err)
+	}
+	if err := s.Release("a"); err != nil { // a rests a minute
+		t.Fatal(err)
+	}
+	close(q.check)
+	if v := <-got; v == nil || v.key != "b" {
+		t.Fatalf("the waiter got %v; b (priority 2) was the best available", v)
 	}
 }

@@ -23,6 +23,11 @@ import (
 type Heap[T any, ID comparable] struct {
 	items []*node.Node[T, ID]
 	cmp   func(a, b T) int
+	// taken is the node TakeTop took out, while the heap is as TakeTop
+	// left it: in order but for the root, the node that was last. Until
+	// Settle (or Return, or Init) only Len and Taken may be used; nil
+	// otherwise.
+	taken *node.Node[T, ID]
 }
 
 // New returns an empty heap ordered by cmp.
@@ -72,6 +77,51 @@ func (h *Heap[T, ID]) Delete(i int) {
 	h.items[last] = nil // let the garbage collector have removed nodes
 	h.items = h.items[:last]
 	removed.Index = -1
+}
+
+// TakeTop takes the top out of the heap like Delete(0), but leaves the
+// node moved into its place unsifted until Settle (structural). Until
+// then Return can put the top back in O(1), exactly where it was: a
+// resource taken and given back before anything else happens to its
+// heap, the common exclusive use, costs neither sift.
+func (h *Heap[T, ID]) TakeTop() {
+	top := h.items[0]
+	h.Delete(0)
+	h.taken = top
+}
+
+// Taken returns the node TakeTop took out if the heap is not settled
+// since, or nil.
+func (h *Heap[T, ID]) Taken() *node.Node[T, ID] { return h.taken }
+
+// Settle sifts down the node that TakeTop moved to the root.
+func (h *Heap[T, ID]) Settle() {
+	if h.taken == nil {
+		return
+	}
+	h.taken = nil
+	if len(h.items) > 1 {
+		h.Down(0)
+	}
+}
+
+// Return undoes TakeTop if n is the node it took out and the heap is not
+// settled since, and reports whether it did (structural): n goes back to
+// the root and the node moved there back to the end. If n's value or
+// holders changed meanwhile, the caller must Fix(0).
+func (h *Heap[T, ID]) Return(n *node.Node[T, ID]) bool {
+	if n == nil || h.taken != n {
+		return false
+	}
+	h.taken = nil
+	if len(h.items) == 0 {
+		h.Append(n)
+		return true
+	}
+	moved := h.items[0]
+	h.Append(moved)
+	h.items[0], n.Index = n, 0
+	return true
 }
 
 // Fix restores the order after the node at index i changed or moved.
@@ -216,6 +266,7 @@ func (h *Heap[T, ID]) Down(i int) bool {
 
 // Init orders the whole heap in O(n) (Floyd's method).
 func (h *Heap[T, ID]) Init() {
+	h.taken = nil
 	for i := len(h.items)/2 - 1; i >= 0; i-- {
 		h.Down(i)
 	}
