@@ -18,9 +18,15 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	start, err := s.strategyStart()
-	if err != nil {
-		return zero, err
+	// strategyStart, inlined (it is not, as a call).
+	var start int
+	if r := s.rotation; r != nil {
+		start = r.Next(len(s.shards))
+	} else {
+		var err error
+		if start, err = s.selectStart(); err != nil {
+			return zero, err
+		}
 	}
 	if s.lockFree && !s.global {
 		// The common shared case reads a published top and its value:

@@ -48,6 +48,7 @@ type Scheduler[T any, ID comparable] struct {
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
+	rotation        *acquire.RoundRobin // strategy, if it is one: called directly
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -116,6 +117,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
 	}
 	s.view = (*shardView[T, ID])(s)
+	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		size := cfg.EventQueueSize

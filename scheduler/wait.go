@@ -34,7 +34,17 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 }
 
 // strategyStart asks the strategy for the first shard to look in.
+// The default round robin is called directly: through the interface,
+// Select and its call of ShardCount through a second one took a third of
+// a shared Acquire (docs/BENCHMARKS.md). Acquire does this inline.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
+	if r := s.rotation; r != nil {
+		return r.Next(len(s.shards)), nil
+	}
+	return s.selectStart()
+}
+
+func (s *Scheduler[T, ID]) selectStart() (int, error) {
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, fmt.Errorf("%w: shard %d of %d", crserrors.ErrInvalidAcquireStrategy, start, len(s.shards))
