@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"cmp"
 	"math/rand"
 	"testing"
 
@@ -100,4 +101,26 @@ func TestAReturnedNodeThatChangedSinksWithFixAtTheRoot(t *testing.T) {
 	if h.Top().Value != 1 {
 		t.Fatalf("top is %d, want 1", h.Top().Value)
 	}
+}
+
+// A node given back with the priority it was taken at, when the heap was
+// settled meanwhile, goes back through UpTopFirst: one comparison with
+// the top puts it there, where Up's search would make several.
+func TestUpTopFirstPlacesANodeThatBeatsTheTopWithOneComparison(t *testing.T) {
+	compared := 0
+	h := New[int, int](func(a, b int) int {
+		compared++
+		return cmp.Compare(a, b)
+	})
+	for i := 1; i <= 100; i++ {
+		push(&h, node.New(i, i, 0, 1))
+	}
+	n := node.New(0, 0, 0, 1)
+	h.Append(n)
+	compared = 0
+	h.UpTopFirst(n.Index)
+	if compared != 1 || h.Top() != n {
+		t.Fatalf("UpTopFirst made %d comparisons, top %v; want 1 and the node given back", compared, h.Top().Key)
+	}
+	valid(t, &h)
 }
