@@ -296,7 +296,9 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 	s.dirty = true
 	switch {
 	case back:
-		s.heap.Down(0) // moves only if n changed while held
+		// n is as take left it: any other operation on this shard, and
+		// so any change to n, finds the heap unsettled and settles it
+		// first. So the heap is as it was before take, in order.
 	case returning:
 		s.heap.UpTopFirst(n.Index)
 	default:
@@ -309,7 +311,7 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 // take moves n, the top, off the heap into state Held, like deactivate,
 // but leaves the sift that fills its place to the next holder of mu (see
 // settle): if that is the Release that gives n back, n goes back to the
-// top and nothing else moves (see activate). Only where no reader
+// top, nothing else moves and nothing is compared (see activate). Only where no reader
 // without the lock looks at the top (peeked unset), since until settled
 // the top is not the best. It calls no user code.
 func (s *shard[T, ID]) take(n *node.Node[T, ID]) {
