@@ -311,9 +311,9 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
 // take moves n, the top, off the heap into state Held, like deactivate,
 // but leaves the sift that fills its place to the next holder of mu (see
 // settle): if that is the Release that gives n back, n goes back to the
-// top, nothing else moves and nothing is compared (see activate). Only where no reader
-// without the lock looks at the top (peeked unset), since until settled
-// the top is not the best. It calls no user code.
+// top, nothing else moves and nothing is compared (see activate). Only
+// where no reader without the lock looks at the top (peeked unset),
+// since until settled the top is not the best. It calls no user code.
 func (s *shard[T, ID]) take(n *node.Node[T, ID]) {
 	s.heap.TakeTop()
 	s.setState(n, node.Held)
