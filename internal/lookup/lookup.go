@@ -18,9 +18,10 @@ import (
 // that make it.
 //
 // Keys whose type is a string or an integer kind are hashed into 32
-// shards, each an open-addressing table of atomic pointers that writers
-// change under the shard's mutex and readers probe with atomic loads.
-// Other key types go to one Go map under a read-write mutex.
+// shards, each an open-addressing table of slots (an entry and its key's
+// hash) that writers change under the shard's mutex and readers probe
+// with atomic loads. Other key types go to one Go map under a read-write
+// mutex.
 //
 // The batch methods lock every shard (in index order), so no other
 // writer sees part of a batch; a reader may, for the few instructions it
@@ -57,12 +58,24 @@ type shard[T any, K comparable] struct {
 }
 
 // table is a power-of-two array of slots probed linearly. Writers keep at
-// least half of its slots nil, so that every probe ends, and ends soon: a
-// probe for an absent key (every Add makes one) reads a node for each
-// slot it passes, and past half full those misses dominate Add.
+// least half of its slots empty, so that every probe ends, and ends soon.
 type table[T any, K comparable] struct {
-	slots []atomic.Pointer[node.Node[T, K]]
+	slots []slot[T, K]
 	mask  uint64
+}
+
+// slot holds an entry and its key's hash. A probe compares the hash
+// before it reads the entry's key: the entries of the slots it passes are
+// nodes elsewhere in memory, each a likely cache miss, and a probe for an
+// absent key (every Add makes one) would otherwise read one per slot.
+//
+// An entry is nil (the slot was never used), tomb, or a node. A writer
+// stores hash before entry, and changes hash only in a slot whose entry
+// is nil or tomb, so a reader that loads entry, then hash, sees the
+// entry's hash unless the entry was deleted in between.
+type slot[T any, K comparable] struct {
+	hash  atomic.Uint64
+	entry atomic.Pointer[node.Node[T, K]]
 }
 
 type lockedMap[T any, K comparable] struct {
@@ -126,17 +139,19 @@ func (m *Map[T, K]) Get(k K) (*node.Node[T, K], bool) {
 	return e, e != nil
 }
 
-// probe returns the slot holding k in t and its entry, or -1 and nil.
+// probe returns the slot holding k, whose hash is h, in t and its entry,
+// or -1 and nil.
 func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K]) {
 	if t == nil {
 		return -1, nil
 	}
 	for i := h; ; i++ {
-		e := t.slots[i&t.mask].Load()
+		sl := &t.slots[i&t.mask]
+		e := sl.entry.Load()
 		if e == nil {
 			return -1, nil
 		}
-		if e != m.tomb && e.Key == k {
+		if e != m.tomb && sl.hash.Load() == h && e.Key == k {
 			return int(i & t.mask), e
 		}
 	}
@@ -175,34 +190,51 @@ func (m *Map[T, K]) Insert(k K, e *node.Node[T, K]) (present *node.Node[T, K], i
 	s := m.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, p := m.probe(s.table.Load(), h, k); p != nil {
+	if p := m.add(s, h, k, e); p != nil {
 		return p, false
 	}
-	m.place(s, h, e)
 	return nil, true
 }
 
-// place stores e, whose key is absent, in s. Requires s.mu.
-func (m *Map[T, K]) place(s *shard[T, K], h uint64, e *node.Node[T, K]) {
+// add stores e under k, whose hash is h, in s unless k is present, and
+// returns the entry stored under k then, or nil. One walk along the probe
+// sequence both looks for k and finds the slot for e: the first tomb on
+// the way, or the nil slot that ends it. Requires s.mu.
+func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node.Node[T, K] {
 	t := s.table.Load()
 	if t == nil || 2*(s.used+1) > len(t.slots) {
+		if _, p := m.probe(t, h, k); p != nil {
+			return p
+		}
 		// Four slots an entry: the table is a quarter full now and
 		// grows again at half, so rebuilds are rare.
 		t = m.rebuild(s, t, 4*(s.live+1))
 	}
+	var free *slot[T, K]
 	for i := h; ; i++ {
-		slot := &t.slots[i&t.mask]
-		switch slot.Load() {
-		case nil:
-			s.used++
-		case m.tomb:
-		default:
+		sl := &t.slots[i&t.mask]
+		p := sl.entry.Load()
+		if p == nil {
+			if free == nil {
+				free = sl
+				s.used++
+			}
+			break
+		}
+		if p == m.tomb {
+			if free == nil {
+				free = sl
+			}
 			continue
 		}
-		slot.Store(e)
-		s.live++
-		return
+		if sl.hash.Load() == h && p.Key == k {
+			return p
+		}
 	}
+	free.hash.Store(h)
+	free.entry.Store(e)
+	s.live++
+	return nil
 }
 
 // rebuild replaces s's table with one of at least slots slots (a power
@@ -213,16 +245,18 @@ func (m *Map[T, K]) rebuild(s *shard[T, K], old *table[T, K], slots int) *table[
 	for size < slots {
 		size *= 2
 	}
-	t := &table[T, K]{slots: make([]atomic.Pointer[node.Node[T, K]], size), mask: uint64(size - 1)}
+	t := &table[T, K]{slots: make([]slot[T, K], size), mask: uint64(size - 1)}
 	if old != nil {
 		for i := range old.slots {
-			e := old.slots[i].Load()
+			e := old.slots[i].entry.Load()
 			if e == nil || e == m.tomb {
 				continue
 			}
-			for j := m.hash(e.Key); ; j++ {
-				if slot := &t.slots[j&t.mask]; slot.Load() == nil {
-					slot.Store(e)
+			h := old.slots[i].hash.Load()
+			for j := h; ; j++ {
+				if sl := &t.slots[j&t.mask]; sl.entry.Load() == nil {
+					sl.hash.Store(h)
+					sl.entry.Store(e)
 					break
 				}
 			}
@@ -261,8 +295,8 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 	defer m.unlockAll()
 	// Room for the batch up front, rather than a rebuild at every
 	// doubling: keys spread evenly over the shards. Only as much as
-	// keeps the table at most half full (the bound place keeps): a batch
-	// knows its size, so the slack that place leaves for growth would
+	// keeps the table at most half full (the bound add keeps): a batch
+	// knows its size, so the slack that add leaves for growth would
 	// be memory that a large batch may never use.
 	if per := len(es)/len(m.shards) + len(es)/(8*len(m.shards)) + 1; per > 1 {
 		for i := range m.shards {
@@ -276,14 +310,12 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 		e := &es[i]
 		k := e.Key
 		h := m.hash(k)
-		s := m.shardOf(h)
-		if _, p := m.probe(s.table.Load(), h, k); p != nil {
+		if p := m.add(m.shardOf(h), h, k, e); p != nil {
 			for j := range es[:i] {
 				m.remove(es[j].Key)
 			}
 			return i, p, p.Leaving.Load()
 		}
-		m.place(s, h, e)
 	}
 	return -1, nil, false
 }
@@ -351,7 +383,7 @@ func (m *Map[T, K]) remove(k K) {
 	s := m.shardOf(h)
 	t := s.table.Load()
 	if i, _ := m.probe(t, h, k); i >= 0 {
-		t.slots[i].Store(m.tomb)
+		t.slots[i].entry.Store(m.tomb)
 		s.live--
 	}
 }
@@ -373,7 +405,7 @@ func (m *Map[T, K]) Range(f func(K, *node.Node[T, K])) {
 			continue
 		}
 		for j := range t.slots {
-			if e := t.slots[j].Load(); e != nil && e != m.tomb {
+			if e := t.slots[j].entry.Load(); e != nil && e != m.tomb {
 				f(e.Key, e)
 			}
 		}

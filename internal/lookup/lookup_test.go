@@ -253,3 +253,79 @@ func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
 		t.Fatalf("%d slots for a batch of %d", slots, len(batch))
 	}
 }
+
+// sameHash makes every key of m hash alike, so that all of them share
+// one shard and one probe sequence.
+func sameHash[K comparable](m *Map[int, K]) {
+	m.hash = func(K) uint64 { return 42 }
+}
+
+// A slot's hash only filters: keys whose hashes are equal are told apart
+// by the keys themselves, in every operation.
+func TestKeysWithEqualHashesAreToldApartByTheirKeys(t *testing.T) {
+	m := newMap[string]()
+	sameHash(m)
+	keys := []string{"a", "b", "c", "d", "e"}
+	for i, k := range keys {
+		if _, ok := m.Insert(k, newItem(k, i)); !ok {
+			t.Fatalf("Insert(%s) refused a fresh key whose hash another key has", k)
+		}
+	}
+	m.Delete("b")
+	for i, k := range keys {
+		e, ok := m.Get(k)
+		if want := k != "b"; ok != want || ok && e.Value != i {
+			t.Fatalf("Get(%s) = %v, %v; want found %v with value %d", k, e, ok, want, i)
+		}
+	}
+	batch := []node.Node[int, string]{{Key: "f", Value: 5}, {Key: "c", Value: -1}}
+	if dup, present, _ := m.InsertAll(batch); dup != 1 || present == nil || present.Value != 2 {
+		t.Fatalf("InsertAll(f, c) = %d, %v; want 1 and the entry of c", dup, present)
+	}
+	if i, e, _ := m.FirstPresent([]string{"b", "f", "d"}); i != 2 || e.Value != 3 {
+		t.Fatalf("FirstPresent(b, f, d) = %d, %v; want 2 and the entry of d", i, e)
+	}
+}
+
+// An insert walks the probe sequence once: it reuses the first tombstone
+// on it, but only after looking past it for the key, which may sit
+// further along.
+func TestInsertReusesATombstoneOnlyForAnAbsentKey(t *testing.T) {
+	m := newMap[string]()
+	sameHash(m)
+	for i, k := range []string{"a", "b", "c"} {
+		m.Insert(k, newItem(k, i))
+	}
+	m.Delete("a") // a tombstone first on the probe sequence
+	if present, ok := m.Insert("c", newItem("c", -1)); ok || present.Value != 2 {
+		t.Fatalf("Insert(c) over a tombstone before c = %v, %v; want c's entry, refused", present, ok)
+	}
+	s := m.shardOf(42)
+	used := s.used
+	if _, ok := m.Insert("d", newItem("d", 3)); !ok {
+		t.Fatal("Insert(d) refused a fresh key")
+	}
+	if s.used != used {
+		t.Fatalf("Insert(d) took a fresh slot (%d used, was %d) with a tombstone on its way", s.used, used)
+	}
+	if e, ok := m.Get("d"); !ok || e.Value != 3 {
+		t.Fatalf("Get(d) = %v, %v after it took a tombstone's slot", e, ok)
+	}
+}
+
+// A probe passes a slot whose hash differs from its key's without
+// reading the slot's entry: that is what the hash is there for (an entry
+// is a node elsewhere in memory). Seen here by an entry found under its
+// own hash and missed under another one that starts the same probe.
+func TestProbePassesSlotsWhoseHashDiffers(t *testing.T) {
+	m := newMap[string]()
+	sameHash(m)
+	m.Insert("a", newItem("a", 0))
+	if _, ok := m.Get("a"); !ok {
+		t.Fatal("Get(a) missed the entry stored under its hash")
+	}
+	m.hash = func(string) uint64 { return 42 | 1<<40 } // same shard, same first slot
+	if e, ok := m.Get("a"); ok {
+		t.Fatalf("Get(a) under another hash read the entry (%v) of a slot whose hash differs", e)
+	}
+}
