@@ -335,6 +335,42 @@ func TestUpdateRetunesTheRateLimit(t *testing.T) {
 	wantState(t, s, "a", "active")
 }
 
+// An Update can give an active resource its first rate limit, and take
+// away the last one: the resource then counts tokens from the update on,
+// or stops counting them.
+func TestUpdateLimitsAndUnlimitsAnActiveResource(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := healthConfig(clock)
+	cfg.RateLimit = func(v *worker) (float64, int) { return float64(v.Capacity), 1 }
+	s := newScheduler(t, cfg)
+	// The Capacity field doubles as the rate: 0 is unlimited, 1 is 1/s.
+	addAll(t, s, &worker{ID: "a", Priority: 1, Capacity: 0})
+	if err := s.Update(&worker{ID: "a", Priority: 2, Capacity: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "resting") // its one token spent
+	clock.Advance(time.Second + time.Millisecond)
+	wantState(t, s, "a", "active")
+	if err := s.Update(&worker{ID: "a", Priority: 3, Capacity: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := s.Acquire(); err != nil {
+			t.Fatalf("acquisition %d after the limit was lifted: %v", i, err)
+		}
+		if err := s.Release("a"); err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, s, "a", "active")
+	}
+}
+
 func TestHealthTransitionsAreReportedAsEvents(t *testing.T) {
 	clock := fakeclock.New()
 	rec := &recorder{}

@@ -191,6 +191,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
 	return s.transition("update", id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		if n.State == node.Active && n.RestUntil == 0 && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
+			return s.move(sh, n, v), nil
+		}
 		old := struct {
 			value     T
 			capacity  int
@@ -232,6 +235,25 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		}
 		return s.serve(sh), nil
 	})
+}
+
+// move is Update's common case: an active resource that stays active
+// (no rest, no rate limit, the same capacity) takes value v and only
+// moves in its heap. The general path would decide so after saving and
+// checking all it might change, about 15 % of an Update. It reports
+// whether it served a waiter. Requires sh.mu.
+func (s *Scheduler[T, ID]) move(sh *shard[T, ID], n *node.Node[T, ID], v T) bool {
+	was := n.Value
+	n.Stage(v)
+	done := false
+	defer func() {
+		if !done {
+			n.Stage(was) // a comparator panic: no effect
+		}
+	}()
+	sh.fix(n)
+	done = true
+	return s.serve(sh)
 }
 
 // reach is which resources an operation by key finds, and in what state
