@@ -21,7 +21,9 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
 	}
 	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
-	n.SetBucket(s.bucketOf(v))
+	if s.rateLimit != nil { // a new node has no bucket: nothing to set
+		n.SetBucket(s.bucketOf(v))
+	}
 	n.Init(v, s.word, nil)
 	id := n.Key
 	served, present := s.add(n)
@@ -151,7 +153,9 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		}
 		n.Key, n.Index, n.Shard = s.key(v), -1, shard
 		n.Capacity = s.capacityOf(v)
-		n.SetBucket(s.bucketOf(v))
+		if s.rateLimit != nil {
+			n.SetBucket(s.bucketOf(v))
+		}
 		var spare *T
 		if copies != nil {
 			spare = &copies[i]
