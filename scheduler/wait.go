@@ -44,6 +44,8 @@ func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 	return s.selectStart()
 }
 
+// selectStart asks the strategy through its interface and checks that
+// the shard it names exists.
 func (s *Scheduler[T, ID]) selectStart() (int, error) {
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {

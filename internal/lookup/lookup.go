@@ -204,7 +204,7 @@ func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node
 	t := s.table.Load()
 	if t == nil || 2*(s.used+1) > len(t.slots) {
 		if _, p := m.probe(t, h, k); p != nil {
-			return p
+			return p // present: no room needed, no rebuild
 		}
 		// Four slots an entry: the table is a quarter full now and
 		// grows again at half, so rebuilds are rare.
