@@ -24,9 +24,11 @@ import (
 // mutex.
 //
 // The batch methods lock every shard (in index order), so no other
-// writer sees part of a batch; a reader may, for the few instructions it
-// takes to insert or undo one (the scheduler keeps the batch's nodes
-// locked meanwhile).
+// writer sees part of a batch. A reader may, in a shard whose table had
+// room for the batch's share, for the few instructions it takes to insert
+// or undo one (the scheduler keeps the batch's nodes locked meanwhile);
+// in the others, InsertAll fills a new table and publishes it when the
+// whole batch is in.
 //
 // It knows its entries are nodes, rather than taking a key function,
 // because a probe compares the key of every entry it passes: read as a
@@ -73,9 +75,41 @@ type table[T any, K comparable] struct {
 // stores hash before entry, and changes hash only in a slot whose entry
 // is nil or tomb, so a reader that loads entry, then hash, sees the
 // entry's hash unless the entry was deleted in between.
+//
+// Once its table is published (stored in a shard's table pointer), a
+// slot is read only by load and loadHash and written only by store and
+// bury, atomically. A table being built (by refill, or by a batch) is
+// seen by its builder alone and filled by set, with plain stores, which
+// cost far less than atomic ones (each a locked instruction, and for the
+// pointer a call into the runtime for its write barrier): the atomic store
+// that publishes the table orders them before any reader's loads.
 type slot[T any, K comparable] struct {
-	hash  atomic.Uint64
-	entry atomic.Pointer[node.Node[T, K]]
+	hash  uint64
+	entry *node.Node[T, K]
+}
+
+func (sl *slot[T, K]) load() *node.Node[T, K] {
+	return (*node.Node[T, K])(atomic.LoadPointer(sl.entryWord()))
+}
+
+func (sl *slot[T, K]) loadHash() uint64 { return atomic.LoadUint64(&sl.hash) }
+
+// store fills a slot of a published table: hash first (see slot).
+func (sl *slot[T, K]) store(h uint64, e *node.Node[T, K]) {
+	atomic.StoreUint64(&sl.hash, h)
+	atomic.StorePointer(sl.entryWord(), unsafe.Pointer(e))
+}
+
+// bury replaces a published slot's entry with the tombstone.
+func (sl *slot[T, K]) bury(tomb *node.Node[T, K]) {
+	atomic.StorePointer(sl.entryWord(), unsafe.Pointer(tomb))
+}
+
+// set fills a slot of a table no other goroutine can see yet.
+func (sl *slot[T, K]) set(h uint64, e *node.Node[T, K]) { sl.hash, sl.entry = h, e }
+
+func (sl *slot[T, K]) entryWord() *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(&sl.entry))
 }
 
 type lockedMap[T any, K comparable] struct {
@@ -120,11 +154,11 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// shardOf picks a shard by the hash's top bits; the table probe starts
-// from its low bits.
-func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] {
-	return &m.shards[h>>(64-5)]
-}
+// shardIndex picks a shard by the hash's top bits; the table probe
+// starts from its low bits.
+func shardIndex(h uint64) int { return int(h >> (64 - 5)) }
+
+func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] { return &m.shards[shardIndex(h)] }
 
 // Get returns the entry stored under k.
 func (m *Map[T, K]) Get(k K) (*node.Node[T, K], bool) {
@@ -147,11 +181,11 @@ func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K])
 	}
 	for i := h; ; i++ {
 		sl := &t.slots[i&t.mask]
-		e := sl.entry.Load()
+		e := sl.load()
 		if e == nil {
 			return -1, nil
 		}
-		if e != m.tomb && sl.hash.Load() == h && e.Key == k {
+		if e != m.tomb && sl.loadHash() == h && e.Key == k {
 			return int(i & t.mask), e
 		}
 	}
@@ -213,7 +247,7 @@ func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node
 	var free *slot[T, K]
 	for i := h; ; i++ {
 		sl := &t.slots[i&t.mask]
-		p := sl.entry.Load()
+		p := sl.load()
 		if p == nil {
 			if free == nil {
 				free = sl
@@ -227,12 +261,11 @@ func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node
 			}
 			continue
 		}
-		if sl.hash.Load() == h && p.Key == k {
+		if sl.loadHash() == h && p.Key == k {
 			return p
 		}
 	}
-	free.hash.Store(h)
-	free.entry.Store(e)
+	free.store(h, e)
 	s.live++
 	return nil
 }
@@ -241,83 +274,46 @@ func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node
 // of two) that holds its entries, without tombstones, and returns it.
 // Requires s.mu.
 func (m *Map[T, K]) rebuild(s *shard[T, K], old *table[T, K], slots int) *table[T, K] {
+	t := newTable[T, K](slots)
+	m.refill(s, old, t)
+	s.table.Store(t)
+	return t
+}
+
+// newTable returns an empty table of tableSize(slots) slots.
+func newTable[T any, K comparable](slots int) *table[T, K] {
+	size := tableSize(slots)
+	return &table[T, K]{slots: make([]slot[T, K], size), mask: uint64(size - 1)}
+}
+
+// tableSize is the smallest power of two, from 8, of at least slots.
+func tableSize(slots int) int {
 	size := 8
 	for size < slots {
 		size *= 2
 	}
-	t := &table[T, K]{slots: make([]slot[T, K], size), mask: uint64(size - 1)}
+	return size
+}
+
+// refill puts the entries of old, s's table (nil: none), into t, empty
+// and not yet published, and counts no tombstones in s. Requires s.mu.
+func (m *Map[T, K]) refill(s *shard[T, K], old, t *table[T, K]) {
 	if old != nil {
 		for i := range old.slots {
-			e := old.slots[i].entry.Load()
+			e := old.slots[i].load()
 			if e == nil || e == m.tomb {
 				continue
 			}
-			h := old.slots[i].hash.Load()
+			h := old.slots[i].loadHash()
 			for j := h; ; j++ {
-				if sl := &t.slots[j&t.mask]; sl.entry.Load() == nil {
-					sl.hash.Store(h)
-					sl.entry.Store(e)
+				if sl := &t.slots[j&t.mask]; sl.entry == nil {
+					sl.set(h, e)
 					break
 				}
 			}
 		}
 	}
 	s.used = s.live
-	s.table.Store(t)
-	return t
-}
-
-// InsertAll stores every &es[i] under its key if none of the keys is
-// present and none repeats, and returns -1. Otherwise it stores nothing
-// and returns the first index whose key is present, or repeats an
-// earlier one, the entry stored under that key then (&es[j] for a
-// repeat of es[j]'s key) and whether that entry was Leaving then. It
-// takes the entries themselves, not pointers to them, so that a caller
-// that made them in one slab needs no second slice. Every shard stays
-// locked from the first insert to the last, or to the undoing.
-func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node[T, K], leaving bool) {
-	if m.hash == nil {
-		m.other.mu.Lock()
-		defer m.other.mu.Unlock()
-		for i := range es {
-			k := es[i].Key
-			if p, ok := m.other.m[k]; ok {
-				for j := range es[:i] {
-					delete(m.other.m, es[j].Key)
-				}
-				return i, p, p.Leaving.Load()
-			}
-			m.other.m[k] = &es[i]
-		}
-		return -1, nil, false
-	}
-	m.lockAll()
-	defer m.unlockAll()
-	// Room for the batch up front, rather than a rebuild at every
-	// doubling: keys spread evenly over the shards. Only as much as
-	// keeps the table at most half full (the bound add keeps): a batch
-	// knows its size, so the slack that add leaves for growth would
-	// be memory that a large batch may never use.
-	if per := len(es)/len(m.shards) + len(es)/(8*len(m.shards)) + 1; per > 1 {
-		for i := range m.shards {
-			s := &m.shards[i]
-			if t := s.table.Load(); t == nil || 2*(s.used+per) > len(t.slots) {
-				m.rebuild(s, t, 2*(s.live+per))
-			}
-		}
-	}
-	for i := range es {
-		e := &es[i]
-		k := e.Key
-		h := m.hash(k)
-		if p := m.add(m.shardOf(h), h, k, e); p != nil {
-			for j := range es[:i] {
-				m.remove(es[j].Key)
-			}
-			return i, p, p.Leaving.Load()
-		}
-	}
-	return -1, nil, false
 }
 
 // FirstPresent returns the index in keys of the first key present, the
@@ -383,7 +379,7 @@ func (m *Map[T, K]) remove(k K) {
 	s := m.shardOf(h)
 	t := s.table.Load()
 	if i, _ := m.probe(t, h, k); i >= 0 {
-		t.slots[i].entry.Store(m.tomb)
+		t.slots[i].bury(m.tomb)
 		s.live--
 	}
 }
@@ -405,7 +401,7 @@ func (m *Map[T, K]) Range(f func(K, *node.Node[T, K])) {
 			continue
 		}
 		for j := range t.slots {
-			if e := t.slots[j].entry.Load(); e != nil && e != m.tomb {
+			if e := t.slots[j].load(); e != nil && e != m.tomb {
 				f(e.Key, e)
 			}
 		}
