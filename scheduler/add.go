@@ -240,18 +240,34 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	touched := func(i int) bool {
 		return len(slab) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(slab)
 	}
+	// One deferred call closes and unlocks the shards touched below
+	// locked and begun (mend runs the comparator, which may panic): a
+	// defer in a loop is allocated, two a shard for every batch.
+	locked, begun := 0, 0
+	defer func() {
+		for i := range begun {
+			if touched(i) {
+				s.shards[i].end()
+			}
+		}
+		for i := range locked {
+			if touched(i) {
+				s.shards[i].mu.Unlock()
+			}
+		}
+	}()
 	for i := range s.shards {
 		if touched(i) {
 			s.shards[i].mu.Lock()
-			defer s.shards[i].mu.Unlock()
 		}
+		locked = i + 1
 	}
 	for i := range s.shards {
 		if touched(i) {
 			s.mend(&s.shards[i])
 			s.shards[i].begin()
-			defer s.shards[i].end()
 		}
+		begun = i + 1
 	}
 	if i, _, leaving := s.nodes.InsertAll(slab); i >= 0 {
 		// An affinity table built meanwhile may hold nodes of the batch.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/scheduler"
 )
 
 func TestHotPathsDoNotAllocate(t *testing.T) {
@@ -34,5 +35,32 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		if allocs := testing.AllocsPerRun(1000, f); allocs != 0 {
 			t.Errorf("%s: %.1f allocs per call, want 0", name, allocs)
 		}
+	}
+}
+
+// A batch allocates its nodes, its lookup tables and its shards' heap
+// arrays in a few allocations whatever its size: a handful a shard at
+// most, nothing per resource and nothing per lock it takes.
+func TestBatchAddAllocatesAFewTimesAShard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	const heaps, runs = 8, 5
+	batch := numbered(1000)
+	pools := make([]*scheduler.Scheduler[*worker, string], runs+1) // AllocsPerRun calls once more to warm up
+	for i := range pools {
+		pools[i] = newScheduler(t, baseConfig(heaps, config.Shared))
+	}
+	next := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		if err := pools[next].BatchAdd(batch); err != nil {
+			t.Fatal(err)
+		}
+		next++
+	})
+	// One heap array a shard, the nodes, the lookup's tables and their
+	// headers, the count of nodes a shard: heaps + 4 at most.
+	if allocs > heaps+4 {
+		t.Errorf("BatchAdd of %d into %d shards: %.0f allocations, want at most %d", len(batch), heaps, allocs, heaps+4)
 	}
 }

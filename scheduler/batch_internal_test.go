@@ -1,10 +1,14 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -69,5 +73,56 @@ func TestBatchDuplicateDrainsOnlyIfItDrainedWhenTheKeyWasFound(t *testing.T) {
 				t.Fatalf("BatchAdd = %v; want ErrDuplicateKey alone", err)
 			}
 		})
+	}
+}
+
+// A comparator that panics while a BatchAdd mends one of its shards
+// leaves every shard's change closed: the shards mended before it were
+// opened and are closed again, the one that panicked and those after it
+// were never opened. A shard left open would send every lock-free
+// reader to its lock from then on.
+func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
+	var armed atomic.Bool
+	s, err := New(config.Config[*prio, string]{
+		HeapCount:     4,
+		AcquirePolicy: config.Shared,
+		Comparator: func(a, b *prio) int {
+			if armed.Load() {
+				panic("comparator")
+			}
+			return cmp.Compare(a.p, b.p)
+		},
+		KeyFunc: func(v *prio) string { return v.key },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	for i := range 8 { // two a shard
+		if err := s.Add(&prio{fmt.Sprint("r", i), i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := &s.shards[2]
+	sh.mu.Lock()
+	sh.dirty = true // as a panic in an earlier operation leaves it
+	sh.mu.Unlock()
+	armed.Store(true)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("BatchAdd did not pass on the comparator's panic")
+			}
+		}()
+		_ = s.BatchAdd([]*prio{{"b0", 0}, {"b1", 1}, {"b2", 2}, {"b3", 3}})
+	}()
+	armed.Store(false)
+	for i := range s.shards {
+		if v := s.shards[i].version.Load(); v&1 != 0 {
+			t.Errorf("shard %d left open (version %d)", i, v)
+		}
+	}
+	if err := s.BatchAdd([]*prio{{"b0", 0}, {"b1", 1}, {"b2", 2}, {"b3", 3}}); err != nil || s.Len() != 12 {
+		t.Fatalf("BatchAdd after the panic = %v, Len %d; want nil, 12", err, s.Len())
 	}
 }
