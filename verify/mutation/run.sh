@@ -2,10 +2,10 @@
 # Mutation testing of the core packages (scheduler/ and internal/) with
 # gremlins. Not part of CI: it takes 45 minutes to 2 hours on two cores.
 #
-#   verify/mutation/run.sh [output.json] [scheduler|internal]
+#   verify/mutation/run.sh [output.json] [scheduler|internal|internal/PKG]
 #
-# The second argument limits the mutants to one of the two trees (the
-# tests run are the same either way).
+# The second argument limits the mutants to one of the two trees, or to
+# one internal package (the tests run are the same either way).
 #
 # It copies the committed tree (git archive HEAD) to a scratch directory,
 # so that gremlins never touches the work tree, and runs every mutant
@@ -22,7 +22,17 @@ case "${2:-}" in
 '') ;;
 scheduler) only=(-E '^internal/') ;;
 internal) only=(-E '^scheduler/') ;;
-*) echo "run.sh: scope must be scheduler or internal, not ${2}" >&2; exit 2 ;;
+internal/*)
+	pkg=${2#internal/}
+	if [[ ! -d "$root/internal/$pkg" || "$pkg" == */* ]]; then
+		echo "run.sh: no package internal/$pkg" >&2
+		exit 2
+	fi
+	# gremlins takes exclusions only: every other internal package.
+	others=$(cd "$root/internal" && ls -d */ | tr -d / | grep -vx "$pkg" | paste -sd '|')
+	only=(-E '^scheduler/' -E "^internal/($others)/")
+	;;
+*) echo "run.sh: scope must be scheduler, internal or internal/PKG, not ${2}" >&2; exit 2 ;;
 esac
 
 gobin=$(go env GOPATH | cut -d: -f1)/bin
