@@ -240,9 +240,11 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	touched := func(i int) bool {
 		return len(slab) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(slab)
 	}
-	// One deferred call closes and unlocks the shards touched below
-	// locked and begun (mend runs the comparator, which may panic): a
-	// defer in a loop is allocated, two a shard for every batch.
+	// One deferred call ends the changes and releases the locks that
+	// the loops below begin and take; begun and locked say how far each
+	// loop got, since mend runs the comparator, which may panic. (A defer
+	// inside a loop is allocated on the heap: it cost two allocations a
+	// shard for every batch.)
 	locked, begun := 0, 0
 	defer func() {
 		for i := range begun {
