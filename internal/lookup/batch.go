@@ -101,7 +101,7 @@ func (b *batch[T, K]) prepare(m *Map[T, K], n int) {
 // add is Map.add for the batch: into the shard's new table, if it has
 // one, else into its published table.
 func (b *batch[T, K]) add(m *Map[T, K], h uint64, e *node.Node[T, K]) *node.Node[T, K] {
-	i := shardIndex(h)
+	i := h >> (64 - shardBits)
 	s, t := &m.shards[i], b.fresh[i]
 	if t == nil {
 		return m.add(s, h, e.Key, e)
@@ -120,7 +120,7 @@ func (b *batch[T, K]) add(m *Map[T, K], h uint64, e *node.Node[T, K]) *node.Node
 	// nothing deletes from it.
 	for j := h; ; j++ {
 		sl := &t.slots[j&t.mask]
-		p := sl.entry
+		p := (*node.Node[T, K])(sl.entry)
 		if p == nil {
 			sl.set(h, e)
 			s.used++
@@ -137,7 +137,7 @@ func (b *batch[T, K]) add(m *Map[T, K], h uint64, e *node.Node[T, K]) *node.Node
 // takes them out of the published tables and drops the new ones.
 func (b *batch[T, K]) discard(m *Map[T, K], es []node.Node[T, K]) {
 	for j := range es {
-		if b.fresh[shardIndex(m.hash(es[j].Key))] == nil {
+		if b.fresh[m.hash(es[j].Key)>>(64-shardBits)] == nil {
 			m.remove(es[j].Key)
 		}
 	}

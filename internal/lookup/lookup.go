@@ -45,8 +45,11 @@ type Map[T any, K comparable] struct {
 }
 
 // mapShards is the number of shards for keys that hash: enough that two
-// cores rarely meet on one.
-const mapShards = 32
+// cores rarely meet on one. A key's shard is its hash's top shardBits.
+const (
+	shardBits = 5
+	mapShards = 1 << shardBits
+)
 
 type shard[T any, K comparable] struct {
 	mu sync.Mutex // held by writers
@@ -77,19 +80,19 @@ type table[T any, K comparable] struct {
 // entry's hash unless the entry was deleted in between.
 //
 // Once its table is published (stored in a shard's table pointer), a
-// slot is read only by load and loadHash and written only by store and
-// bury, atomically. A table being built (by refill, or by a batch) is
+// slot is read only atomically (load, loadHash, and probe's own loads)
+// and written only by store and bury. A table being built (by refill, or by a batch) is
 // seen by its builder alone and filled by set, with plain stores, which
 // cost far less than atomic ones (each a locked instruction, and for the
 // pointer a call into the runtime for its write barrier): the atomic store
 // that publishes the table orders them before any reader's loads.
 type slot[T any, K comparable] struct {
 	hash  uint64
-	entry *node.Node[T, K]
+	entry unsafe.Pointer // *node.Node[T, K]
 }
 
 func (sl *slot[T, K]) load() *node.Node[T, K] {
-	return (*node.Node[T, K])(atomic.LoadPointer(sl.entryWord()))
+	return (*node.Node[T, K])(atomic.LoadPointer(&sl.entry))
 }
 
 func (sl *slot[T, K]) loadHash() uint64 { return atomic.LoadUint64(&sl.hash) }
@@ -97,20 +100,16 @@ func (sl *slot[T, K]) loadHash() uint64 { return atomic.LoadUint64(&sl.hash) }
 // store fills a slot of a published table: hash first (see slot).
 func (sl *slot[T, K]) store(h uint64, e *node.Node[T, K]) {
 	atomic.StoreUint64(&sl.hash, h)
-	atomic.StorePointer(sl.entryWord(), unsafe.Pointer(e))
+	atomic.StorePointer(&sl.entry, unsafe.Pointer(e))
 }
 
 // bury replaces a published slot's entry with the tombstone.
 func (sl *slot[T, K]) bury(tomb *node.Node[T, K]) {
-	atomic.StorePointer(sl.entryWord(), unsafe.Pointer(tomb))
+	atomic.StorePointer(&sl.entry, unsafe.Pointer(tomb))
 }
 
 // set fills a slot of a table no other goroutine can see yet.
-func (sl *slot[T, K]) set(h uint64, e *node.Node[T, K]) { sl.hash, sl.entry = h, e }
-
-func (sl *slot[T, K]) entryWord() *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Pointer(&sl.entry))
-}
+func (sl *slot[T, K]) set(h uint64, e *node.Node[T, K]) { sl.hash, sl.entry = h, unsafe.Pointer(e) }
 
 type lockedMap[T any, K comparable] struct {
 	mu sync.RWMutex
@@ -154,11 +153,9 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// shardIndex picks a shard by the hash's top bits; the table probe
-// starts from its low bits.
-func shardIndex(h uint64) int { return int(h >> (64 - 5)) }
-
-func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] { return &m.shards[shardIndex(h)] }
+// shardOf picks a shard by the hash's top bits; the table probe starts
+// from its low bits.
+func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] { return &m.shards[h>>(64-shardBits)] }
 
 // Get returns the entry stored under k.
 func (m *Map[T, K]) Get(k K) (*node.Node[T, K], bool) {
@@ -181,11 +178,14 @@ func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K])
 	}
 	for i := h; ; i++ {
 		sl := &t.slots[i&t.mask]
-		e := sl.load()
+		// The loads written out, not through the slot's methods: those
+		// would cost probe its inlining into Get, which every Update and
+		// Release makes.
+		e := (*node.Node[T, K])(atomic.LoadPointer(&sl.entry))
 		if e == nil {
 			return -1, nil
 		}
-		if e != m.tomb && sl.loadHash() == h && e.Key == k {
+		if e != m.tomb && atomic.LoadUint64(&sl.hash) == h && e.Key == k {
 			return int(i & t.mask), e
 		}
 	}
