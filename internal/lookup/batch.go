@@ -61,11 +61,11 @@ type batch[T any, K comparable] struct {
 // its size, so the slack that add leaves for growth would be memory that
 // a large batch may never use.
 //
-// The new tables share one allocation, as the scheduler makes one for a
-// batch's nodes: a table of a few dozen slots costs as much to allocate
-// as to fill. A table replaced later keeps that allocation alive until
-// the batch's other tables are replaced too, at most the size of the
-// tables the batch made.
+// The new tables share one allocation for their slots and one for their
+// headers, instead of two a table, as the scheduler makes one for a
+// batch's nodes. The price: a table replaced later keeps its part of the
+// slots alive until the batch's other tables are replaced too, at most
+// as much memory as the batch's tables took.
 func (b *batch[T, K]) prepare(m *Map[T, K], n int) {
 	per := n/mapShards + n/(8*mapShards) + 1
 	if per <= 1 {
