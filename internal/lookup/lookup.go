@@ -81,11 +81,12 @@ type table[T any, K comparable] struct {
 //
 // Once its table is published (stored in a shard's table pointer), a
 // slot is read only atomically (load, loadHash, and probe's own loads)
-// and written only by store and bury. A table being built (by refill, or by a batch) is
-// seen by its builder alone and filled by set, with plain stores, which
-// cost far less than atomic ones (each a locked instruction, and for the
-// pointer a call into the runtime for its write barrier): the atomic store
-// that publishes the table orders them before any reader's loads.
+// and written only by store and bury. A table being built (by refill,
+// or by a batch) is seen by its builder alone and filled by set, with
+// plain stores, which cost far less than atomic ones (each a locked
+// instruction, and for the pointer a call into the runtime for its write
+// barrier): the atomic store that publishes the table orders them before
+// any reader's loads.
 type slot[T any, K comparable] struct {
 	hash  uint64
 	entry unsafe.Pointer // *node.Node[T, K]
