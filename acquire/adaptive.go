@@ -29,11 +29,26 @@ func NewAdaptiveStrategy() *AdaptiveStrategy { return &AdaptiveStrategy{} }
 // uniform, so ties do not favour low indices. With fewer than two shards it
 // returns 0 (with ShardCount() < 1 there is no valid answer and the
 // scheduler's range check reports it).
-func (*AdaptiveStrategy) Select(view ShardView) int {
+func (a *AdaptiveStrategy) Select(view ShardView) int {
 	n := view.ShardCount()
 	if n <= 1 {
 		return 0
 	}
+	first, second := a.Pair(n)
+	// Which sample wins is as random as the samples, so this branch is
+	// written to compile to a conditional move.
+	if view.ActiveCount(second) > view.ActiveCount(first) {
+		first = second
+	}
+	return first
+}
+
+// Pair draws the two distinct shards, of n >= 2, that Select compares:
+// Select returns second if its ActiveCount is larger, else first. The
+// scheduler calls it directly when its strategy is an AdaptiveStrategy
+// and reads the counts itself, which spares three calls through
+// interfaces (ShardCount and two ActiveCount) per Acquire.
+func (*AdaptiveStrategy) Pair(n int) (first, second int) {
 	// One random word yields both samples: the high word of r*n is the
 	// first, and the low word, uniform to within n/2^64, picks the second
 	// among the other n-1 shards.
@@ -42,13 +57,7 @@ func (*AdaptiveStrategy) Select(view ShardView) int {
 	if b >= a {
 		b++
 	}
-	// Which sample wins is as random as the samples, so both branches
-	// above and below are written to compile to conditional moves.
-	first, second := int(a), int(b)
-	if view.ActiveCount(second) > view.ActiveCount(first) {
-		first = second
-	}
-	return first
+	return int(a), int(b)
 }
 
 // String names the strategy as configuration spells it.

@@ -48,7 +48,8 @@ type Scheduler[T any, ID comparable] struct {
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
-	rotation        *acquire.RoundRobin // strategy, if it is one: called directly
+	rotation        *acquire.RoundRobin       // strategy, if it is one: called directly
+	adaptive        *acquire.AdaptiveStrategy // likewise
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -118,6 +119,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
+	s.adaptive, _ = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		size := cfg.EventQueueSize

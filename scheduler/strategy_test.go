@@ -87,6 +87,34 @@ func TestBuiltInStrategiesAcquireFromEveryConfiguration(t *testing.T) {
 	}
 }
 
+func TestAdaptiveAcquiresFromTheShardWithMoreActiveResources(t *testing.T) {
+	// With two shards the adaptive strategy always samples both, so the
+	// fuller shard always wins: shard 0 keeps three active resources,
+	// shard 1 one, and every Acquire must take shard 0's best.
+	for _, heaps := range []int{1, 2} {
+		t.Run(fmt.Sprint(heaps), func(t *testing.T) {
+			cfg := baseConfig(heaps, config.Exclusive)
+			cfg.AcquireStrategy = acquire.NewAdaptiveStrategy()
+			s := newScheduler(t, cfg)
+			addAll(t, s, numbered(6)...) // shard 0: w0 w2 w4; shard 1: w1 w3 w5
+			for _, id := range []string{"w3", "w5"} {
+				if err := s.Exclude(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 100; i++ {
+				got, err := s.Acquire()
+				if err != nil || got.ID != "w0" {
+					t.Fatalf("Acquire #%d = %v, %v; want w0", i, got, err)
+				}
+				if err := s.Release(got.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func TestAffinityReturnsSameResourceForSameIdentifier(t *testing.T) {
 	s := newScheduler(t, baseConfig(8, config.Shared))
 	addAll(t, s, numbered(64)...)

@@ -45,8 +45,20 @@ func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 }
 
 // selectStart asks the strategy through its interface and checks that
-// the shard it names exists.
+// the shard it names exists. The adaptive strategy only draws its two
+// candidates; their counts are read here, without the three calls
+// through interfaces that its Select makes.
 func (s *Scheduler[T, ID]) selectStart() (int, error) {
+	if a := s.adaptive; a != nil {
+		if len(s.shards) == 1 {
+			return 0, nil
+		}
+		first, second := a.Pair(len(s.shards))
+		if s.shards[second].active.Load() > s.shards[first].active.Load() {
+			first = second
+		}
+		return first, nil
+	}
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, fmt.Errorf("%w: shard %d of %d", crserrors.ErrInvalidAcquireStrategy, start, len(s.shards))
