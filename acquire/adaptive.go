@@ -29,12 +29,12 @@ func NewAdaptiveStrategy() *AdaptiveStrategy { return &AdaptiveStrategy{} }
 // uniform, so ties do not favour low indices. With fewer than two shards it
 // returns 0 (with ShardCount() < 1 there is no valid answer and the
 // scheduler's range check reports it).
-func (a *AdaptiveStrategy) Select(view ShardView) int {
+func (*AdaptiveStrategy) Select(view ShardView) int {
 	n := view.ShardCount()
 	if n <= 1 {
 		return 0
 	}
-	first, second := a.Pair(n)
+	first, second := pair(rand.Uint64(), n)
 	// Which sample wins is as random as the samples, so this branch is
 	// written to compile to a conditional move.
 	if view.ActiveCount(second) > view.ActiveCount(first) {
@@ -49,12 +49,19 @@ func (a *AdaptiveStrategy) Select(view ShardView) int {
 // and reads the counts itself, which spares three calls through
 // interfaces (ShardCount and two ActiveCount) per Acquire.
 func (*AdaptiveStrategy) Pair(n int) (first, second int) {
+	return pair(rand.Uint64(), n)
+}
+
+// pair turns the random word r into two distinct shards of n >= 2. It is
+// apart from Pair so that Select, which draws too, inlines both steps:
+// through a call to Pair it took 10.0 ns instead of 8.9.
+func pair(r uint64, n int) (first, second int) {
 	// One random word yields both samples: the high word of r*n is the
 	// first, and the low word, uniform to within n/2^64, picks the second
 	// among the other n-1 shards.
-	a, rest := bits.Mul64(rand.Uint64(), uint64(n))
+	a, rest := bits.Mul64(r, uint64(n))
 	b, _ := bits.Mul64(rest, uint64(n-1))
-	if b >= a {
+	if b >= a { // as random as a: written for a conditional move
 		b++
 	}
 	return int(a), int(b)
