@@ -41,6 +41,25 @@ func TestAdaptiveComparesTwoDistinctShards(t *testing.T) {
 	}
 }
 
+func TestAdaptivePairIsTwoDistinctShardsInRange(t *testing.T) {
+	s := acquire.NewAdaptiveStrategy()
+	for _, n := range []int{2, 3, 8, 64} {
+		seen := make([]int, n)
+		for range 10_000 {
+			first, second := s.Pair(n)
+			if first == second || first < 0 || first >= n || second < 0 || second >= n {
+				t.Fatalf("%d shards: Pair = %d, %d", n, first, second)
+			}
+			seen[second]++
+		}
+		for i, c := range seen {
+			if c == 0 {
+				t.Fatalf("%d shards: shard %d never drawn second in 10,000 pairs", n, i)
+			}
+		}
+	}
+}
+
 func TestAdaptiveSpreadsEvenlyWhenShardsAreEqual(t *testing.T) {
 	view := shardCounts{4, 4, 4, 4, 4}
 	got := shares(t, acquire.NewAdaptiveStrategy(), view)

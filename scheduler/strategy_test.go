@@ -90,13 +90,14 @@ func TestBuiltInStrategiesAcquireFromEveryConfiguration(t *testing.T) {
 func TestAdaptiveAcquiresFromTheShardWithMoreActiveResources(t *testing.T) {
 	// With two shards the adaptive strategy always samples both, so the
 	// fuller shard always wins: shard 0 keeps three active resources,
-	// shard 1 one, and every Acquire must take shard 0's best.
+	// shard 1 one, and every Acquire must take shard 0's best. With one
+	// shard (which draws nothing), w0 is the best of all.
 	for _, heaps := range []int{1, 2} {
 		t.Run(fmt.Sprint(heaps), func(t *testing.T) {
 			cfg := baseConfig(heaps, config.Exclusive)
 			cfg.AcquireStrategy = acquire.NewAdaptiveStrategy()
 			s := newScheduler(t, cfg)
-			addAll(t, s, numbered(6)...) // shard 0: w0 w2 w4; shard 1: w1 w3 w5
+			addAll(t, s, numbered(6)...) // two shards: w0 w2 w4 | w1 w3 w5
 			for _, id := range []string{"w3", "w5"} {
 				if err := s.Exclude(id); err != nil {
 					t.Fatal(err)
