@@ -84,3 +84,29 @@ func (r results) ratio(name, base string) (float64, bool) {
 	}
 	return n / d, true
 }
+
+// roundRatios returns the lowest and highest of name's ns/op samples
+// over base's, sample by sample, and whether there were at least two
+// pairs. With compare.sh's INTERLEAVE=1 the i-th sample of every
+// benchmark comes from the i-th round, so each ratio is one round's, and
+// their range shows how far a median ratio is from a target; without
+// it, the pairs are of samples taken seconds apart.
+func (r results) roundRatios(name, base string) (lo, hi float64, ok bool) {
+	ns, ds := r.samples[name]["ns/op"], r.samples[base]["ns/op"]
+	if len(ns) < 2 || len(ns) != len(ds) {
+		return 0, 0, false
+	}
+	for i := range ns {
+		if ds[i] == 0 {
+			return 0, 0, false
+		}
+		x := ns[i] / ds[i]
+		if i == 0 || x < lo {
+			lo = x
+		}
+		if i == 0 || x > hi {
+			hi = x
+		}
+	}
+	return lo, hi, true
+}

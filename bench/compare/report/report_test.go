@@ -61,6 +61,23 @@ func TestParseMedianAndRatio(t *testing.T) {
 	}
 }
 
+func TestRoundRatiosPairSamplesInOrder(t *testing.T) {
+	res := parsed(t)
+	lo, hi, ok := res.roundRatios("AcquireShared/impl=crs/heaps=8", "AcquireShared/impl=tight")
+	if !ok || math.Abs(lo-8.0/20) > 1e-12 || math.Abs(hi-12.0/22) > 1e-12 {
+		t.Fatalf("round ratios = %v, %v, %v; want 8/20 and 12/22", lo, hi, ok)
+	}
+	// One sample each: no range to show.
+	if _, _, ok := res.roundRatios("Update/impl=crs/heaps=8", "Update/impl=tight"); ok {
+		t.Fatal("a range from one round")
+	}
+	// Counts that differ (a round lost): the pairs would not be rounds.
+	res.samples["Update/impl=crs/heaps=8"]["ns/op"] = []float64{90, 91}
+	if _, _, ok := res.roundRatios("Update/impl=crs/heaps=8", "Update/impl=tight"); ok {
+		t.Fatal("a range from samples that do not pair up")
+	}
+}
+
 func TestParseRejectsBrokenResult(t *testing.T) {
 	if _, err := parse(strings.NewReader("BenchmarkX-2 10 5 ns/op 3\n")); err == nil {
 		t.Fatal("a result whose values and units do not pair up parsed")
@@ -74,9 +91,9 @@ func TestTargets(t *testing.T) {
 		wantMeasured string
 		wantVerdict  string
 	}{
-		{ratioTargets[0], "0.48x, 0 allocs", "met"},         // shared Acquire: 10/21 <= 0.5
-		{ratioTargets[2], "0.20x, 0 allocs", "met"},         // adaptive: 2/10 <= 0.25
-		{ratioTargets[5], "0.90x, 1 allocs", "**not met**"}, // Update: fast enough, but allocates
+		{ratioTargets[0], "0.48x (rounds 0.40-0.55), 0 allocs", "met"}, // shared Acquire: 10/21 <= 0.5; 8/20, 12/22
+		{ratioTargets[2], "0.20x, 0 allocs", "met"},                    // adaptive: 2/10 <= 0.25
+		{ratioTargets[5], "0.90x, 1 allocs", "**not met**"},            // Update: fast enough, but allocates
 		{ratioTargets[3], missing, "no data"},
 	} {
 		m, v := checkRatio(res, tt.target)
@@ -106,7 +123,7 @@ func TestRunWritesEverySection(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| shared Acquire | 21 ns | 30.5 ns (1.45x) | – | 10 ns (0.48x) | – | 0 / 0 / – / 0 / – |",
-		"| shared Acquire, sequential | <= 0.5x, 0 allocs | 0.48x, 0 allocs | met |",
+		"| shared Acquire, sequential | <= 0.5x, 0 allocs | 0.48x (rounds 0.40-0.55), 0 allocs | met |",
 		"| round robin | 9.5 ns (1.90x its floor) | – | 0 |",
 		"| floor: one locked add (`atomic.Uint64.Add`) | 5 ns | n/a | 0 |",
 		"| floor: one `math/rand/v2.Uint64` | – | n/a | – |",

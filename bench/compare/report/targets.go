@@ -93,7 +93,11 @@ func checkRatio(res results, t ratioTarget) (measured, outcome string) {
 		return missing, verdict(false, false)
 	}
 	met := r <= t.maxRatio && (!t.zeroAllocs || allocs == 0)
-	return fmt.Sprintf("%s, %s allocs", ratioText(r), count(allocs)), verdict(true, met)
+	rounds := ""
+	if lo, hi, ok := res.roundRatios(name, t.op.tight()); ok {
+		rounds = fmt.Sprintf(" (rounds %.2f-%.2f)", lo, hi)
+	}
+	return fmt.Sprintf("%s%s, %s allocs", ratioText(r), rounds, count(allocs)), verdict(true, met)
 }
 
 // checkStrategy returns the measured cell and the verdict of s's target,
@@ -112,7 +116,7 @@ func checkStrategy(res results, s strategy) (measured, outcome string) {
 func writeTargets(w io.Writer, res results) {
 	fmt.Fprintln(w, "### Issue #3 targets")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "crs at heaps=%d, default configuration, ratio of medians to tight in the same run; Select per sequential call.\n", targetHeaps)
+	fmt.Fprintf(w, "crs at heaps=%d, default configuration, ratio of medians to tight in the same run (in parentheses, the lowest and highest ratio within one round); Select per sequential call.\n", targetHeaps)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| target | goal | measured | status |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
