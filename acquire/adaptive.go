@@ -43,12 +43,16 @@ func (*AdaptiveStrategy) Select(view ShardView) int {
 	return first
 }
 
-// Pair draws the two distinct shards, of n >= 2, that Select compares:
-// Select returns second if its ActiveCount is larger, else first. The
+// Pair draws the two distinct shards of n that Select compares: Select
+// returns second if its ActiveCount is larger, else first. With n < 2
+// there are no two shards to draw; it returns 0, 0 without drawing. The
 // scheduler calls it directly when its strategy is an AdaptiveStrategy
 // and reads the counts itself, which spares three calls through
 // interfaces (ShardCount and two ActiveCount) per Acquire.
 func (*AdaptiveStrategy) Pair(n int) (first, second int) {
+	if n < 2 {
+		return 0, 0
+	}
 	return pair(rand.Uint64(), n)
 }
 

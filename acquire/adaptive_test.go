@@ -60,6 +60,15 @@ func TestAdaptivePairIsTwoDistinctShardsInRange(t *testing.T) {
 	}
 }
 
+func TestAdaptivePairOfFewerThanTwoShardsIsZero(t *testing.T) {
+	s := acquire.NewAdaptiveStrategy()
+	for _, n := range []int{-1, 0, 1} {
+		if first, second := s.Pair(n); first != 0 || second != 0 {
+			t.Fatalf("Pair(%d) = %d, %d; want 0, 0", n, first, second)
+		}
+	}
+}
+
 func TestAdaptiveSpreadsEvenlyWhenShardsAreEqual(t *testing.T) {
 	view := shardCounts{4, 4, 4, 4, 4}
 	got := shares(t, acquire.NewAdaptiveStrategy(), view)
