@@ -12,7 +12,8 @@ import (
 // one goroutine and under b.RunParallel. As in mutate_bench_test.go, each
 // implementation has its own loop over its concrete type.
 
-// BenchmarkAcquireShared reads the best resource.
+// BenchmarkAcquireShared reads the best resource, crs with each of
+// sharedStrategies.
 func BenchmarkAcquireShared(b *testing.B) {
 	b.Run(implTight, func(b *testing.B) {
 		p := preload(b, newTight(config.Shared))
@@ -34,23 +35,38 @@ func BenchmarkAcquireShared(b *testing.B) {
 			}
 		}
 	})
-	for _, h := range heapCounts {
-		b.Run(implCRS(h), func(b *testing.B) {
-			s := preload(b, newCRS(b, h, config.Shared, nil))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := s.Acquire(); err != nil {
-					b.Fatal(err)
+	for _, st := range sharedStrategies {
+		for _, h := range heapCounts {
+			b.Run(st.name(h), func(b *testing.B) {
+				s := preload(b, newCRS(b, h, config.Shared, st.strategy()))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := s.Acquire(); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
+// sharedStrategies are the strategies shared Acquire runs with: the
+// default round robin (one locked add a call) and the adaptive strategy
+// (one random draw a call, and no shared write). Sequentially, the
+// difference between heaps=1, where neither strategy does anything, and
+// heaps=8 is what the strategy costs a call.
+var sharedStrategies = []struct {
+	name     func(heaps int) string
+	strategy func() acquire.AcquireStrategy
+}{
+	{implCRS, func() acquire.AcquireStrategy { return nil }},
+	{implCRSAdaptive, func() acquire.AcquireStrategy { return acquire.NewAdaptiveStrategy() }},
+}
+
 // BenchmarkAcquireSharedParallel reads the best resource from every P at
-// once. crs runs with the default round robin (one shared counter) and
-// with the adaptive strategy (which writes nothing shared).
+// once, crs with each of sharedStrategies: round robin's counter is a line
+// every P writes, the adaptive strategy writes nothing shared.
 func BenchmarkAcquireSharedParallel(b *testing.B) {
 	b.Run(implTight, func(b *testing.B) {
 		p := preload(b, newTight(config.Shared))
@@ -78,14 +94,7 @@ func BenchmarkAcquireSharedParallel(b *testing.B) {
 			}
 		})
 	})
-	strategies := []struct {
-		name     func(heaps int) string
-		strategy func() acquire.AcquireStrategy
-	}{
-		{implCRS, func() acquire.AcquireStrategy { return nil }},
-		{implCRSAdaptive, func() acquire.AcquireStrategy { return acquire.NewAdaptiveStrategy() }},
-	}
-	for _, st := range strategies {
+	for _, st := range sharedStrategies {
 		for _, h := range heapCounts {
 			b.Run(st.name(h), func(b *testing.B) {
 				s := preload(b, newCRS(b, h, config.Shared, st.strategy()))
