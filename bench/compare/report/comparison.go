@@ -14,18 +14,19 @@ type operation struct {
 	crs   string // "crs" (default strategy) or "crs-adaptive"
 }
 
-// The rows, in the order of docs/BENCHMARKS.md. The adaptive row reuses
-// the baselines of its benchmark: they have no strategy.
+// The rows, in the order of docs/BENCHMARKS.md. The adaptive rows reuse
+// the baselines of their benchmarks: they have no strategy.
 var (
-	opAdd               = operation{"Add", "Add", "crs"}
-	opBatchAdd          = operation{"BatchAdd of 1,000", "BatchAdd", "crs"}
-	opUpdate            = operation{"Update", "Update", "crs"}
-	opShared            = operation{"shared Acquire", "AcquireShared", "crs"}
-	opSharedParallel    = operation{"shared Acquire, parallel, round robin", "AcquireSharedParallel", "crs"}
-	opSharedAdaptive    = operation{"shared Acquire, parallel, adaptive", "AcquireSharedParallel", "crs-adaptive"}
-	opExclusive         = operation{"exclusive Acquire + Release", "AcquireReleaseExclusive", "crs"}
-	opExclusiveParallel = operation{"exclusive Acquire + Release, parallel", "AcquireReleaseExclusiveParallel", "crs"}
-	operations          = []operation{opAdd, opBatchAdd, opUpdate, opShared, opSharedParallel, opSharedAdaptive, opExclusive, opExclusiveParallel}
+	opAdd                    = operation{"Add", "Add", "crs"}
+	opBatchAdd               = operation{"BatchAdd of 1,000", "BatchAdd", "crs"}
+	opUpdate                 = operation{"Update", "Update", "crs"}
+	opShared                 = operation{"shared Acquire, round robin", "AcquireShared", "crs"}
+	opSharedAdaptive         = operation{"shared Acquire, adaptive", "AcquireShared", "crs-adaptive"}
+	opSharedParallel         = operation{"shared Acquire, parallel, round robin", "AcquireSharedParallel", "crs"}
+	opSharedParallelAdaptive = operation{"shared Acquire, parallel, adaptive", "AcquireSharedParallel", "crs-adaptive"}
+	opExclusive              = operation{"exclusive Acquire + Release", "AcquireReleaseExclusive", "crs"}
+	opExclusiveParallel      = operation{"exclusive Acquire + Release, parallel", "AcquireReleaseExclusiveParallel", "crs"}
+	operations               = []operation{opAdd, opBatchAdd, opUpdate, opShared, opSharedAdaptive, opSharedParallel, opSharedParallelAdaptive, opExclusive, opExclusiveParallel}
 )
 
 var heapCounts = []int{1, 8, 32}

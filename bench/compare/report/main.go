@@ -3,7 +3,9 @@
 // package) into the markdown tables of docs/BENCHMARKS.md: each operation's
 // median time for the baselines and for crs at 1, 8 and 32 heaps, as
 // ratios to the tight baseline of the same run; the targets, met or
-// not; the strategies' Select costs; and the rank error.
+// not, and the parallel ones round by round beside the host's cost of
+// moving a cache line between cores; the strategies' Select costs; and
+// the rank error.
 //
 // Usage:
 //
@@ -50,6 +52,7 @@ func run(path string, out io.Writer) error {
 	w := bufio.NewWriter(out)
 	writeComparison(w, res)
 	writeTargets(w, res)
+	writeRounds(w, res)
 	writeStrategies(w, res)
 	writeRank(w, res)
 	return w.Flush()

@@ -122,7 +122,7 @@ func TestRunWritesEverySection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| shared Acquire | 21 ns | 30.5 ns (1.45x) | – | 10 ns (0.48x) | – | 0 / 0 / – / 0 / – |",
+		"| shared Acquire, round robin | 21 ns | 30.5 ns (1.45x) | – | 10 ns (0.48x) | – | 0 / 0 / – / 0 / – |",
 		"| shared Acquire, sequential | <= 0.5x, 0 allocs | 0.48x (rounds 0.40-0.55), 0 allocs | met |",
 		"| round robin | 9.5 ns (1.90x its floor) | – | 0 |",
 		"| floor: one locked add (`atomic.Uint64.Add`) | 5 ns | n/a | 0 |",

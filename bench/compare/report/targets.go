@@ -25,7 +25,7 @@ const targetHeaps = 8
 var ratioTargets = []ratioTarget{
 	{"shared Acquire, sequential", opShared, 0.5, true, "<= 0.5x, 0 allocs"},
 	{"shared Acquire, parallel, default round robin", opSharedParallel, 0.6, true, "<= 0.6x, 0 allocs"},
-	{"shared Acquire, parallel, adaptive strategy", opSharedAdaptive, 0.25, true, "<= 0.25x, 0 allocs"},
+	{"shared Acquire, parallel, adaptive strategy", opSharedParallelAdaptive, 0.25, true, "<= 0.25x, 0 allocs"},
 	{"exclusive Acquire+Release, sequential", opExclusive, 1.0, true, "<= 1.0x, 0 allocs"},
 	{"exclusive Acquire+Release, parallel", opExclusiveParallel, 0.6, true, "<= 0.6x, 0 allocs"},
 	// The benchmark allocates the caller's values before the timer starts,

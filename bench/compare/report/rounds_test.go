@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// twoRounds is an interleaved run of two rounds, the second on a slower
+// placement of the cores; the adaptive row lost its second round.
+const twoRounds = `
+BenchmarkAcquireSharedParallel/impl=tight-2                 1000  10 ns/op
+BenchmarkAcquireSharedParallel/impl=crs/heaps=8-2           1000  12 ns/op
+BenchmarkAcquireSharedParallel/impl=crs-adaptive/heaps=8-2  1000   4 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000   50 ns/op
+BenchmarkLineRoundTrip-2                                    1000   90 ns/op
+BenchmarkAcquireSharedParallel/impl=tight-2                 1000  10 ns/op
+BenchmarkAcquireSharedParallel/impl=crs/heaps=8-2           1000  14 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000  190 ns/op
+BenchmarkLineRoundTrip-2                                    1000  400 ns/op
+`
+
+func TestRoundsPutEachRoundsRatiosBesideItsRoundTrip(t *testing.T) {
+	res, err := parse(strings.NewReader(twoRounds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	writeRounds(&out, res)
+	for _, want := range []string{
+		"| round | line round trip | shared Acquire, parallel, round robin | shared Acquire, parallel, adaptive | exclusive Acquire + Release, parallel |",
+		"| --- | --- | --- | --- | --- |",
+		"| 1 | 90 ns | 1.20x (12 ns) | – | 0.50x (50 ns) |",
+		"| 2 | 400 ns | 1.40x (14 ns) | – | 1.90x (190 ns) |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("rounds lack %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRoundsNeedTwoRoundTrips(t *testing.T) {
+	res, err := parse(strings.NewReader(raw)) // no round trip at all
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	writeRounds(&out, res)
+	res.samples[lineRoundTrip] = map[string][]float64{"ns/op": {90}}
+	writeRounds(&out, res)
+	if out.Len() != 0 {
+		t.Fatalf("rounds written from fewer than two round trips:\n%s", out.String())
+	}
+}
