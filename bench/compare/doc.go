@@ -23,5 +23,7 @@
 //
 // The package also holds a rank-error harness (BenchmarkRankError): how
 // many available resources were better than the one Acquire handed out,
-// the price of sharding the heap.
+// the price of sharding the heap; and BenchmarkLineRoundTrip, what the
+// host charges to move a cache line between two cores, which the
+// parallel rows depend on.
 package compare
