@@ -121,16 +121,22 @@ func TestRunWritesEverySection(t *testing.T) {
 	if err := run(path, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	mustContain(t, out.String(),
 		"| shared Acquire, round robin | 21 ns | 30.5 ns (1.45x) | – | 10 ns (0.48x) | – | 0 / 0 / – / 0 / – |",
 		"| shared Acquire, sequential | <= 0.5x, 0 allocs | 0.48x (rounds 0.40-0.55), 0 allocs | met |",
 		"| round robin | 9.5 ns (1.90x its floor) | – | 0 |",
 		"| floor: one locked add (`atomic.Uint64.Add`) | 5 ns | n/a | 0 |",
 		"| floor: one `math/rand/v2.Uint64` | – | n/a | – |",
 		"| order=shard/heaps=8/goroutines=1 | 35 | 568 | 833 | 0 |",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
+	)
+}
+
+// mustContain fails t for each of wants that the report got lacks.
+func mustContain(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
 		}
 	}
 }
