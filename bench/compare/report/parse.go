@@ -17,6 +17,10 @@ import (
 type results struct {
 	samples map[string]map[string][]float64
 	names   []string // in the order they first ran
+	// lines holds, for each name, the line of the input each of its
+	// samples came from, in order: which samples were taken in the same
+	// round (see inRounds).
+	lines map[string][]int
 }
 
 // procsSuffix is the "-N" go test appends to a name when GOMAXPROCS > 1.
@@ -27,7 +31,7 @@ var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 // produced it and benchstat's tables (whose rows do not start with
 // "Benchmark").
 func parse(r io.Reader) (results, error) {
-	res := results{samples: map[string]map[string][]float64{}}
+	res := results{samples: map[string]map[string][]float64{}, lines: map[string][]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for line := 1; sc.Scan(); line++ {
@@ -48,6 +52,7 @@ func parse(r io.Reader) (results, error) {
 			res.samples[name] = units
 			res.names = append(res.names, name)
 		}
+		res.lines[name] = append(res.lines[name], line)
 		for i := 2; i < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {
@@ -85,15 +90,32 @@ func (r results) ratio(name, base string) (float64, bool) {
 	return n / d, true
 }
 
+// inRounds reports whether name and other ran in rounds: at least twice
+// each, as often, and each sample of name between other's samples of
+// the rounds before and after its own, as compare.sh's INTERLEAVE=1 runs
+// them. Then their i-th samples were taken in the same round, seconds
+// apart; otherwise (a go test -count run) all of one's samples may come
+// before all of the other's.
+func (r results) inRounds(name, other string) bool {
+	a, b := r.lines[name], r.lines[other]
+	if len(a) < 2 || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if (i > 0 && a[i] < b[i-1]) || (i+1 < len(b) && a[i] > b[i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
 // roundRatios returns the lowest and highest of name's ns/op samples
-// over base's, sample by sample, and whether there were at least two
-// pairs. With compare.sh's INTERLEAVE=1 the i-th sample of every
-// benchmark comes from the i-th round, so each ratio is one round's, and
-// their range shows how far a median ratio is from a target; without
-// it, the pairs are of samples taken seconds apart.
+// over base's, round by round, and whether the two ran in rounds (see
+// inRounds): each ratio is then one round's, and their range shows how
+// far a median ratio is from a target.
 func (r results) roundRatios(name, base string) (lo, hi float64, ok bool) {
 	ns, ds := r.samples[name]["ns/op"], r.samples[base]["ns/op"]
-	if len(ns) < 2 || len(ns) != len(ds) {
+	if !r.inRounds(name, base) || len(ns) != len(ds) {
 		return 0, 0, false
 	}
 	for i := range ns {

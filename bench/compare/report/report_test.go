@@ -71,10 +71,31 @@ func TestRoundRatiosPairSamplesInOrder(t *testing.T) {
 	if _, _, ok := res.roundRatios("Update/impl=crs/heaps=8", "Update/impl=tight"); ok {
 		t.Fatal("a range from one round")
 	}
-	// Counts that differ (a round lost): the pairs would not be rounds.
-	res.samples["Update/impl=crs/heaps=8"]["ns/op"] = []float64{90, 91}
-	if _, _, ok := res.roundRatios("Update/impl=crs/heaps=8", "Update/impl=tight"); ok {
-		t.Fatal("a range from samples that do not pair up")
+}
+
+func TestRoundRatiosNeedRounds(t *testing.T) {
+	for _, tt := range []struct{ why, input string }{
+		{"a go test -count run: every tight sample before every crs one", `
+BenchmarkUpdate/impl=tight-2        1000  100 ns/op
+BenchmarkUpdate/impl=tight-2        1000  100 ns/op
+BenchmarkUpdate/impl=crs/heaps=8-2  1000   90 ns/op
+BenchmarkUpdate/impl=crs/heaps=8-2  1000   91 ns/op
+`},
+		{"a round lost: the counts differ", `
+BenchmarkUpdate/impl=tight-2        1000  100 ns/op
+BenchmarkUpdate/impl=crs/heaps=8-2  1000   90 ns/op
+BenchmarkUpdate/impl=tight-2        1000  100 ns/op
+BenchmarkUpdate/impl=tight-2        1000  100 ns/op
+BenchmarkUpdate/impl=crs/heaps=8-2  1000   91 ns/op
+`},
+	} {
+		res, err := parse(strings.NewReader(tt.input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo, hi, ok := res.roundRatios("Update/impl=crs/heaps=8", "Update/impl=tight"); ok {
+			t.Errorf("%s: range %v-%v, want none", tt.why, lo, hi)
+		}
 	}
 }
 

@@ -20,11 +20,15 @@ var parallelOps = []operation{opSharedParallel, opSharedParallelAdaptive, opExcl
 // write in turn costs one such trip, and on a virtual machine its cost
 // changes when the hypervisor moves the virtual CPUs, which can happen
 // between two rounds of one run; a median over rounds of both kinds
-// says little without this. It writes nothing when the run has fewer
-// than two round trips (not interleaved, or filtered out).
+// says little without this. It writes nothing unless some target's
+// benchmarks ran in rounds with the round trip (see inRounds).
 func writeRounds(w io.Writer, res results) {
 	trips := res.samples[lineRoundTrip]["ns/op"]
-	if len(trips) < 2 {
+	some := false
+	for _, o := range parallelOps {
+		some = some || res.roundsOf(o)
+	}
+	if !some {
 		return
 	}
 	fmt.Fprintln(w, "### Parallel targets, round by round")
@@ -47,11 +51,17 @@ func writeRounds(w io.Writer, res results) {
 	fmt.Fprintln(w)
 }
 
+// roundsOf reports whether o's crs and tight benchmarks ran in the
+// rounds of the round trip.
+func (r results) roundsOf(o operation) bool {
+	return r.inRounds(o.crsAt(targetHeaps), lineRoundTrip) && r.inRounds(o.tight(), lineRoundTrip)
+}
+
 // roundCell is o's ratio to tight in round i of rounds, with crs's time,
-// or missing when o's samples are not one a round.
+// or missing when o did not run in those rounds.
 func (r results) roundCell(o operation, i, rounds int) string {
 	ns, ds := r.samples[o.crsAt(targetHeaps)]["ns/op"], r.samples[o.tight()]["ns/op"]
-	if len(ns) != rounds || len(ds) != rounds || ds[i] == 0 {
+	if !r.roundsOf(o) || len(ns) != rounds || len(ds) != rounds || ds[i] == 0 {
 		return missing
 	}
 	return fmt.Sprintf("%s (%s)", ratioText(ns[i]/ds[i]), duration(ns[i]))

@@ -37,16 +37,31 @@ func TestRoundsPutEachRoundsRatiosBesideItsRoundTrip(t *testing.T) {
 	)
 }
 
-func TestRoundsNeedTwoRoundTrips(t *testing.T) {
-	res, err := parse(strings.NewReader(raw)) // no round trip at all
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	writeRounds(&out, res)
-	res.samples[lineRoundTrip] = map[string][]float64{"ns/op": {90}}
-	writeRounds(&out, res)
-	if out.Len() != 0 {
-		t.Fatalf("rounds written from fewer than two round trips:\n%s", out.String())
+func TestRoundsNeedTheTargetsRunInRoundsWithTheRoundTrip(t *testing.T) {
+	for _, tt := range []struct{ why, input string }{
+		{"no round trip", raw},
+		{"one round", `
+BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000   50 ns/op
+BenchmarkLineRoundTrip-2                                    1000   90 ns/op
+`},
+		{"a go test -count run: each benchmark's samples back to back", `
+BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000   50 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000  190 ns/op
+BenchmarkLineRoundTrip-2                                    1000   90 ns/op
+BenchmarkLineRoundTrip-2                                    1000  400 ns/op
+`},
+	} {
+		res, err := parse(strings.NewReader(tt.input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		writeRounds(&out, res)
+		if out.Len() != 0 {
+			t.Errorf("%s: rounds written:\n%s", tt.why, out.String())
+		}
 	}
 }
