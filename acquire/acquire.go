@@ -1,6 +1,6 @@
 // Package acquire decides where Acquire looks first: the AcquireStrategy
-// interface with its built-in strategies (round robin, weighted, adaptive),
-// and a consistent hash ring for routing identifiers to shards.
+// interface with its built-in strategies (round robin, weighted, adaptive,
+// local), and a consistent hash ring for routing identifiers to shards.
 //
 // A strategy only picks a shard; the comparator decides which resource in
 // that shard is best. The two concerns are deliberately separate.

@@ -24,6 +24,7 @@ func benchStrategies() []struct {
 		{"RoundRobin", acquire.NewRoundRobin()},
 		{"Weighted", acquire.NewWeightedStrategy([]uint{1, 2, 3, 4, 5, 6, 7, 8})},
 		{"Adaptive", acquire.NewAdaptiveStrategy()},
+		{"Local", acquire.NewLocalStrategy()},
 	}
 }
 

@@ -43,3 +43,14 @@ func ExampleNewWeightedStrategy() {
 	fmt.Println("shard 1 picked:", picked[1])
 	// Output: shard 1 picked: false
 }
+
+func ExampleNewLocalStrategy() {
+	// Each P (GOMAXPROCS of them) gets a home shard, so which shard this
+	// goroutine is sent to depends on where it runs; it is sent there
+	// again on its next call unless it moves.
+	local := acquire.NewLocalStrategy()
+	view := shardCounts{10, 10, 10, 10}
+	shard := local.Select(view)
+	fmt.Println(local, shard >= 0 && shard < 4)
+	// Output: local true
+}

@@ -66,6 +66,7 @@ func TestBuiltInStrategiesAcquireFromEveryConfiguration(t *testing.T) {
 		"round_robin": acquire.NewRoundRobin(),
 		"weighted":    acquire.NewWeightedStrategy([]uint{1, 2, 3, 4}),
 		"adaptive":    acquire.NewAdaptiveStrategy(),
+		"local":       acquire.NewLocalStrategy(),
 	}
 	for name, st := range strategies {
 		t.Run(name, func(t *testing.T) {

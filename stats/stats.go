@@ -40,7 +40,7 @@ type Stats struct {
 	// AcquirePolicy is "shared" or "exclusive".
 	AcquirePolicy string
 	// AcquireStrategy names the strategy: "round_robin", "weighted",
-	// "adaptive", or the String() / Go type of a custom one.
+	// "adaptive", "local", or the String() / Go type of a custom one.
 	AcquireStrategy string
 	// HeapSizes holds the number of active resources in each shard.
 	HeapSizes []int

@@ -31,7 +31,7 @@ type Config struct {
 	Duration time.Duration
 	Warmup   time.Duration
 	Policy   config.AcquirePolicy
-	Strategy string // adaptive, round_robin or weighted
+	Strategy string // adaptive, local, round_robin or weighted
 	Ordering config.Ordering
 	// API is how the harness acquires from the scheduler: "acquire"
 	// (AcquireContext, and Release(id) under Exclusive) or "lease" (Lease

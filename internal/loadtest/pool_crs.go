@@ -36,10 +36,12 @@ type crsPool struct {
 	health    crsHealth
 }
 
-var strategyNames = []string{"adaptive", "round_robin", "weighted"}
+var strategyNames = []string{"adaptive", "local", "round_robin", "weighted"}
 
 func newStrategy(name string, shards int) acquire.AcquireStrategy {
 	switch name {
+	case "local":
+		return acquire.NewLocalStrategy()
 	case "round_robin":
 		return acquire.NewRoundRobin()
 	case "weighted":

@@ -169,6 +169,18 @@ func TestGlobalOrderingBalancesItsAccounts(t *testing.T) {
 	}
 }
 
+func TestEveryStrategyBalancesItsAccounts(t *testing.T) {
+	t.Parallel()
+	for _, name := range strategyNames {
+		cfg := quick(Normal)
+		cfg.Policy = config.Exclusive
+		cfg.Strategy = name
+		if r := run(t, cfg); r.Requests.Success == 0 {
+			t.Fatalf("strategy %s: no request succeeded", name)
+		}
+	}
+}
+
 func TestWaitsLongerThanTheTimeoutAreCountedAsTimeouts(t *testing.T) {
 	t.Parallel()
 	// One exclusive resource held at least 20 ms at a time, and twenty
