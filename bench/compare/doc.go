@@ -17,7 +17,8 @@
 //
 // The benchmarks replay the workloads of scheduler/scheduler_bench_test.go
 // and are named impl=tight, impl=heap, impl=crs/heaps=N (and
-// impl=crs-adaptive/heaps=N) so that benchstat lines them up with
+// impl=crs-adaptive/heaps=N and impl=crs-local/heaps=N, crs with
+// another strategy) so that benchstat lines them up with
 // `-col /impl,/heaps`. bench/scripts/compare.sh runs them and writes the
 // ratio tables; the report subpackage computes those tables.
 //

@@ -29,6 +29,7 @@ const (
 
 func implCRS(heaps int) string         { return fmt.Sprintf("impl=crs/heaps=%d", heaps) }
 func implCRSAdaptive(heaps int) string { return fmt.Sprintf("impl=crs-adaptive/heaps=%d", heaps) }
+func implCRSLocal(heaps int) string    { return fmt.Sprintf("impl=crs-local/heaps=%d", heaps) }
 
 // numbered returns the seed's pre-loaded resources: w0..w(n-1) with
 // priorities 0..n-1.

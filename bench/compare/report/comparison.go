@@ -11,11 +11,11 @@ import (
 type operation struct {
 	label string
 	bench string
-	crs   string // "crs" (default strategy) or "crs-adaptive"
+	crs   string // "crs" (default strategy), "crs-adaptive" or "crs-local"
 }
 
-// The rows, in the order of docs/BENCHMARKS.md. The adaptive rows reuse
-// the baselines of their benchmarks: they have no strategy.
+// The rows, in the order of docs/BENCHMARKS.md. The adaptive and local
+// rows reuse the baselines of their benchmarks: they have no strategy.
 var (
 	opAdd                    = operation{"Add", "Add", "crs"}
 	opBatchAdd               = operation{"BatchAdd of 1,000", "BatchAdd", "crs"}
@@ -26,7 +26,9 @@ var (
 	opSharedParallelAdaptive = operation{"shared Acquire, parallel, adaptive", "AcquireSharedParallel", "crs-adaptive"}
 	opExclusive              = operation{"exclusive Acquire + Release", "AcquireReleaseExclusive", "crs"}
 	opExclusiveParallel      = operation{"exclusive Acquire + Release, parallel", "AcquireReleaseExclusiveParallel", "crs"}
-	operations               = []operation{opAdd, opBatchAdd, opUpdate, opShared, opSharedAdaptive, opSharedParallel, opSharedParallelAdaptive, opExclusive, opExclusiveParallel}
+	opExclusiveLocal         = operation{"exclusive Acquire + Release, local", "AcquireReleaseExclusive", "crs-local"}
+	opExclusiveParallelLocal = operation{"exclusive Acquire + Release, parallel, local", "AcquireReleaseExclusiveParallel", "crs-local"}
+	operations               = []operation{opAdd, opBatchAdd, opUpdate, opShared, opSharedAdaptive, opSharedParallel, opSharedParallelAdaptive, opExclusive, opExclusiveLocal, opExclusiveParallel, opExclusiveParallelLocal}
 )
 
 var heapCounts = []int{1, 8, 32}

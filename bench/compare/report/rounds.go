@@ -12,10 +12,11 @@ import (
 const lineRoundTrip = "LineRoundTrip"
 
 // parallelOps are the rows whose targets are on b.RunParallel, in the
-// order of the targets table.
-var parallelOps = []operation{opSharedParallel, opSharedParallelAdaptive, opExclusiveParallel}
+// order of the targets table, and the local strategy's parallel row,
+// which keeps each core in its own shards.
+var parallelOps = []operation{opSharedParallel, opSharedParallelAdaptive, opExclusiveParallel, opExclusiveParallelLocal}
 
-// writeRounds writes the parallel targets' ratios round by round, beside
+// writeRounds writes the parallel rows' ratios round by round, beside
 // the line round trip timed in the same round. Every line that two cores
 // write in turn costs one such trip, and on a virtual machine its cost
 // changes when the hypervisor moves the virtual CPUs, which can happen
@@ -31,7 +32,7 @@ func writeRounds(w io.Writer, res results) {
 	if !some {
 		return
 	}
-	fmt.Fprintln(w, "### Parallel targets, round by round")
+	fmt.Fprintln(w, "### Parallel rows, round by round")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "crs at heaps=%d: its ratio to tight in the round, and its time; the round trip is one cache line's, from a core to the other and back, timed in the same round (compare.sh's INTERLEAVE=1 runs every benchmark once a round).\n", targetHeaps)
 	fmt.Fprintln(w)

@@ -14,11 +14,13 @@ BenchmarkAcquireSharedParallel/impl=crs/heaps=8-2           1000  12 ns/op
 BenchmarkAcquireSharedParallel/impl=crs-adaptive/heaps=8-2  1000   4 ns/op
 BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
 BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000   50 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs-local/heaps=8-2 1000 40 ns/op
 BenchmarkLineRoundTrip-2                                    1000   90 ns/op
 BenchmarkAcquireSharedParallel/impl=tight-2                 1000  10 ns/op
 BenchmarkAcquireSharedParallel/impl=crs/heaps=8-2           1000  14 ns/op
 BenchmarkAcquireReleaseExclusiveParallel/impl=tight-2       1000  100 ns/op
 BenchmarkAcquireReleaseExclusiveParallel/impl=crs/heaps=8-2 1000  190 ns/op
+BenchmarkAcquireReleaseExclusiveParallel/impl=crs-local/heaps=8-2 1000 41 ns/op
 BenchmarkLineRoundTrip-2                                    1000  400 ns/op
 `
 
@@ -30,10 +32,10 @@ func TestRoundsPutEachRoundsRatiosBesideItsRoundTrip(t *testing.T) {
 	var out bytes.Buffer
 	writeRounds(&out, res)
 	mustContain(t, out.String(),
-		"| round | line round trip | shared Acquire, parallel, round robin | shared Acquire, parallel, adaptive | exclusive Acquire + Release, parallel |",
-		"| --- | --- | --- | --- | --- |",
-		"| 1 | 90 ns | 1.20x (12 ns) | – | 0.50x (50 ns) |",
-		"| 2 | 400 ns | 1.40x (14 ns) | – | 1.90x (190 ns) |",
+		"| round | line round trip | shared Acquire, parallel, round robin | shared Acquire, parallel, adaptive | exclusive Acquire + Release, parallel | exclusive Acquire + Release, parallel, local |",
+		"| --- | --- | --- | --- | --- | --- |",
+		"| 1 | 90 ns | 1.20x (12 ns) | – | 0.50x (50 ns) | 0.40x (40 ns) |",
+		"| 2 | 400 ns | 1.40x (14 ns) | – | 1.90x (190 ns) | 0.41x (41 ns) |",
 	)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 )
 
 // writeStrategies writes the strategies' Select costs (from the root
@@ -16,7 +17,7 @@ func writeStrategies(w io.Writer, res results) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| strategy | sequential (ratio to floor) | parallel | allocs/op |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
-	for _, s := range strategies {
+	for _, s := range append(slices.Clone(strategies), untargeted...) {
 		seq, par, allocs := missing, missing, missing
 		if ns, ok := res.median(s.seq, "ns/op"); ok {
 			seq = duration(ns) + floorText(res, s, ns)

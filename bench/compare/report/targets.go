@@ -51,6 +51,12 @@ var strategies = []strategy{
 	{"ring (ConsistentHashRing.GetShard)", "GetShard", "", ""},
 }
 
+// untargeted are the strategies the issue sets no target for (it names
+// the four above), listed in the Select table only.
+var untargeted = []strategy{
+	{"local (no target)", "Select/Local", "SelectParallel/Local", ""},
+}
+
 const (
 	floorAtomicAdd = "Floor/AtomicAdd"  // one locked add on a counter
 	floorRand      = "Floor/RandUint64" // one math/rand/v2 Uint64
