@@ -19,11 +19,14 @@ import (
 // with round robin).
 //
 // It suits the Exclusive policy, where each Acquire and Release writes to
-// its shard. Under the Shared policy with ShardOrder every caller on one P
-// gets the best resource of the same shard, so the load spreads over
-// GOMAXPROCS resources at most; under GlobalOrder the strategy only
-// breaks ties between equally good resources, and this one sends each P
-// to its own.
+// its shard. There, the goroutines of a P keep taking the best free
+// resources of its home shard, and take resources from other shards only
+// while all of its home's are held: with ShardOrder, a P's first choice is
+// the best of its home, not of the pool, as with any strategy. Under the Shared
+// policy with ShardOrder every caller on one P gets the best resource of
+// the same shard, so the load spreads over GOMAXPROCS resources at most;
+// under GlobalOrder the strategy only breaks ties between equally good
+// resources, and this one sends each P to its own.
 //
 // A home is a preference, not an assignment. It is kept in a sync.Pool,
 // the one per-P store the standard library offers: a Get and a Put find
