@@ -5,7 +5,8 @@
 # module's acquire package, and writes a markdown section for
 # docs/BENCHMARKS.md: the machine, the commands, and the ratio of each
 # median to the tight baseline of the same run, with the targets of issue
-# #3 marked met or not.
+# #3 marked met or not (and, with INTERLEAVE=1, the parallel rows round by
+# round beside the host's cache-line round trip of the same round).
 #
 # Usage: bench/scripts/compare.sh [-o REPORT.md] [RAW]
 #
