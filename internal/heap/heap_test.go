@@ -220,16 +220,21 @@ func sameLayout(t *testing.T, got, want *Heap[int, int], what string) {
 	}
 }
 
-// ups are the two ways into the heap that Up's search serves.
+// ups are the ways a node rises: Up's search, with and without the top
+// first, and Fix's climb.
 var ups = []struct {
 	name string
 	up   func(*Heap[int, int], int)
-}{{"Up", (*Heap[int, int]).Up}, {"UpTopFirst", (*Heap[int, int]).UpTopFirst}}
+}{
+	{"Up", (*Heap[int, int]).Up},
+	{"UpTopFirst", (*Heap[int, int]).UpTopFirst},
+	{"climb", (*Heap[int, int]).climb},
+}
 
-// Up and UpTopFirst search the path instead of walking it: with ties in
-// value and in holders, a node given any new value, nodes appended one by
-// one, and a node that rises to the root all end where the plain sift
-// puts them.
+// Up and UpTopFirst search the path instead of walking it, and climb
+// compares before it moves anything: with ties in value and in holders, a
+// node given any new value, nodes appended one by one, and a node that
+// rises to the root all end where the plain sift puts them.
 func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
 	for _, u := range ups {
 		rng := rand.New(rand.NewSource(5))
@@ -262,8 +267,8 @@ func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
 	}
 }
 
-// Up compares before it writes, so a comparator that panics at any point
-// of a sift leaves every node where it was.
+// Up and climb compare before they write, so a comparator that panics at
+// any point of a sift leaves every node where it was.
 func TestPanicDuringUpChangesNothing(t *testing.T) {
 	for _, u := range ups {
 		for _, value := range []int{-1, 40} { // to the top, and to the middle
