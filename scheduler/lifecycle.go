@@ -190,10 +190,14 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	id := s.key(v)
 	capacity := s.capacityOf(v)
 	limit := s.bucketOf(v)
-	return s.transition("update", id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		if n.State == node.Active && n.RestUntil == 0 && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
-			return s.move(sh, n, v), nil
+	if !limit.Limited() {
+		if served, ok := s.move(id, v, capacity); ok {
+			yieldTo(served)
+			s.emit(events.EventUpdate, id)
+			return nil
 		}
+	}
+	return s.transition("update", id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		old := struct {
 			value     T
 			capacity  int
@@ -237,23 +241,41 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	})
 }
 
-// move is Update's common case: an active resource that stays active
-// (no rest, no rate limit, the same capacity) takes value v and only
-// moves in its heap. The general path would decide so after saving and
-// checking all it might change, about 15 % of an Update. It reports
-// whether it served a waiter. Requires sh.mu.
-func (s *Scheduler[T, ID]) move(sh *shard[T, ID], n *node.Node[T, ID], v T) bool {
-	was := n.Value
-	n.Stage(v)
-	done := false
+// move is Update's common case, whole: an active resource that stays
+// active (no rate limit, the same capacity) takes value v and only moves
+// in its heap. It reports ok false, having changed nothing, for a
+// resource in any other case (or none), which the general path then
+// handles; otherwise whether it served a waiter.
+//
+// The general path would decide so after saving and checking all it
+// might change (about 15 % of an Update when this case was split off),
+// and reaching even this case through transition's closure cost another
+// 5 to 7 %; so it is transition and locked written out, for this case
+// alone (docs/BENCHMARKS.md, "Update in one piece").
+func (s *Scheduler[T, ID]) move(id ID, v T, capacity int) (served, ok bool) {
+	n, sh := s.find(id)
+	if n == nil {
+		return false, false
+	}
+	sh.mu.Lock()
+	staged := false
+	var was T
 	defer func() {
-		if !done {
+		if staged && !ok {
 			n.Stage(was) // a comparator panic: no effect
 		}
+		sh.mu.Unlock()
 	}()
+	s.mend(sh)
+	// An active node has no rest (place forgets one that has ended).
+	if n.State != node.Active || n.Capacity != capacity || n.Limited() {
+		return false, false
+	}
+	was, staged = n.Value, true
+	n.Stage(v)
 	sh.fix(n)
-	done = true
-	return s.serve(sh)
+	ok = true
+	return s.serve(sh), true
 }
 
 // reach is which resources an operation by key finds, and in what state
