@@ -406,7 +406,8 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 // operation: it rebuilds the heap order and serves the waiters that the
 // panic kept from being served; and it finishes a take (see
 // shard.settle). Every operation calls it right after taking sh.mu; it
-// runs the comparator, so the unlock must already be deferred.
+// runs the comparator, so the unlock must already be deferred. It has
+// nothing to do unless sh.unsettled().
 func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
 	sh.repair()
 	sh.settle()

@@ -123,6 +123,13 @@ func (s *shard[T, ID]) empty() bool {
 	return s.active.Load() == 0 && s.version.Load()&1 == 0
 }
 
+// unsettled reports whether Scheduler.mend has anything to do: a heap to
+// reorder after a comparator panic (repair), a take to finish (settle),
+// waiters a panic kept from being served. Keep it in step with mend.
+func (s *shard[T, ID]) unsettled() bool {
+	return s.dirty || s.unserved || s.heap.Taken() != nil
+}
+
 // repair rebuilds the heap order if a comparator panicked during an earlier
 // operation. It runs the comparator, so the caller must already have
 // deferred the unlock.
