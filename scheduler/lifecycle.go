@@ -261,14 +261,7 @@ func (s *Scheduler[T, ID]) move(id ID, v T, capacity int) (served, ok bool) {
 		return false, false
 	}
 	sh.mu.Lock()
-	staged := false
-	var was T
-	defer func() {
-		if staged && !ok {
-			n.Stage(was) // a comparator panic: no effect
-		}
-		sh.mu.Unlock()
-	}()
+	defer sh.mu.Unlock()
 	if sh.unsettled() { // mend's three calls, when there is nothing to mend: 2 % of an Update
 		s.mend(sh)
 	}
@@ -276,8 +269,13 @@ func (s *Scheduler[T, ID]) move(id ID, v T, capacity int) (served, ok bool) {
 	if n.State != node.Active || n.Capacity != capacity || n.Limited() {
 		return false, false
 	}
-	was, staged = n.Value, true
+	was := n.Value
 	n.Stage(v)
+	defer func() {
+		if !ok {
+			n.Stage(was) // a comparator panic: no effect
+		}
+	}()
 	sh.fix(n)
 	ok = true
 	return s.waiters.Len() > 0 && s.serve(sh), true // serve's first test, without the call
