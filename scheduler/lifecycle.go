@@ -30,7 +30,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 		switch {
 		case n.Anonymous > 0:
 			rest = s.unhold(sh, n, -1, ending{how: succeeded})
-			return s.serve(sh), nil
+			return s.waiters.Len() > 0 && s.serve(sh), nil
 		case n.Holders > 0:
 			return false, crserrors.ErrResourceLeased
 		case n.State == node.Active:
@@ -315,9 +315,12 @@ func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	// mend and mendKeeping are calls, and most often have nothing to do.
 	if r == releasing && sh.heap.Taken() == n {
-		s.mendKeeping(sh)
-	} else {
+		if sh.dirty || sh.unserved {
+			s.mendKeeping(sh)
+		}
+	} else if sh.unsettled() {
 		s.mend(sh)
 	}
 	if n.State == node.Removed || (n.State == node.Draining && r != releasing) {
