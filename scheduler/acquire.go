@@ -96,7 +96,9 @@ func (s *Scheduler[T, ID]) takeFirst(start int) (n *node.Node[T, ID], v T) {
 func (s *Scheduler[T, ID]) takeTop(sh *shard[T, ID]) (n *node.Node[T, ID], v T) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	if sh.unsettled() { // mend is a call, and most often has nothing to do
+		s.mend(sh)
+	}
 	if n = sh.heap.Top(); n != nil {
 		// The common exclusive hold needs no grant passed back.
 		if v = n.Value; !s.holdLast(sh, n) {
