@@ -219,11 +219,9 @@ func (s *Scheduler[T, ID]) capacityOf(v T) int {
 }
 
 // bucketOf runs the user's RateLimit function, outside any lock, and
-// returns the resource's token bucket, full.
+// returns the resource's token bucket, full. Callers test s.rateLimit
+// first: without one there is no bucket to make, and no call to pay for.
 func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
-	if s.rateLimit == nil {
-		return node.Bucket{}
-	}
 	perSecond, burst := s.rateLimit(v)
 	if perSecond <= 0 {
 		return node.Bucket{}
