@@ -66,7 +66,9 @@ func BenchmarkSelectParallel(b *testing.B) {
 // step each strategy cannot do without, so that Select's cost can be read
 // against what this machine charges for it: RoundRobin's locked add on a
 // shared counter (exact rotation needs one), and the runtime's per-thread
-// random draw that WeightedStrategy and AdaptiveStrategy make.
+// random draw that WeightedStrategy and AdaptiveStrategy make; the draw
+// also under b.RunParallel, where each P draws from its own thread's
+// source, so that the parallel adaptive Acquire has a floor too.
 func BenchmarkFloor(b *testing.B) {
 	b.Run("AtomicAdd", func(b *testing.B) {
 		var c struct {
@@ -84,6 +86,16 @@ func BenchmarkFloor(b *testing.B) {
 		for range b.N {
 			sinkUint64 += rand.Uint64()
 		}
+	})
+	b.Run("RandUint64Parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var s uint64
+			for pb.Next() {
+				s += rand.Uint64()
+			}
+			atomic.AddUint64(&sinkUint64, s)
+		})
 	})
 }
 

@@ -4,8 +4,8 @@
 // median time for the baselines and for crs at 1, 8 and 32 heaps, as
 // ratios to the tight baseline of the same run; the targets, met or
 // not, and the parallel ones round by round beside the host's cost of
-// moving a cache line between cores; the strategies' Select costs; and
-// the rank error.
+// moving a cache line between cores; the floors of five targets, timed in
+// the same run; the strategies' Select costs; and the rank error.
 //
 // Usage:
 //
@@ -53,6 +53,7 @@ func run(path string, out io.Writer) error {
 	writeComparison(w, res)
 	writeTargets(w, res)
 	writeRounds(w, res)
+	writeFloors(w, res)
 	writeStrategies(w, res)
 	writeRank(w, res)
 	return w.Flush()
