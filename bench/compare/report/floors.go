@@ -96,7 +96,7 @@ func checkFloor(res results, f floor) (ratio, parts string, below, ok bool) {
 func writeFloors(w io.Writer, res results) {
 	fmt.Fprintln(w, "### Floors")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "What an operation cannot do without, each step timed alone in the same run (the steps follow one another, so their times add up), as a ratio to tight's time for the whole operation. The Update and BatchAdd steps run on crs's own key index, nodes and heaps, with none of the scheduler's checks and bookkeeping; the parallel exclusive row has no floor here (see the rounds above).")
+	fmt.Fprintln(w, "What an operation cannot do without, each step timed alone in the same run, as a ratio to tight's time for the whole operation. The steps follow one another, each needing the one before it, so the floor is their sum, less what little of them the processor overlaps. The Update and BatchAdd steps run on crs's own key index, nodes and heaps, with none of the scheduler's checks and bookkeeping; the parallel exclusive row has no floor here (see the rounds above).")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| target | goal | measured | floor | goal below the floor | the floor's steps (ratio to tight each) |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
