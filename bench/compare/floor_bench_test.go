@@ -116,48 +116,64 @@ func BenchmarkFloorBatchAdd(b *testing.B) {
 	})
 }
 
-// BenchmarkFloorUpdate times the steps of BenchmarkUpdate's workload that
-// any Update must take, on the 10,000 preloaded resources in crs's
-// structures: find the node by key; then also set its value and restore
-// its heap's order; then also do that under its heap's lock. No state,
-// capacity or rate-limit check, no undo for a panicking comparator, no
-// publication to lock-free readers, no waiter or event.
-func BenchmarkFloorUpdate(b *testing.B) {
+// floorPool is BenchmarkUpdate's 10,000 preloaded resources in crs's
+// structures, with a lock for each heap on a cache line of its own, as
+// each shard's.
+type floorPool struct {
+	index *lookup.Map[*worker, string]
+	heaps floorHeapSet
+	locks [floorHeaps]struct {
+		sync.Mutex
+		_ [56]byte
+	}
+}
+
+func newFloorPool(b *testing.B) *floorPool {
 	ws := numbered(preloaded)
 	slab := make([]floorNode, len(ws))
 	fillNodes(slab, ws)
-	m := lookup.New[*worker, string]()
-	index(b, m, slab)
-	var hs floorHeapSet
-	orderNodes(&hs, slab)
-	var locks [floorHeaps]struct {
-		sync.Mutex
-		_ [56]byte // one lock a cache line, as each shard's
-	}
-	vs := numbered(preloaded)
+	p := &floorPool{index: lookup.New[*worker, string]()}
+	index(b, p.index, slab)
+	orderNodes(&p.heaps, slab)
+	return p
+}
+
+// BenchmarkFloorUpdate times the steps of BenchmarkUpdate's workload that
+// any Update must take, each on a pool of its own: find the node by key;
+// then also set its value and restore its heap's order; then also do that
+// under its heap's lock. No state, capacity or rate-limit check, no undo
+// for a panicking comparator, no publication to lock-free readers, no
+// waiter or event.
+func BenchmarkFloorUpdate(b *testing.B) {
 	b.Run("part=find", func(b *testing.B) {
+		p, ws := newFloorPool(b), numbered(preloaded)
+		b.ResetTimer()
 		for i := range b.N {
-			if _, ok := m.Get(updateStep(vs, i).ID); !ok {
+			if _, ok := p.index.Get(updateStep(ws, i).ID); !ok {
 				b.Fatal("key not found")
 			}
 		}
 	})
 	b.Run("part=find+fix", func(b *testing.B) {
+		p, ws := newFloorPool(b), numbered(preloaded)
+		b.ResetTimer()
 		for i := range b.N {
-			v := updateStep(vs, i)
-			n, _ := m.Get(v.ID)
+			v := updateStep(ws, i)
+			n, _ := p.index.Get(v.ID)
 			n.Stage(v)
-			hs[n.Shard].Fix(n.Index)
+			p.heaps[n.Shard].Fix(n.Index)
 		}
 	})
 	b.Run("part=find+lock+fix", func(b *testing.B) {
+		p, ws := newFloorPool(b), numbered(preloaded)
+		b.ResetTimer()
 		for i := range b.N {
-			v := updateStep(vs, i)
-			n, _ := m.Get(v.ID)
-			l := &locks[n.Shard]
+			v := updateStep(ws, i)
+			n, _ := p.index.Get(v.ID)
+			l := &p.locks[n.Shard]
 			l.Lock()
 			n.Stage(v)
-			hs[n.Shard].Fix(n.Index)
+			p.heaps[n.Shard].Fix(n.Index)
 			l.Unlock()
 		}
 	})

@@ -10,9 +10,10 @@ import (
 // the same run: the steps it cannot do without, each a benchmark that does
 // that step and nothing else. The steps follow one another (each needs
 // the one before it, as a shard's read needs the rotation's ticket), so
-// their medians add up; the sum, over the tight pool's median of the
-// operation, is a ratio the target can be set beside. A target below its
-// floor is out of reach of any change to what the floor leaves out.
+// their medians add up, less what little of them the processor overlaps;
+// the sum, over the tight pool's median of the operation, is a ratio the
+// target can be set beside. A target below its floor is out of reach of
+// any change to what the floor leaves out.
 type floor struct {
 	target ratioTarget
 	steps  []floorPart
