@@ -405,9 +405,9 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 // mend brings sh back to normal after a comparator panic in an earlier
 // operation: it rebuilds the heap order and serves the waiters that the
 // panic kept from being served; and it finishes a take (see
-// shard.settle). Every operation calls it right after taking sh.mu; it
-// runs the comparator, so the unlock must already be deferred. It has
-// nothing to do unless sh.unsettled().
+// shard.settle). Every operation calls it right after taking sh.mu (the
+// hot ones only if sh.unsettled(), since it has nothing to do otherwise);
+// it runs the comparator, so the unlock must already be deferred.
 func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
 	sh.repair()
 	sh.settle()

@@ -140,10 +140,9 @@ func newFloorPool(b *testing.B) *floorPool {
 
 // BenchmarkFloorUpdate times the steps of BenchmarkUpdate's workload that
 // any Update must take, each on a pool of its own: find the node by key;
-// then also set its value and restore its heap's order; then also do that
-// under its heap's lock. No state, capacity or rate-limit check, no undo
-// for a panicking comparator, no publication to lock-free readers, no
-// waiter or event.
+// then also, under its heap's lock, set its value and restore the heap's
+// order. No state, capacity or rate-limit check, no undo for a panicking
+// comparator, no publication to lock-free readers, no waiter or event.
 func BenchmarkFloorUpdate(b *testing.B) {
 	b.Run("part=find", func(b *testing.B) {
 		p, ws := newFloorPool(b), numbered(preloaded)
@@ -152,16 +151,6 @@ func BenchmarkFloorUpdate(b *testing.B) {
 			if _, ok := p.index.Get(updateStep(ws, i).ID); !ok {
 				b.Fatal("key not found")
 			}
-		}
-	})
-	b.Run("part=find+fix", func(b *testing.B) {
-		p, ws := newFloorPool(b), numbered(preloaded)
-		b.ResetTimer()
-		for i := range b.N {
-			v := updateStep(ws, i)
-			n, _ := p.index.Get(v.ID)
-			n.Stage(v)
-			p.heaps[n.Shard].Fix(n.Index)
 		}
 	})
 	b.Run("part=find+lock+fix", func(b *testing.B) {
