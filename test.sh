@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # test.sh runs every check for every Go module in the repository:
-# gofmt, go vet, staticcheck and go test -race.
+# gofmt, go vet, staticcheck and go test -race, then the release check
+# (tools/modcheck: every published module builds from a module proxy, as
+# `go get` would fetch it).
 #
 # Usage: ./test.sh [go test flags...]     e.g. ./test.sh -short
 #        SHORT=1 ./test.sh                same as ./test.sh -short
+#
+# Prerequisites, checked first with one line each: the Go version the
+# modules declare, a C compiler (go test -race needs cgo) and redis-server
+# (redispool's tests; without it they skip, and the summary says so, unless
+# CRS_REQUIRE_REDIS=1, which makes it a failure). staticcheck is installed,
+# pinned, into .tools/ in the repository, never over the user's own.
 #
 # Modules are found by looking for go.mod files (vendor/ and testdata/ are
 # skipped), so a new nested module is tested as soon as it exists.
@@ -87,9 +95,54 @@ set_owner() {
 	done
 }
 
+# ---------------------------------------------------------- prerequisites
+
+CURRENT="prerequisites"
+echo "test.sh: prerequisites"
+MISSING=0
+
+# The newest go directive among the modules is the Go they need. The
+# toolchain is not switched for us (GOTOOLCHAIN=local): a machine without
+# the module proxy's toolchains would fail later and less clearly.
+need_go=$(for m in "${MODULES[@]}"; do sed -n 's/^go \([0-9.]*\).*/\1/p' "$m/go.mod"; done | LC_ALL=C sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
+have_go=$(GOTOOLCHAIN=local go env GOVERSION | sed 's/^go//')
+if [[ "$(printf '%s\n%s\n' "$need_go" "$have_go" | LC_ALL=C sort -t. -k1,1n -k2,2n -k3,3n | head -n 1)" == "$need_go" ]]; then
+	echo "  ok       Go $have_go (the modules need $need_go or newer)"
+else
+	echo "  MISSING  Go $need_go or newer: this is Go $have_go (https://go.dev/dl/)"
+	MISSING=1
+fi
+export GOTOOLCHAIN=local
+
+cc=$(go env CC)
+if command -v "${cc%% *}" >/dev/null 2>&1; then
+	echo "  ok       C compiler ($cc), for go test -race"
+else
+	echo "  MISSING  C compiler ($cc): go test -race needs cgo (Debian: apt-get install gcc)"
+	MISSING=1
+fi
+
+REDIS_SKIPPED=""
+if [[ -n "${CRS_REDIS_ADDR:-}" ]]; then
+	echo "  ok       Redis at CRS_REDIS_ADDR=$CRS_REDIS_ADDR, for redispool's tests"
+elif command -v redis-server >/dev/null 2>&1; then
+	echo "  ok       redis-server ($(command -v redis-server)), for redispool's tests"
+elif [[ "${CRS_REQUIRE_REDIS:-}" == 1 ]]; then
+	echo "  MISSING  redis-server, required by CRS_REQUIRE_REDIS=1 (Debian: apt-get install redis-server)"
+	MISSING=1
+else
+	echo "  SKIP     redis-server not found: redispool's Redis tests will be skipped (Debian: apt-get install redis-server)"
+	REDIS_SKIPPED="redis-server was not found, so redispool's Redis tests were SKIPPED (apt-get install redis-server)"
+fi
+
+if [[ $MISSING -ne 0 ]]; then
+	echo "test.sh: install what is MISSING above, then run it again" >&2
+	exit 1
+fi
+
 # ------------------------------------------------------------ staticcheck
 
-GOBIN_DIR="$(go env GOPATH | cut -d: -f1)/bin"
+GOBIN_DIR="$ROOT/.tools/bin"
 STATICCHECK="$GOBIN_DIR/staticcheck"
 
 # v0.8.2's "staticcheck -version" prints "staticcheck 2026.2.2 (0.8.2)",
@@ -104,13 +157,7 @@ staticcheck_ok() {
 CURRENT="install staticcheck $STATICCHECK_VERSION"
 if ! staticcheck_ok; then
 	header "installing staticcheck $STATICCHECK_VERSION into $GOBIN_DIR"
-	# Build into a scratch dir, then replace: go install refuses to overwrite
-	# a file it did not build, and a failed build keeps the old binary.
-	tmpbin=$(mktemp -d)
-	GOBIN="$tmpbin" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
-	mkdir -p "$GOBIN_DIR"
-	mv -f "$tmpbin/staticcheck" "$STATICCHECK"
-	rmdir "$tmpbin"
+	GOBIN="$GOBIN_DIR" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 	if ! staticcheck_ok; then
 		echo "test.sh: $STATICCHECK does not report version $STATICCHECK_VERSION" >&2
 		exit 1
@@ -122,6 +169,7 @@ fi
 echo "test.sh: $(go version); ${#MODULES[@]} module(s): ${MODULES[*]}"
 
 for mod in "${MODULES[@]}"; do
+	MOD_START=$SECONDS
 	cd "$ROOT/$mod"
 	CURRENT="go list -m [$mod]"
 	name=$(go list -m)
@@ -162,8 +210,13 @@ for mod in "${MODULES[@]}"; do
 	CURRENT="go test [$mod]"
 	header "$name ($mod): $TEST_CMD"
 	go test -race -count=1 ${TEST_FLAGS[@]+"${TEST_FLAGS[@]}"} ./...
+	echo "($mod: $((SECONDS - MOD_START))s)"
 done
 
 CURRENT="done"
 echo
 echo "PASS: gofmt, go vet, staticcheck, go test -race for ${#MODULES[@]} module(s) in $((SECONDS - START))s"
+if [[ -n "$REDIS_SKIPPED" ]]; then
+	echo
+	echo "WARNING: $REDIS_SKIPPED" >&2
+fi

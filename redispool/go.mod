@@ -3,7 +3,7 @@ module github.com/crsched/crs/redispool
 go 1.26.0
 
 require (
-	github.com/crsched/crs v0.0.0
+	github.com/crsched/crs v1.3.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/crsched/crs => ../../
 
 require (
-	github.com/crsched/crs v0.0.0
+	github.com/crsched/crs v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.74.0

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+	"golang.org/x/mod/zip"
+)
+
+// published are the modules users install, by directory under the root,
+// each with the consumer (under testdata/consumers) that installs it.
+var published = []struct{ dir, consumer string }{
+	{".", "crs"},
+	{"redispool", "redispool"},
+	{"extensions/prometheus", "prometheus"},
+}
+
+// errUnreleasable reports a nested module that requires a root version no
+// user can download.
+var errUnreleasable = errors.New("requires a root version that can never be a release")
+
+// check publishes the modules under root into a proxy in work and builds
+// every consumer from it, writing what it does to log.
+func check(root, consumers, work string, log io.Writer) error {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	rootPath, err := modulePath(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return err
+	}
+	version, err := releaseVersion(root, rootPath)
+	if err != nil {
+		return err
+	}
+
+	proxy := filepath.Join(work, "proxy")
+	for _, p := range published {
+		dir := filepath.Join(root, p.dir)
+		path, err := modulePath(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return err
+		}
+		if err := publish(proxy, dir, module.Version{Path: path, Version: version}); err != nil {
+			return fmt.Errorf("publish %s: %w", p.dir, err)
+		}
+	}
+	fmt.Fprintf(log, "modcheck: published %d modules at %s into %s\n", len(published), version, proxy)
+
+	env, err := consumerEnv(proxy, filepath.Join(work, "modcache"), rootPath)
+	if err != nil {
+		return err
+	}
+	for _, p := range published {
+		path, _ := modulePath(filepath.Join(root, p.dir, "go.mod"))
+		dir := filepath.Join(work, "consumers", p.consumer)
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(consumers, p.consumer))); err != nil {
+			return err
+		}
+		gomod := "module example.com/consumer\n\ngo 1.26.0\n"
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+			return err
+		}
+		// The nested module's go.sum vouches for its third-party
+		// dependencies, so that only the crs modules go unchecked.
+		if sum, err := os.ReadFile(filepath.Join(root, p.dir, "go.sum")); err == nil {
+			if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+				return err
+			}
+		}
+		// -trimpath keeps the build cache valid across module caches
+		// that are new each run.
+		for _, args := range [][]string{
+			{"get", path + "@" + version},
+			{"build", "-trimpath", "-o", os.DevNull, "."},
+		} {
+			if err := run(dir, env, args...); err != nil {
+				return fmt.Errorf("consumer of %s: %w", path, err)
+			}
+		}
+		fmt.Fprintf(log, "modcheck: ok  %s@%s builds from the proxy\n", path, version)
+	}
+	return nil
+}
+
+// releaseVersion returns the root version that every nested module
+// requires: the release they are published with. They must agree, and it
+// must be a release version (tags vX.Y.Z), not v0.0.0 or a pseudo-version.
+func releaseVersion(root, rootPath string) (string, error) {
+	version := ""
+	for _, p := range published[1:] {
+		gomod := filepath.Join(root, p.dir, "go.mod")
+		data, err := os.ReadFile(gomod)
+		if err != nil {
+			return "", err
+		}
+		f, err := modfile.Parse(gomod, data, nil)
+		if err != nil {
+			return "", err
+		}
+		v := ""
+		for _, r := range f.Require {
+			if r.Mod.Path == rootPath {
+				v = r.Mod.Version
+			}
+		}
+		switch {
+		case v == "":
+			return "", fmt.Errorf("%s/go.mod does not require %s", p.dir, rootPath)
+		case v == "v0.0.0" || module.IsPseudoVersion(v) || semver.Prerelease(v) != "" || semver.Build(v) != "":
+			return "", fmt.Errorf("%s/go.mod: %s %s: %w (require the release it is built for; see CONTRIBUTING.md)", p.dir, rootPath, v, errUnreleasable)
+		case version != "" && v != version:
+			return "", fmt.Errorf("%s/go.mod requires %s %s, but %s/go.mod requires %s: publish them together", p.dir, rootPath, v, published[1].dir, version)
+		}
+		version = v
+	}
+	return version, nil
+}
+
+// publish writes m, zipped from dir, into the file proxy at proxy.
+func publish(proxy, dir string, m module.Version) error {
+	escaped, err := module.EscapePath(m.Path)
+	if err != nil {
+		return err
+	}
+	at := filepath.Join(proxy, filepath.FromSlash(escaped), "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		return err
+	}
+	z, err := os.Create(filepath.Join(at, m.Version+".zip"))
+	if err != nil {
+		return err
+	}
+	if err := zip.CreateFromDir(z, m, dir); err != nil {
+		z.Close()
+		return err
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return err
+	}
+	info := fmt.Sprintf(`{"Version":%q,"Time":%q}`, m.Version, time.Now().UTC().Format(time.RFC3339))
+	for name, data := range map[string][]byte{
+		m.Version + ".mod":  gomod,
+		m.Version + ".info": []byte(info),
+		"list":              []byte(m.Version + "\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumerEnv is the environment of a user outside the repository whose
+// only source of crs is the proxy: no workspace, no replace, a module
+// cache of its own, and no checksum database for the unreleased crs
+// modules.
+func consumerEnv(proxy, modcache, rootPath string) ([]string, error) {
+	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("go env printed %q", out)
+	}
+	// The user's module cache already holds the third-party modules; the
+	// configured proxies serve the rest. "direct" is dropped so that a
+	// missing crs version fails at once instead of trying its repository.
+	proxies := []string{"file://" + filepath.ToSlash(proxy), "file://" + filepath.ToSlash(filepath.Join(lines[0], "cache", "download"))}
+	for _, p := range strings.FieldsFunc(lines[1], func(r rune) bool { return r == ',' || r == '|' }) {
+		if p != "direct" && p != "off" {
+			proxies = append(proxies, p)
+		}
+	}
+	env := []string{
+		"GOPROXY=" + strings.Join(proxies, ","),
+		"GOMODCACHE=" + modcache,
+		"GOFLAGS=-mod=mod -modcacherw",
+		"GONOSUMDB=" + rootPath,
+		"GONOPROXY=",
+		"GOPRIVATE=",
+		"GOWORK=off",
+		"GOTOOLCHAIN=local",
+	}
+	return append(os.Environ(), env...), nil
+}
+
+func run(dir string, env []string, args ...string) error {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func modulePath(gomod string) (string, error) {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return "", err
+	}
+	path := modfile.ModulePath(data)
+	if path == "" {
+		return "", fmt.Errorf("%s: no module line", gomod)
+	}
+	return path, nil
+}
