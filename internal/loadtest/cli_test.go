@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,44 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		if code := Main(context.Background(), args, &out, &out); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+func TestShareFlagsRefuseNaNInfinityAndOutOfRange(t *testing.T) {
+	for _, name := range []string{"failure-rate", "unhealthy-rate", "cancel-rate", "eject-share"} {
+		for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "-0.1", "1.5", "x"} {
+			_, err := ParseFlags([]string{"-" + name, v}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "-"+name) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("-%s %s: error %v, want one line naming the flag", name, v, err)
+			}
+		}
+		if _, err := ParseFlags([]string{"-" + name, "0.25"}, &bytes.Buffer{}); err != nil {
+			t.Errorf("-%s 0.25: %v", name, err)
+		}
+	}
+}
+
+func TestValidateRefusesANaNShare(t *testing.T) {
+	nan := math.NaN()
+	for name, set := range map[string]func(*Config){
+		"failure-rate":   func(c *Config) { c.FailureRate = nan },
+		"unhealthy-rate": func(c *Config) { c.UnhealthyRate = nan },
+		"cancel-rate":    func(c *Config) { c.CancelRate = nan },
+		"eject-share":    func(c *Config) { c.EjectShare = nan },
+	} {
+		c := Default()
+		set(&c)
+		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), name) {
+			t.Errorf("%s NaN: %v", name, err)
+		}
+	}
+}
+
+func TestValidateRefusesAWarmupAndDurationPastTheClock(t *testing.T) {
+	c := Default()
+	c.Duration = time.Duration(math.MaxInt64 - 10)
+	c.Warmup = time.Second
+	if err := c.Validate(); err == nil {
+		t.Fatal("a window ending past the largest time.Duration accepted")
 	}
 }

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crsched/crs/config"
@@ -156,19 +157,21 @@ func (c Config) validate(ext *Extension) error {
 		return errors.New("duration: want > 0")
 	case c.Warmup < 0:
 		return errors.New("warmup: want >= 0")
+	case c.Duration > math.MaxInt64-c.Warmup:
+		return errors.New("duration: warm-up plus window too long for the clock")
 	case c.Heaps < 0 || c.Heaps > config.MaxHeapCount:
 		return fmt.Errorf("heaps: want 0 to %d", config.MaxHeapCount)
 	case c.Capacity < 1:
 		return errors.New("capacity: want at least 1")
 	case c.Timeout <= 0:
 		return errors.New("timeout: want > 0")
-	case c.FailureRate < 0 || c.FailureRate > 1:
+	case !isShare(c.FailureRate):
 		return errors.New("failure-rate: want 0 to 1")
 	case c.Unhealthy < 0 || c.Unhealthy > c.Resources:
 		return errors.New("unhealthy: want 0 to the number of resources")
-	case c.UnhealthyRate < 0 || c.UnhealthyRate > 1:
+	case !isShare(c.UnhealthyRate):
 		return errors.New("unhealthy-rate: want 0 to 1")
-	case c.CancelRate < 0 || c.CancelRate > 1:
+	case !isShare(c.CancelRate):
 		return errors.New("cancel-rate: want 0 to 1")
 	case c.Cooldown < 0 || c.Suspend < 0:
 		return errors.New("cooldown, suspend: want >= 0")
@@ -176,7 +179,7 @@ func (c Config) validate(ext *Extension) error {
 		return errors.New("eject: want >= 0")
 	case c.Eject > 0 && (c.EjectBase <= 0 || c.EjectMax < 0):
 		return errors.New("eject-base: want > 0; eject-max: want >= 0")
-	case c.EjectShare < 0 || c.EjectShare > 1:
+	case !isShare(c.EjectShare):
 		return errors.New("eject-share: want 0 to 1")
 	case c.Eject > 0 && c.API != "lease" && (c.Pool == "crs" || c.Pool == "mutex"):
 		return errors.New("eject: only Lease.Fail reports a failure to the scheduler: use -api lease")

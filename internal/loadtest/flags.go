@@ -1,9 +1,11 @@
 package loadtest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/crsched/crs/config"
@@ -46,16 +48,16 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
 	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
-	fs.Float64Var(&c.FailureRate, "failure-rate", c.FailureRate, "share of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
+	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
 	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
-	fs.Float64Var(&c.UnhealthyRate, "unhealthy-rate", c.UnhealthyRate, "share of an unhealthy resource's calls that fail, 0 to 1")
-	fs.Float64Var(&c.CancelRate, "cancel-rate", c.CancelRate, "share of requests the client abandons at a random moment, 0 to 1")
+	fs.Var((*shareFlag)(&c.UnhealthyRate), "unhealthy-rate", "`share` of an unhealthy resource's calls that fail, 0 to 1")
+	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
 	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
 	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
 	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
 	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
 	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
-	fs.Float64Var(&c.EjectShare, "eject-share", c.EjectShare, "with -eject: the largest share of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
+	fs.Var((*shareFlag)(&c.EjectShare), "eject-share", "with -eject: the largest `share` of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
 	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
 	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
@@ -190,3 +192,23 @@ func (o *orderingFlag) Set(s string) error {
 	}
 	return nil
 }
+
+// shareFlag reads a share from 0 to 1. strconv accepts "NaN" and "Inf",
+// and NaN fails every comparison, so a range check written as two
+// rejections would let it through: the check is written as one
+// acceptance.
+type shareFlag float64
+
+func (f *shareFlag) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+
+func (f *shareFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !isShare(v) {
+		return errors.New("want a number from 0 to 1")
+	}
+	*f = shareFlag(v)
+	return nil
+}
+
+// isShare reports whether v is a number from 0 to 1 (NaN is not).
+func isShare(v float64) bool { return v >= 0 && v <= 1 }
