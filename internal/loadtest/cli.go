@@ -12,7 +12,8 @@ import (
 // Main is the crsload command: parse the flags, run (twice with -compare),
 // print the report, write the files asked for. It returns the exit
 // status: 0, 1 if a run's accounting failed or a file could not be
-// written, 2 for a usage error.
+// written, 2 for a usage error (one line on stderr, pointing to -h). -h
+// prints the usage on stdout.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return MainWith(ctx, args, stdout, stderr)
 }
@@ -20,16 +21,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // MainWith is Main with more pools to choose from: each extension adds its
 // flags, and runs on its pool when they select it (see Extension).
 func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts ...Extension) int {
-	o, err := ParseFlags(args, stderr, exts...)
+	o, err := ParseFlags(args, stdout, exts...)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
-		return 2
-	}
-	if _, err := NewProgress(stdout, o.Progress); err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "crsload: %v (see -h)\n", err)
 		return 2
 	}
 	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stdout)

@@ -120,11 +120,29 @@ func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
 	}
 }
 
-func TestUsageErrorsExitTwo(t *testing.T) {
-	for _, args := range [][]string{{"-scenario", "chaos"}, {"-workers", "0"}, {"-policy", "greedy"}, {"-latency", "soon"}, {"extra"}, {"-progress", "loud"}} {
-		var out bytes.Buffer
-		if code := Main(context.Background(), args, &out, &out); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+func TestUsageErrorsAreOneLinePointingToHelpAndExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenario", "chaos"}, {"-workers", "0"}, {"-workers", "abc"}, {"-bogus"}, {"-workers"},
+		{"-policy", "greedy"}, {"-latency", "soon"}, {"extra"}, {"-progress", "loud"}, {"-cancel-rate", "NaN"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), args, &stdout, &stderr)
+		msg := stderr.String()
+		if code != 2 || stdout.Len() > 0 || strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, " (see -h)\n") ||
+			!strings.HasPrefix(msg, "crsload: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line ending (see -h)", args, code, stdout.String(), msg)
+		}
+	}
+}
+
+func TestHelpGoesToStdoutAndExitsZero(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{arg}, &stdout, &stderr); code != 0 {
+			t.Errorf("%s: exit %d", arg, code)
+		}
+		if !strings.Contains(stdout.String(), "Usage:") || !strings.Contains(stdout.String(), "  -workers") || stderr.Len() > 0 {
+			t.Errorf("%s: stdout %d bytes, stderr %q; want the usage on stdout alone", arg, stdout.Len(), stderr.String())
 		}
 	}
 }

@@ -25,15 +25,18 @@ type Options struct {
 
 // ParseFlags reads the command line. Settings a scenario changes (see
 // ScenarioDefaults) take the scenario's value unless given explicitly.
-// It returns flag.ErrHelp for -h, after printing the usage to w. The
+// It returns flag.ErrHelp for -h, after printing the usage to w; any
+// other error is one line, for the caller to print. The
 // flags of exts are read too, and the first extension they select gets
 // to adjust the settings (see Extension.Configure).
 func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) {
 	o := Options{Config: Default(), Progress: "auto"}
 	c := &o.Config
 	fs := flag.NewFlagSet("crsload", flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() { printUsage(fs, w, exts) }
+	// The flag package prints the whole usage after every parse error;
+	// the caller prints the error alone, in one line, and -h the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure, cooldown: 1000)")
@@ -71,6 +74,10 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(w)
+			printUsage(fs, w, exts)
+		}
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -92,6 +99,9 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 	if o.Compare {
 		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
+	}
+	if _, err := NewProgress(io.Discard, o.Progress); err != nil {
+		return o, err
 	}
 	for i := range exts {
 		selected, err := exts[i].Configure(c, func(name string) bool { return set[name] })
