@@ -29,7 +29,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		fmt.Fprintf(stderr, "crsload: %v (see -h)\n", err)
 		return 2
 	}
-	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stdout)
+	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "crsload:", err)
 		return 1
@@ -37,7 +37,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	if o.Compare {
 		base := o.Config
 		base.Pool = "mutex"
-		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stdout); err != nil {
+		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stderr); err != nil {
 			fmt.Fprintln(stderr, "crsload:", err)
 			return 1
 		}
@@ -65,7 +65,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 			fmt.Fprintln(stderr, "crsload:", err)
 			status = 1
 		} else {
-			fmt.Fprintf(stdout, "wrote %s\n", out.path)
+			fmt.Fprintf(stderr, "crsload: wrote %s\n", out.path)
 		}
 	}
 	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
@@ -75,8 +75,10 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	return status
 }
 
-func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode string, stdout io.Writer) (*Report, error) {
-	progress, err := NewProgress(stdout, progressMode)
+// runOnce runs cfg, with its status (a heading and the progress) on
+// status: stderr, so that stdout carries the report alone.
+func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode string, status io.Writer) (*Report, error) {
+	progress, err := NewProgress(status, progressMode)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +87,7 @@ func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode strin
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
 		}
-		fmt.Fprintf(stdout, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
+		fmt.Fprintf(status, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
 			cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
 	}
 	return runOn(ctx, cfg, ext, progress)

@@ -26,10 +26,13 @@ func TestMainWritesWellFormedJSONAndSelfContainedHTML(t *testing.T) {
 	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"Accounting: OK", "Throughput", "theoretical limit", "Side by side", "wrote " + jsonPath} {
+	for _, want := range []string{"Accounting: OK", "Throughput", "theoretical limit", "Side by side"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if !strings.Contains(stderr.String(), "wrote "+jsonPath) {
+		t.Errorf("no note of the file written on stderr:\n%s", stderr.String())
 	}
 
 	raw, err := os.ReadFile(jsonPath)
@@ -183,5 +186,19 @@ func TestValidateRefusesAWarmupAndDurationPastTheClock(t *testing.T) {
 	c.Warmup = time.Second
 	if err := c.Validate(); err == nil {
 		t.Fatal("a window ending past the largest time.Duration accepted")
+	}
+}
+
+func TestStatusLinesGoToStderrAndTheReportToStdout(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string{}, quickArgs...), "-progress", "plain", "-duration", "1100ms")
+	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "crsload: normal scenario, crs scheduler\n") || strings.Contains(stdout.String(), "in-flight") {
+		t.Errorf("stdout is not the report alone:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "crsload: normal scenario on the crs scheduler") || !strings.Contains(stderr.String(), "in-flight") {
+		t.Errorf("stderr lacks the status lines:\n%s", stderr.String())
 	}
 }

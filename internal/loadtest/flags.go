@@ -68,7 +68,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`")
-	fs.StringVar(&o.Progress, "progress", o.Progress, "live status: auto (a status line on a terminal, plain lines otherwise), line, plain, off")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
 	for _, x := range exts {
 		x.Flags(fs)
 	}
