@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -29,8 +30,28 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		fmt.Fprintf(stderr, "crsload: %v (see -h)\n", err)
 		return 2
 	}
+	// The report files are opened before the run, so that a path that
+	// cannot be written fails now rather than after the whole run.
+	outs, err := openOutputs(o, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "crsload:", err)
+		return 1
+	}
+	text := stdout
+	for _, out := range outs {
+		if out.f == nil {
+			text = stderr // stdout carries the JSON or HTML report
+		}
+	}
+	abandon := func() {
+		for _, out := range outs {
+			out.abandon()
+		}
+	}
+
 	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stderr)
 	if err != nil {
+		abandon()
 		fmt.Fprintln(stderr, "crsload:", err)
 		return 1
 	}
@@ -38,33 +59,28 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		base := o.Config
 		base.Pool = "mutex"
 		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stderr); err != nil {
+			abandon()
 			fmt.Fprintln(stderr, "crsload:", err)
 			return 1
 		}
 	}
 
-	if err := WriteText(stdout, r); err != nil {
+	status := 0
+	if err := WriteText(text, r); err != nil {
 		fmt.Fprintln(stderr, "crsload:", err)
-		return 1
+		status = 1
 	}
 	if r.Baseline != nil {
-		if err := WriteComparison(stdout, r, r.Baseline); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
-			return 1
-		}
-	}
-	status := 0
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, *Report) error
-	}{{o.JSON, WriteJSON}, {o.HTML, WriteHTML}} {
-		if out.path == "" {
-			continue
-		}
-		if err := writeFile(out.path, r, out.write); err != nil {
+		if err := WriteComparison(text, r, r.Baseline); err != nil {
 			fmt.Fprintln(stderr, "crsload:", err)
 			status = 1
-		} else {
+		}
+	}
+	for _, out := range outs {
+		if err := out.finish(r); err != nil {
+			fmt.Fprintln(stderr, "crsload:", err)
+			status = 1
+		} else if out.f != nil {
 			fmt.Fprintf(stderr, "crsload: wrote %s\n", out.path)
 		}
 	}
@@ -93,14 +109,62 @@ func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode strin
 	return runOn(ctx, cfg, ext, progress)
 }
 
-func writeFile(path string, r *Report, write func(io.Writer, *Report) error) error {
-	f, err := os.Create(path)
+// output is a report file (-json, -html), opened before the run.
+type output struct {
+	path  string
+	w     io.Writer
+	f     *os.File // nil for stdout ("-")
+	fresh bool     // the file did not exist: removed if nothing is written
+	write func(io.Writer, *Report) error
+}
+
+// openOutputs opens the report files asked for; "-" is stdout.
+func openOutputs(o Options, stdout io.Writer) ([]*output, error) {
+	var outs []*output
+	for _, want := range []struct {
+		path  string
+		write func(io.Writer, *Report) error
+	}{{o.JSON, WriteJSON}, {o.HTML, WriteHTML}} {
+		switch want.path {
+		case "":
+			continue
+		case "-":
+			outs = append(outs, &output{path: "-", w: stdout, write: want.write})
+			continue
+		}
+		_, statErr := os.Stat(want.path)
+		f, err := os.Create(want.path)
+		if err != nil {
+			for _, out := range outs {
+				out.abandon()
+			}
+			return nil, err
+		}
+		outs = append(outs, &output{path: want.path, w: f, f: f, fresh: errors.Is(statErr, fs.ErrNotExist), write: want.write})
+	}
+	return outs, nil
+}
+
+// finish writes the report and closes the file.
+func (out *output) finish(r *Report) error {
+	err := out.write(out.w, r)
+	if out.f != nil {
+		err = errors.Join(err, out.f.Close())
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", out.path, err)
 	}
-	if err := write(f, r); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+	return nil
+}
+
+// abandon closes a file that will not be written, and removes it if the
+// run created it.
+func (out *output) abandon() {
+	if out.f == nil {
+		return
 	}
-	return f.Close()
+	out.f.Close()
+	if out.fresh {
+		os.Remove(out.path)
+	}
 }

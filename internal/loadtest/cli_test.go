@@ -202,3 +202,44 @@ func TestStatusLinesGoToStderrAndTheReportToStdout(t *testing.T) {
 		t.Errorf("stderr lacks the status lines:\n%s", stderr.String())
 	}
 }
+
+func TestAnOutputPathThatCannotBeWrittenFailsBeforeTheRun(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "r.json")
+	for _, flagName := range []string{"-json", "-html"} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{flagName, missing, "-progress", "plain"}, quickArgs[:len(quickArgs)-2]...)
+		code := Main(context.Background(), args, &stdout, &stderr)
+		if code != 1 || stdout.Len() > 0 || strings.Contains(stderr.String(), "scenario on the") ||
+			strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), missing) {
+			t.Errorf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s", flagName, missing, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestADashWritesTheJSONToStdoutAndTheTextReportToStderr(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), append([]string{"-json", "-"}, quickArgs...), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	var r Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Requests.Attempts == 0 {
+		t.Fatalf("stdout is not the JSON report alone (%v):\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "Accounting: OK") {
+		t.Errorf("the text report is not on stderr:\n%s", stderr.String())
+	}
+	if _, err := os.Stat("-"); err == nil {
+		os.Remove("-")
+		t.Error("a file named - was written")
+	}
+}
+
+func TestBothOutputsOnStdoutOrOneFileAreRefused(t *testing.T) {
+	same := filepath.Join(t.TempDir(), "r")
+	for _, args := range [][]string{{"-json", "-", "-html", "-"}, {"-json", same, "-html", same}} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), append(args, quickArgs...), &stdout, &stderr); code != 2 || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, want 2\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+		}
+	}
+}

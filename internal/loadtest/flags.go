@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -66,8 +67,8 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
 	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone)")
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
-	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
-	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`")
+	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
 	for _, x := range exts {
 		x.Flags(fs)
@@ -102,6 +103,12 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 	if _, err := NewProgress(io.Discard, o.Progress); err != nil {
 		return o, err
+	}
+	switch {
+	case o.JSON == "-" && o.HTML == "-":
+		return o, errors.New("json, html: only one report can go to stdout (-)")
+	case o.JSON != "" && o.JSON != "-" && filepath.Clean(o.JSON) == filepath.Clean(o.HTML):
+		return o, errors.New("json, html: want two different files")
 	}
 	for i := range exts {
 		selected, err := exts[i].Configure(c, func(name string) bool { return set[name] })
