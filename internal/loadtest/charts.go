@@ -50,6 +50,11 @@ func throughputChart(r *Report) string {
 		}
 		lx, ly = append(lx, xs.at(s.T)), append(ly, ys.at(limit))
 	}
+	if r.Throughput.Limit.Bottleneck == "none" { // nothing bounds the rate: no line to draw
+		d.polyline(px, py, "s-measured")
+		d.legend([]string{"measured", "measured window"}, []string{"k-measured", "window"})
+		return d.String()
+	}
 	d.polyline(lx, ly, "s-limit")
 	d.polyline(px, py, "s-measured")
 	d.legend([]string{"measured", "limit", "measured window"}, []string{"k-measured", "k-limit", "window"})

@@ -19,6 +19,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"igrp":  func(n int64) string { return group(n) },
 	"fgrp":  func(f float64) string { return group(int64(f + 0.5)) },
 	"pct":   pct,
+	"ratio": ratioText,
 	"title": titleOf,
 }).Parse(reportTemplate))
 

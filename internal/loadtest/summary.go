@@ -71,7 +71,7 @@ func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Dura
 		Completed: k.windowDone.Load(),
 		Limit:     theoreticalLimit(cfg, float64(cfg.Latency.Mean()), k.workerNanos.Load(), e.window),
 	}
-	if t.Completed > 0 {
+	if t.Completed > 0 && t.Limit.Bottleneck != "none" {
 		asRun := float64(k.windowBackend.Load()) / float64(t.Completed)
 		t.AsRun = theoreticalLimit(cfg, asRun, k.workerNanos.Load(), e.window)
 	}

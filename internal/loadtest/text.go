@@ -140,6 +140,11 @@ func writeThroughput(b *strings.Builder, r *Report) {
 	t, c := r.Throughput, r.Config
 	fmt.Fprintf(b, "\nThroughput (measured window of %s: backend calls completed)\n", dur(t.WindowNs))
 	fmt.Fprintf(b, "  measured               %s req/s  (%s calls)\n", group(int64(t.PerSecond+0.5)), group(t.Completed))
+	if t.Limit.Bottleneck == "none" {
+		fmt.Fprintf(b, "  theoretical limit      none (backend calls that take no time: nothing but the pool and the runtime bounds the rate)\n")
+		fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
+		return
+	}
 	why := fmt.Sprintf("%s workers / %s mean latency", group(int64(t.Limit.MeanWorkers+0.5)), dur(t.Limit.MeanHoldNanos))
 	switch {
 	case t.Limit.Bottleneck == "pool":
@@ -152,7 +157,7 @@ func writeThroughput(b *strings.Builder, r *Report) {
 		why += fmt.Sprintf(", less the %s abandoned", pct(c.CancelRate))
 	}
 	fmt.Fprintf(b, "  theoretical limit      %s req/s  (%s)\n", group(int64(t.Limit.PerSecond+0.5)), why)
-	fmt.Fprintf(b, "  ratio                  %s\n", pct(t.Ratio))
+	fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
 	if t.AsRun.PerSecond > 0 {
 		ms := func(ns int64) string { return fmt.Sprintf("%.2fms", float64(ns)/1e6) }
 		fmt.Fprintf(b, "  limit as the calls ran %s req/s  (their measured mean, %s, in place of %s): ratio %s\n",
@@ -285,4 +290,12 @@ func apiName(api, policy string) string {
 		return "AcquireContext + Release"
 	}
 	return "AcquireContext (a shared acquisition holds nothing to release)"
+}
+
+// ratioText is the throughput's share of the limit, or "n/a" without one.
+func ratioText(t Throughput) string {
+	if t.Limit.PerSecond <= 0 {
+		return "n/a (no limit)"
+	}
+	return pct(t.Ratio)
 }
