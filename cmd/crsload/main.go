@@ -15,14 +15,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/crsched/crs/internal/loadtest"
 )
 
 func main() {
-	// An interrupt ends the run early; the report covers what ran.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT or SIGTERM ends the run early; the report covers what ran and
+	// says so, and the exit status is 130 or 143. A second signal ends
+	// the process at once.
+	ctx, stop := loadtest.NotifyContext(context.Background())
 	code := loadtest.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

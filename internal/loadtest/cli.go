@@ -13,8 +13,9 @@ import (
 // Main is the crsload command: parse the flags, run (twice with -compare),
 // print the report, write the files asked for. It returns the exit
 // status: 0, 1 if a run's accounting failed or a file could not be
-// written, 2 for a usage error (one line on stderr, pointing to -h). -h
-// prints the usage on stdout.
+// written, 2 for a usage error (one line on stderr, pointing to -h), and
+// 128 + the signal's number when a signal (see NotifyContext) interrupted
+// the run, whose report then says so. -h prints the usage on stdout.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return MainWith(ctx, args, stdout, stderr)
 }
@@ -55,7 +56,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		fmt.Fprintln(stderr, "crsload:", err)
 		return 1
 	}
-	if o.Compare {
+	if o.Compare && ctx.Err() == nil {
 		base := o.Config
 		base.Pool = "mutex"
 		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stderr); err != nil {
@@ -87,6 +88,20 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
 		fmt.Fprintln(stderr, "crsload: accounting failed")
 		status = 1
+	}
+	// An interrupted run still reports what it measured, and then exits
+	// as a process the signal ended would, so that a script sees it.
+	if err := context.Cause(ctx); err != nil {
+		what := "interrupted"
+		if o.Compare && r.Baseline == nil {
+			what += ": the baseline did not run"
+		}
+		fmt.Fprintf(stderr, "crsload: %s (%s)\n", what, interruptCause(err))
+		var in Interrupt
+		if errors.As(err, &in) {
+			return in.status()
+		}
+		return max(status, 1)
 	}
 	return status
 }

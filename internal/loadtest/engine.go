@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crsched/crs/config"
@@ -16,8 +17,16 @@ type engine[H any] struct {
 	pool  pool[H]
 	k     *counters
 	epoch time.Time
-	// window is the measured interval, in harness nanoseconds.
-	window [2]int64
+	// window is the measured interval, in harness nanoseconds. An
+	// interrupt ends it early: windowEnd, which the workers read as they
+	// count, is then the moment of the interrupt (window[1] is the end
+	// asked for).
+	window    [2]int64
+	windowEnd atomic.Int64
+	// interrupted is the time the run's context ended, -1 if it did not,
+	// and ctxCause why.
+	interrupted atomic.Int64
+	ctxCause    error
 	// checkCooldown: with one exclusive slot per resource, "acquired less
 	// than the cooldown after its last release" is unambiguous, so every
 	// acquisition is checked against it, less the pool's slack (see
@@ -110,6 +119,8 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	cfg := e.cfg
 	plan := cohorts(cfg)
 	e.window = [2]int64{int64(cfg.Warmup), int64(cfg.Warmup + cfg.Duration)}
+	e.windowEnd.Store(e.window[1])
+	e.interrupted.Store(-1)
 
 	// Every worker is created before the clock starts, blocked on its
 	// cohort's gate: starting ten thousand goroutines takes a while on a
@@ -132,12 +143,25 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	runtime.GC() // start from a clean heap, so that setup garbage is not ours
 	rt0 := readRuntime()
 	e.epoch = time.Now()
+	// The measured window ends with an interrupt (but not before it
+	// begins, so that a run interrupted in its warm-up measures nothing).
+	fired := make(chan struct{})
+	stopInterrupt := context.AfterFunc(ctx, func() {
+		t := e.now()
+		e.windowEnd.Store(max(e.window[0], min(t, e.window[1])))
+		e.ctxCause = context.Cause(ctx)
+		e.interrupted.Store(t)
+		close(fired)
+	})
 	sampler := startSampler(e, plan, progress)
 	for _, c := range plan {
 		e.schedule(c)
 	}
 	wg.Wait()
 	stopped := e.now()
+	if !stopInterrupt() {
+		<-fired // interrupted: the report reads what it stored
+	}
 	for _, c := range plan {
 		c.cancel(errStopped) // release the cohort's timers and contexts
 	}
@@ -181,6 +205,10 @@ func (e *engine[H]) runWorker(c *cohort, id int) {
 	e.k.workersAlive.inc()
 	from := e.now()
 	e.worker(c, id)
-	e.k.workerNanos.Add(overlap(from, e.now(), e.window))
+	e.k.workerNanos.Add(overlap(from, e.now(), e.measured()))
 	e.k.workersAlive.dec()
 }
+
+// measured is the measured window: the one asked for, or less if the run
+// was interrupted.
+func (e *engine[H]) measured() [2]int64 { return [2]int64{e.window[0], e.windowEnd.Load()} }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // poolTitle names a built-in pool as the report shows it.
@@ -31,7 +32,11 @@ func titleOf(r *Report) string {
 func WriteText(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	c, env := r.Config, r.Environment
-	fmt.Fprintf(b, "crsload: %s scenario, %s\n", c.Scenario, titleOf(r))
+	fmt.Fprintf(b, "crsload: %s scenario, %s", c.Scenario, titleOf(r))
+	if in := r.Interrupted; in != nil {
+		fmt.Fprintf(b, " (INTERRUPTED by %s at %s)", in.Cause, dur(in.AtNs))
+	}
+	fmt.Fprintln(b)
 	fmt.Fprintf(b, "  %s workers, %d resources, %s policy", group(c.Workers), c.Resources, c.Policy)
 	if r.Pool == "crs" || r.Pool == "mutex" {
 		fmt.Fprintf(b, ", %s strategy, %d heaps, %s order", c.Strategy, c.Heaps, c.Ordering)
@@ -63,7 +68,12 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(b, ")")
 	}
-	fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	if r.Interrupted != nil {
+		fmt.Fprintf(b, "\n  measured %s of the %s asked for, after a %s warm-up (interrupted); the run took %s\n",
+			dur(r.Throughput.WindowNs), time.Duration(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	} else {
+		fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	}
 	race := ""
 	if env.Race {
 		race = ", race detector on"
@@ -138,6 +148,10 @@ func firstErr(s string) string {
 
 func writeThroughput(b *strings.Builder, r *Report) {
 	t, c := r.Throughput, r.Config
+	if t.WindowNs <= 0 {
+		fmt.Fprintf(b, "\nThroughput: nothing measured (interrupted before the measured window began)\n")
+		return
+	}
 	fmt.Fprintf(b, "\nThroughput (measured window of %s: backend calls completed)\n", dur(t.WindowNs))
 	fmt.Fprintf(b, "  measured               %s req/s  (%s calls)\n", group(int64(t.PerSecond+0.5)), group(t.Completed))
 	if t.Limit.Bottleneck == "none" {

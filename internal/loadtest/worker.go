@@ -131,7 +131,7 @@ func (e *engine[H]) request(ctx context.Context, acq *deadlineCtx, h *H, rng *ra
 	k.backendLat.Record(time.Duration(t2 - t1))
 	k.wakeLag.Record(time.Duration(t2-t1) - latency)
 	k.totalLat.Record(time.Duration(t3 - start))
-	if t3 >= e.window[0] && t3 < e.window[1] {
+	if t3 >= e.window[0] && t3 < e.windowEnd.Load() {
 		k.windowDone.Add(1)
 		k.windowBackend.Add(t2 - t1)
 	}

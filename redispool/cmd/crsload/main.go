@@ -63,17 +63,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/crsched/crs/internal/loadtest"
 )
 
 func main() {
-	// An interrupt ends the run early; the report covers what ran.
-	// A second one quits at once (the end of a run may wait for other
-	// processes on the pool).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	context.AfterFunc(ctx, stop)
+	// SIGINT or SIGTERM ends the run early; the report covers what ran and
+	// says so, and the exit status is 130 or 143. A second signal quits
+	// at once (the end of a run may wait for other processes on the pool).
+	ctx, stop := loadtest.NotifyContext(context.Background())
 	code := loadtest.MainWith(ctx, os.Args[1:], os.Stdout, os.Stderr, redisExtension(os.Stderr))
 	stop()
 	os.Exit(code)
