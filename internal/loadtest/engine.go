@@ -23,6 +23,8 @@ type engine[H any] struct {
 	// asked for).
 	window    [2]int64
 	windowEnd atomic.Int64
+	// started is set by the run's first request (see worker).
+	started atomic.Bool
 	// interrupted is the time the run's context ended, -1 if it did not,
 	// and ctxCause why.
 	interrupted atomic.Int64
@@ -132,8 +134,10 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 		c.gate = make(chan struct{})
 		for i := 0; i < c.workers; i++ {
 			wg.Add(1)
+			e.k.unfinished.Add(1)
 			go func(c *cohort, id int) {
 				defer wg.Done()
+				defer e.k.unfinished.Add(-1)
 				e.runWorker(c, id)
 			}(c, id)
 			id++

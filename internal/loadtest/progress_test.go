@@ -52,3 +52,13 @@ func TestAFileIsNotATerminal(t *testing.T) {
 		t.Fatal("a regular file reported as a terminal")
 	}
 }
+
+func TestProgressPastTheEndSaysItIsWaitingForWorkers(t *testing.T) {
+	var out bytes.Buffer
+	p, _ := NewProgress(&out, "plain")
+	p.update(Sample{T: 4.2, Completed: 100, Unfinished: 900000}, 4*time.Second)
+	line := out.String()
+	if !strings.Contains(line, "stopping: waiting for 900,000 workers") || strings.Contains(line, "4.2s / 4.0s") {
+		t.Fatalf("line %q", line)
+	}
+}

@@ -72,7 +72,13 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, "\n  measured %s of the %s asked for, after a %s warm-up (interrupted); the run took %s\n",
 			dur(r.Throughput.WindowNs), time.Duration(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
 	} else {
-		fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+		fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+		// The calls in progress at the end finish; more than a second
+		// after it means workers the machine had not run yet.
+		if over := r.ElapsedNs - c.WarmupNs - c.DurationNs; over > int64(time.Second) {
+			fmt.Fprintf(b, ", %s of it stopping the workers", dur(over))
+		}
+		fmt.Fprintln(b)
 	}
 	race := ""
 	if env.Race {

@@ -28,10 +28,14 @@ func (e *engine[H]) worker(c *cohort, id int) {
 	defer cancel()
 	var acq deadlineCtx
 	var h H // reused: see pool
-	// The first request is made whatever the clock says: a worker the
-	// machine did not run before the stop still makes one, so that every
-	// run, however starved of CPU, has something to account for.
-	for first := true; first || (ctx.Err() == nil && e.now() < c.stop); first = false {
+	// No request starts after the stop: with more workers than the
+	// machine can run before it (a million, say), each making one
+	// request on its first run would go on long past the end. The run's
+	// very first request is the exception, made whatever the clock says,
+	// so that every run, however starved of CPU, has something to account
+	// for.
+	first := e.started.CompareAndSwap(false, true)
+	for ; first || (ctx.Err() == nil && e.now() < c.stop); first = false {
 		e.request(ctx, &acq, &h, rng)
 	}
 }
