@@ -90,7 +90,7 @@ func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := o.Config; c.Workers != 1000 || c.Policy.String() != "exclusive" || c.Cooldown == 0 {
+	if c := o.Config; c.Workers != 8 || c.Policy.String() != "exclusive" || c.Cooldown == 0 {
 		t.Fatalf("cooldown defaults not applied: %+v", c)
 	}
 	o, err = ParseFlags([]string{"-scenario", "failure", "-workers", "7", "-failure-rate", "0.5"}, &bytes.Buffer{})

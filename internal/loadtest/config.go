@@ -109,9 +109,13 @@ func Default() Config {
 }
 
 // ScenarioDefaults are the settings a scenario changes from Default,
-// applied to the flags the user did not set. They follow the seed's runs:
-// a burst peaks at 5,000 workers, failure and cooldown use 1,000, and
-// cooldown needs exclusive resources to mean anything. The failure
+// applied to the flags the user did not set. A burst peaks at 5,000
+// workers and failure uses 1,000, as in the seed's runs. Cooldown needs
+// exclusive resources to mean anything, and few workers: resting slots
+// serve only a handful of requests a second, and the seed's 1,000
+// workers spent nearly every request timing out in the queue, so the
+// run showed overload rather than cooldowns. Twice as many workers as
+// resources keeps every resource busy, with a short queue. The failure
 // scenario also has one unhealthy resource, failing half its calls, and
 // ejects a resource after 5 failures in a row where failures reach the
 // pool (-api lease; ParseFlags drops the ejection otherwise): random 10%
@@ -123,7 +127,7 @@ func ScenarioDefaults(scenario string) map[string]string {
 	case Failure:
 		return map[string]string{"workers": "1000", "failure-rate": "0.1", "unhealthy": "1", "eject": "5"}
 	case Cooldown:
-		return map[string]string{"workers": "1000", "policy": "exclusive", "cooldown": "100ms"}
+		return map[string]string{"workers": "8", "policy": "exclusive", "cooldown": "100ms"}
 	}
 	return nil
 }

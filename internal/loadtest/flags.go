@@ -40,7 +40,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.Usage = func() {}
 
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
-	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure, cooldown: 1000)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "run before the window, not counted, so that all workers starting at once does not bias it")
@@ -146,8 +146,9 @@ Scenarios:
             Lease.Fail, and 5 in a row eject the resource (1 s, then 2 s,
             ... at most 10 s; at most half the resources at once);
             -suspend D also suspends a resource for D after each failure
-  cooldown  exclusive resources, each resting -cooldown after every release
-            (the scheduler's ReleaseCooldown)
+  cooldown  8 workers on exclusive resources, each resting -cooldown after
+            every release (the scheduler's ReleaseCooldown): the resting
+            resources are the bottleneck, with a short queue
 
 The end of a run brings every resting resource back (Include) and checks
 the scheduler's Stats: no holder or waiter, every resource active, and its

@@ -152,8 +152,13 @@ func firstErr(s string) string {
 	return "first: " + s
 }
 
+// fewCalls is the count of calls in the window under which the report
+// warns that its ratio is imprecise.
+const fewCalls = 1000
+
 func writeThroughput(b *strings.Builder, r *Report) {
 	t, c := r.Throughput, r.Config
+	defer writeOverload(b, r.Requests)
 	if t.WindowNs <= 0 {
 		fmt.Fprintf(b, "\nThroughput: nothing measured (interrupted before the measured window began)\n")
 		return
@@ -178,6 +183,11 @@ func writeThroughput(b *strings.Builder, r *Report) {
 	}
 	fmt.Fprintf(b, "  theoretical limit      %s req/s  (%s)\n", group(int64(t.Limit.PerSecond+0.5)), why)
 	fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
+	// A limit is a mean over calls: a window that held few of them can
+	// land either side of it by chance.
+	if t.Completed < fewCalls {
+		fmt.Fprintf(b, "  (only %s calls in the window: the ratio can be off by several percent either way)\n", group(t.Completed))
+	}
 	if t.AsRun.PerSecond > 0 {
 		ms := func(ns int64) string { return fmt.Sprintf("%.2fms", float64(ns)/1e6) }
 		fmt.Fprintf(b, "  limit as the calls ran %s req/s  (their measured mean, %s, in place of %s): ratio %s\n",
@@ -318,4 +328,15 @@ func ratioText(t Throughput) string {
 		return "n/a (no limit)"
 	}
 	return pct(t.Ratio)
+}
+
+// writeOverload warns when most requests timed out: the pool then serves
+// a few of the workers, and a ratio near 100% says only that it was kept
+// busy, not that the workload ran well.
+func writeOverload(b *strings.Builder, q Requests) {
+	if q.Attempts == 0 || 2*q.AcquireTimeouts <= q.Attempts {
+		return
+	}
+	fmt.Fprintf(b, "  warning: %s of requests timed out waiting for a resource: the pool is overloaded,\n", share(q.AcquireTimeouts, q.Attempts))
+	fmt.Fprintf(b, "  and the throughput is that of the few requests it served (fewer -workers, or a longer -timeout)\n")
 }

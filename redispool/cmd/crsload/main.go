@@ -29,9 +29,10 @@
 // failed release, an expired lease).
 //
 // Each request costs at least two Redis round trips, and a Redis serves
-// them one at a time: the default is 200 workers (unless -workers is
-// given), so that the default latencies (uniform 20-500 ms) load Redis
-// with about 1,500 scripts a second rather than measure a queue.
+// them one at a time: the default is at most 200 workers (unless
+// -workers is given; the cooldown scenario keeps its 8), so that the
+// default latencies (uniform 20-500 ms) load Redis with about 1,500
+// scripts a second rather than measure a queue.
 //
 // # Several processes on one pool
 //

@@ -276,6 +276,14 @@ func TestRedisFlagsAreCheckedBeforeAnythingRuns(t *testing.T) {
 	if c := o.Config; c.Pool != "redis" || c.Workers != defaultWorkers || c.Eject != 0 {
 		t.Fatalf("pool %q, %d workers, eject %d", c.Pool, c.Workers, c.Eject)
 	}
+	// A scenario with fewer workers than the Redis default keeps them.
+	o, err = loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "cooldown"}, &bytes.Buffer{}, redisExtension(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Workers != 8 {
+		t.Fatalf("cooldown scenario on Redis: %d workers, want the scenario's 8", c.Workers)
+	}
 }
 
 func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
