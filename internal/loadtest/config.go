@@ -132,6 +132,19 @@ func ScenarioDefaults(scenario string) map[string]string {
 	return nil
 }
 
+// FailureShare is the share of backend calls expected to fail when calls
+// spread evenly over the resources: the unhealthy ones fail at
+// UnhealthyRate, the others at FailureRate. With one unhealthy resource
+// of four this is well above FailureRate, which the help must not give
+// as the scenario's share.
+func (c Config) FailureShare() float64 {
+	if c.Resources < 1 {
+		return c.FailureRate
+	}
+	u, n := float64(min(c.Unhealthy, c.Resources)), float64(c.Resources)
+	return (u*c.UnhealthyRate + (n-u)*c.FailureRate) / n
+}
+
 // HeapCount is the scheduler's shard count for this run.
 func (c Config) HeapCount() int {
 	if c.Heaps > 0 {

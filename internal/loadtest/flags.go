@@ -52,7 +52,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
 	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
-	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
+	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail (on healthy resources, see -unhealthy), 0 to 1\n(failure: 0.1)")
 	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
 	fs.Var((*shareFlag)(&c.UnhealthyRate), "unhealthy-rate", "`share` of an unhealthy resource's calls that fail, 0 to 1")
 	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
@@ -124,7 +124,17 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	return o, c.validate(o.ext)
 }
 
+// whole writes a share as a whole percentage: 20%.
+func whole(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
 func printUsage(fs *flag.FlagSet, w io.Writer, exts []Extension) {
+	// The failure scenario's figures come from its settings, so that the
+	// help cannot drift from them.
+	fc, err := ParseFlags([]string{"-scenario", Failure}, io.Discard)
+	if err != nil {
+		panic("the failure scenario does not parse: " + err.Error())
+	}
+	f := fc.Config
 	fmt.Fprint(w, `crsload: load test of the crs scheduler.
 
 N workers compete for R resources through the scheduler. Each request
@@ -141,11 +151,14 @@ Scenarios:
   normal    steady load
   burst     a tenth of the workers, a step to all of them for the middle
             third of the window, and back
-  failure   10% of backend calls fail, 50% on one unhealthy resource
-            (backend-01); with -api lease each failure is reported with
-            Lease.Fail, and 5 in a row eject the resource (1 s, then 2 s,
-            ... at most 10 s; at most half the resources at once);
-            -suspend D also suspends a resource for D after each failure
+  failure   `+fmt.Sprintf(`backend calls fail: %s on the healthy resources, %s on one
+            unhealthy resource (backend-01), so %s of all calls with
+            the default %d resources while none is ejected`, whole(f.FailureRate), whole(f.UnhealthyRate),
+		whole(f.FailureShare()), f.Resources)+`;
+            with -api lease each failure is reported with Lease.Fail,
+            and 5 in a row eject the resource (1 s, then 2 s, ... at most
+            10 s; at most half the resources at once); -suspend D also
+            suspends a resource for D after each failure
   cooldown  8 workers on exclusive resources, each resting -cooldown after
             every release (the scheduler's ReleaseCooldown): the resting
             resources are the bottleneck, with a short queue

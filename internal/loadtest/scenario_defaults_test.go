@@ -64,3 +64,21 @@ func TestAThroughputOfMostlyTimeoutsIsFlagged(t *testing.T) {
 		t.Errorf("a healthy run flagged:\n%s", b.String())
 	}
 }
+
+func TestTheHelpStatesTheFailureShareTheFailureScenarioConfigures(t *testing.T) {
+	c := scenarioConfig(t, Failure)
+	// Calls spread evenly: the unhealthy resources' share at their rate,
+	// the others' at the failure rate.
+	u, n := float64(c.Unhealthy), float64(c.Resources)
+	want := (u*c.UnhealthyRate + (n-u)*c.FailureRate) / n
+	if got := c.FailureShare(); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("FailureShare %v, want %v", got, want)
+	}
+	var out bytes.Buffer
+	ParseFlags([]string{"-h"}, &out)
+	help := strings.Join(strings.Fields(out.String()), " ")
+	stated := strings.Join(strings.Fields(whole(want)+" of all calls"), " ")
+	if !strings.Contains(help, stated) {
+		t.Fatalf("the help does not say %q:\n%s", stated, out.String())
+	}
+}

@@ -49,7 +49,9 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(b, "\n  backend latency %s (mean %s), %s failures", c.Latency, dur(c.LatencyMeanNs), pct(c.FailureRate))
 	if c.Unhealthy > 0 {
-		fmt.Fprintf(b, " (%s on %s)", pct(c.UnhealthyRate), unhealthyNames(c.Unhealthy))
+		fmt.Fprintf(b, " (%s on %s: %s of all calls if they spread evenly)", pct(c.UnhealthyRate),
+			unhealthyNames(c.Unhealthy), pct(Config{Resources: c.Resources, Unhealthy: c.Unhealthy,
+				FailureRate: c.FailureRate, UnhealthyRate: c.UnhealthyRate}.FailureShare()))
 	}
 	fmt.Fprintf(b, ", acquire timeout %s", dur(c.TimeoutNs))
 	if c.CancelRate > 0 {
