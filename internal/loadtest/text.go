@@ -3,6 +3,7 @@ package loadtest
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -228,19 +229,60 @@ func writeLatency(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "   and is not the scheduler's)\n")
 }
 
+// maxResourceRows is the most resources the text report lists one by
+// one; past it, the busiest and idlest few and a distribution.
+const maxResourceRows = 20
+
+// resourceSummary picks the rows a long resource table shows: the
+// busiest and the idlest few by acquisitions (nil if all fit), and the
+// distribution of acquisitions per resource.
+func resourceSummary(rs []ResourceUse) (busiest, idlest []ResourceUse, spread string) {
+	if len(rs) <= maxResourceRows {
+		return nil, nil, ""
+	}
+	sorted := make([]ResourceUse, len(rs))
+	copy(sorted, rs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Acquisitions > sorted[j].Acquisitions })
+	const few = 5
+	busiest, idlest = sorted[:few], sorted[len(sorted)-few:]
+	q := func(f float64) uint64 { // sorted is busiest first
+		return sorted[len(sorted)-1-min(len(sorted)-1, int(f*float64(len(sorted))))].Acquisitions
+	}
+	spread = fmt.Sprintf("acquisitions per resource: min %s, p50 %s, p90 %s, max %s",
+		group(q(0)), group(q(0.5)), group(q(0.9)), group(sorted[0].Acquisitions))
+	return busiest, idlest, spread
+}
+
 func writeResources(b *strings.Builder, r *Report) {
-	fmt.Fprintf(b, "\nResources\n")
+	busiest, idlest, spread := resourceSummary(r.Resources)
+	rows := r.Resources
+	if spread == "" {
+		fmt.Fprintf(b, "\nResources\n")
+	} else {
+		fmt.Fprintf(b, "\nResources (%s: the %d busiest and the %d idlest; the JSON report lists them all)\n",
+			group(len(r.Resources)), len(busiest), len(idlest))
+		fmt.Fprintf(b, "  %s\n", spread)
+		rows = append(append([]ResourceUse{}, busiest...), idlest...)
+	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \tacquisitions\tshare\tmean holders\tpeak holders\t")
+	cells := 5
 	if r.Config.Policy == "exclusive" {
 		fmt.Fprintf(tw, "busy\t")
+		cells++
 	}
 	failures := r.Requests.BackendFailures > 0
 	if failures {
 		fmt.Fprintf(tw, "backend failures\t")
+		cells++
 	}
 	fmt.Fprintf(tw, "\n")
-	for _, u := range r.Resources {
+	for i, u := range rows {
+		if spread != "" && i == len(busiest) {
+			// As many cells as the other rows, or tabwriter would start
+			// a new column block and misalign the idlest.
+			fmt.Fprintf(tw, "  (%s more)\t%s\n", group(len(r.Resources)-len(rows)), strings.Repeat("\t", cells-1))
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t", u.Name, group(u.Acquisitions), pct(u.Share), u.MeanHolders, group(u.PeakHolders))
 		if r.Config.Policy == "exclusive" {
 			fmt.Fprintf(tw, "%s\t", pct(u.Utilisation))
