@@ -9,7 +9,8 @@
 //
 // The harness itself lives in internal/loadtest. The same command on a
 // pool kept in Redis, shared by several processes, is the redispool
-// module's: cd redispool && go run ./cmd/crsload -redis ADDR.
+// module's crsload-redis: cd redispool && go run ./cmd/crsload-redis
+// -redis ADDR.
 package main
 
 import (

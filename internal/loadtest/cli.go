@@ -23,19 +23,20 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // MainWith is Main with more pools to choose from: each extension adds its
 // flags, and runs on its pool when they select it (see Extension).
 func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts ...Extension) int {
+	prog := commandName(exts)
 	o, err := ParseFlags(args, stdout, exts...)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "crsload: %v (see -h)\n", err)
+		fmt.Fprintf(stderr, "%s: %v (see -h)\n", prog, err)
 		return 2
 	}
 	// The report files are opened before the run, so that a path that
 	// cannot be written fails now rather than after the whole run.
 	outs, err := openOutputs(o, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
 	text := stdout
@@ -50,43 +51,43 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		}
 	}
 
-	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stderr)
+	r, err := runOnce(ctx, prog, o.Config, o.ext, o.Progress, stderr)
 	if err != nil {
 		abandon()
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
 	if o.Compare && ctx.Err() == nil {
 		base := o.Config
 		base.Pool = "mutex"
-		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stderr); err != nil {
+		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil {
 			abandon()
-			fmt.Fprintln(stderr, "crsload:", err)
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
 	}
 
 	status := 0
 	if err := WriteText(text, r); err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		status = 1
 	}
 	if r.Baseline != nil {
 		if err := WriteComparison(text, r, r.Baseline); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			status = 1
 		}
 	}
 	for _, out := range outs {
 		if err := out.finish(r); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			status = 1
 		} else if out.f != nil {
-			fmt.Fprintf(stderr, "crsload: wrote %s\n", out.path)
+			fmt.Fprintf(stderr, "%s: wrote %s\n", prog, out.path)
 		}
 	}
 	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
-		fmt.Fprintln(stderr, "crsload: accounting failed")
+		fmt.Fprintf(stderr, "%s: accounting failed\n", prog)
 		status = 1
 	}
 	// An interrupted run still reports what it measured, and then exits
@@ -96,7 +97,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		if o.Compare && r.Baseline == nil {
 			what += ": the baseline did not run"
 		}
-		fmt.Fprintf(stderr, "crsload: %s (%s)\n", what, interruptCause(err))
+		fmt.Fprintf(stderr, "%s: %s (%s)\n", prog, what, interruptCause(err))
 		var in Interrupt
 		if errors.As(err, &in) {
 			return in.status()
@@ -108,7 +109,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 
 // runOnce runs cfg, with its status (a heading and the progress) on
 // status: stderr, so that stdout carries the report alone.
-func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode string, status io.Writer) (*Report, error) {
+func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progressMode string, status io.Writer) (*Report, error) {
 	progress, err := NewProgress(status, progressMode)
 	if err != nil {
 		return nil, err
@@ -118,8 +119,8 @@ func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode strin
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
 		}
-		fmt.Fprintf(status, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
-			cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
+		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
+			prog, cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
 	}
 	return runOn(ctx, cfg, ext, progress)
 }
@@ -182,4 +183,17 @@ func (out *output) abandon() {
 	if out.fresh {
 		os.Remove(out.path)
 	}
+}
+
+// commandName is the name the command's messages and usage go by: that
+// of the last extension that gives one (see Extension.Command), or
+// crsload.
+func commandName(exts []Extension) string {
+	name := "crsload"
+	for _, x := range exts {
+		if x.Command != "" {
+			name = x.Command
+		}
+	}
+	return name
 }

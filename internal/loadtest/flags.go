@@ -33,7 +33,7 @@ type Options struct {
 func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) {
 	o := Options{Config: Default(), Progress: "auto"}
 	c := &o.Config
-	fs := flag.NewFlagSet("crsload", flag.ContinueOnError)
+	fs := flag.NewFlagSet(commandName(exts), flag.ContinueOnError)
 	// The flag package prints the whole usage after every parse error;
 	// the caller prints the error alone, in one line, and -h the usage.
 	fs.SetOutput(io.Discard)
@@ -135,7 +135,7 @@ func printUsage(fs *flag.FlagSet, w io.Writer, exts []Extension) {
 		panic("the failure scenario does not parse: " + err.Error())
 	}
 	f := fc.Config
-	fmt.Fprint(w, `crsload: load test of the crs scheduler.
+	fmt.Fprint(w, fs.Name()+`: load test of the crs scheduler.
 
 N workers compete for R resources through the scheduler. Each request
 acquires a resource (waiting at most -timeout), makes a simulated backend
@@ -173,7 +173,7 @@ Failures, Suspensions and Ejections against the calls the harness made.
 			fmt.Fprintln(w, x.Usage)
 		}
 	}
-	fmt.Fprint(w, "Usage: go run ./cmd/crsload [flags]\n\n")
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n", fs.Name())
 	fs.PrintDefaults()
 }
 

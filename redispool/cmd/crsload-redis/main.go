@@ -1,14 +1,16 @@
-// Command crsload is the crs load-test harness with one more pool: with
-// -redis ADDR, the workers compete for a redispool pool kept in Redis,
-// which several crsload processes may share. Every other flag, the
-// scenarios and the report are those of the root module's cmd/crsload
-// (this module has the Redis client, which the root module may not
-// depend on; the harness itself is github.com/crsched/crs/internal/loadtest).
+// Command crsload-redis is the crs load-test harness, crsload, with one
+// more pool: with -redis ADDR, the workers compete for a redispool pool
+// kept in Redis, which several crsload-redis processes may share. Every
+// other flag, the scenarios, the report, the output streams and the exit
+// statuses are those of the root module's cmd/crsload (this module has
+// the Redis client, which the root module may not depend on; the harness
+// itself is github.com/crsched/crs/internal/loadtest). It has a name of
+// its own so that installing both commands keeps both.
 //
 //	cd redispool
-//	go run ./cmd/crsload -redis 127.0.0.1:6379            # about 12 s: 200 workers, 4 resources
-//	go run ./cmd/crsload -redis 127.0.0.1:6379 -scenario cooldown
-//	go run ./cmd/crsload -h                               # every flag
+//	go run ./cmd/crsload-redis -redis 127.0.0.1:6379      # about 12 s: 200 workers, 4 resources
+//	go run ./cmd/crsload-redis -redis 127.0.0.1:6379 -scenario cooldown
+//	go run ./cmd/crsload-redis -h                         # every flag
 //
 // Without -redis it runs the in-process scheduler, as cmd/crsload does.
 //

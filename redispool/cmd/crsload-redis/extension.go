@@ -32,8 +32,9 @@ type redisFlags struct {
 func redisExtension(log io.Writer) loadtest.Extension {
 	f := &redisFlags{}
 	return loadtest.Extension{
-		Name:  "redis",
-		Title: func() string { return fmt.Sprintf("redispool pool %q on Redis %s", f.name, f.addr) },
+		Name:    "redis",
+		Command: "crsload-redis",
+		Title:   func() string { return fmt.Sprintf("redispool pool %q on Redis %s", f.name, f.addr) },
 		Usage: `With -redis ADDR, the pool is a redispool pool kept in that Redis (or
 Valkey), and several crsload processes given the same -redis and
 -redis-pool share it: start them together. A request is Acquire, the call,
@@ -42,7 +43,7 @@ first). The default is then at most 200 workers: each request is at least
 two Redis round trips. -strategy, -heaps, -ordering and -api do not apply, and
 redispool has no ejection, no events and no count of cancelled waits (the
 accounting skips those checks). See the package documentation
-(go doc ./cmd/crsload) for how processes share a pool.
+(go doc ./cmd/crsload-redis) for how processes share a pool.
 `,
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&f.addr, "redis", "", "run on a redispool pool in the Redis at `host:port` (default workers: at most 200)")

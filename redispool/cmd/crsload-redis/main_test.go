@@ -324,3 +324,18 @@ func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
 		t.Errorf("no note of the wait:\n%s", stderr.String())
 	}
 }
+
+func TestItsMessagesAndUsageGoByItsOwnName(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := loadtest.MainWith(context.Background(), []string{"-h"}, &stdout, &stderr, redisExtension(&stderr)); code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	if !strings.Contains(stdout.String(), "Usage: crsload-redis [flags]") || !strings.Contains(stdout.String(), "  -redis host:port") {
+		t.Errorf("-h:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := loadtest.MainWith(context.Background(), []string{"-workers", "x"}, &stdout, &stderr, redisExtension(&stderr)); code != 2 ||
+		!strings.HasPrefix(stderr.String(), "crsload-redis: ") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("bad flag: exit %d, stderr %q", code, stderr.String())
+	}
+}
