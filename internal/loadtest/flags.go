@@ -142,7 +142,10 @@ acquires a resource (waiting at most -timeout), makes a simulated backend
 call (latency drawn from -latency; it fails at -failure-rate) and
 releases it. The report gives throughput against the theoretical limit,
 acquire/backend/total latency percentiles, per-resource use, and an
-accounting check; the exit status is 1 if the accounting fails.
+accounting check. The report goes to stdout, progress to stderr. The
+exit status is 1 if the accounting fails, 2 for a bad flag, and 130
+(SIGINT) or 143 (SIGTERM) when a signal cut the run short, whose report
+then says so.
 
 With no flags: 10,000 workers, 4 resources, shared policy, adaptive
 strategy, normal scenario, a 10 s window after a 1 s warm-up.
