@@ -138,9 +138,9 @@ type output struct {
 func openOutputs(o Options, stdout io.Writer) ([]*output, error) {
 	var outs []*output
 	for _, want := range []struct {
-		path  string
-		write func(io.Writer, *Report) error
-	}{{o.JSON, WriteJSON}, {o.HTML, WriteHTML}} {
+		flag, path string
+		write      func(io.Writer, *Report) error
+	}{{"json", o.JSON, WriteJSON}, {"html", o.HTML, WriteHTML}} {
 		switch want.path {
 		case "":
 			continue
@@ -154,7 +154,7 @@ func openOutputs(o Options, stdout io.Writer) ([]*output, error) {
 			for _, out := range outs {
 				out.abandon()
 			}
-			return nil, err
+			return nil, fmt.Errorf("-%s: %w", want.flag, err)
 		}
 		outs = append(outs, &output{path: want.path, w: f, f: f, fresh: errors.Is(statErr, fs.ErrNotExist), write: want.write})
 	}
