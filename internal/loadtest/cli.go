@@ -119,8 +119,8 @@ func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progr
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
 		}
-		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
-			prog, cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
+		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %s resources: %s warm-up + %s\n",
+			prog, cfg.Scenario, title, group(cfg.Workers), group(cfg.Resources), dur(cfg.Warmup), dur(cfg.Duration))
 	}
 	return runOn(ctx, cfg, ext, progress)
 }

@@ -38,7 +38,7 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(b, " (INTERRUPTED by %s at %s)", in.Cause, dur(in.AtNs))
 	}
 	fmt.Fprintln(b)
-	fmt.Fprintf(b, "  %s workers, %d resources, %s policy", group(c.Workers), c.Resources, c.Policy)
+	fmt.Fprintf(b, "  %s workers, %s resources, %s policy", group(c.Workers), group(c.Resources), c.Policy)
 	if r.Pool == "crs" || r.Pool == "mutex" {
 		fmt.Fprintf(b, ", %s strategy, %d heaps, %s order", c.Strategy, c.Heaps, c.Ordering)
 	}
