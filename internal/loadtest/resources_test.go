@@ -34,7 +34,7 @@ func TestManyResourcesAreSummarised(t *testing.T) {
 	}
 	for _, want := range []string{
 		backendName(n-1) + " ", backendName(0) + " ", // the busiest and the idlest
-		"min 0, p50 50,000, p90 90,000, max 99,999",
+		"min 0, p50 50,000, p90 90,000, max 99,999; 1 never acquired",
 		"99,990 more",
 	} {
 		if !strings.Contains(text, want) {

@@ -250,6 +250,10 @@ func resourceSummary(rs []ResourceUse) (busiest, idlest []ResourceUse, spread st
 	}
 	spread = fmt.Sprintf("acquisitions per resource: min %s, p50 %s, p90 %s, max %s",
 		group(q(0)), group(q(0.5)), group(q(0.9)), group(sorted[0].Acquisitions))
+	never := len(sorted) - sort.Search(len(sorted), func(i int) bool { return sorted[i].Acquisitions == 0 })
+	if never > 0 {
+		spread += fmt.Sprintf("; %s never acquired", group(never))
+	}
 	return busiest, idlest, spread
 }
 
