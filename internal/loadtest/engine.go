@@ -129,6 +129,7 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	// busy machine, and must not eat into the run nor into a burst's step.
 	var wg sync.WaitGroup
 	id := 0
+	setup := time.Now()
 	for _, c := range plan {
 		c.ctx, c.cancel = context.WithCancelCause(ctx)
 		c.gate = make(chan struct{})
@@ -145,6 +146,11 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	}
 
 	runtime.GC() // start from a clean heap, so that setup garbage is not ours
+	// A million workers take seconds to start, outside the run's clock:
+	// say so, or the wait looks like part of the run.
+	if took := time.Since(setup); progress != nil && took > time.Second {
+		progress.note(fmt.Sprintf("started %s workers in %s, before the clock", group(id), dur(took)))
+	}
 	rt0 := readRuntime()
 	e.epoch = time.Now()
 	// The measured window ends with an interrupt (but not before it

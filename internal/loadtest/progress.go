@@ -81,3 +81,15 @@ func (p *Progress) finish() {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
 	}
 }
+
+// note prints a line of its own, blanking the status line first.
+func (p *Progress) note(line string) {
+	if p.terminal && p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s", strings.Repeat(" ", p.width))
+		p.width = 0
+	}
+	if p.terminal {
+		fmt.Fprint(p.w, "\r")
+	}
+	fmt.Fprintln(p.w, line)
+}
