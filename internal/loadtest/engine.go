@@ -212,9 +212,16 @@ func (e *engine[H]) runWorker(c *cohort, id int) {
 	case <-c.ctx.Done():
 		return
 	}
+	// A worker the machine first runs after its stop leaves before
+	// setting anything up (see worker): with a million workers, most may
+	// get here only then, and the end of the run waits for all of them.
+	first := e.started.CompareAndSwap(false, true)
+	if !first && e.now() >= c.stop {
+		return
+	}
 	e.k.workersAlive.inc()
 	from := e.now()
-	e.worker(c, id)
+	e.worker(c, id, first)
 	e.k.workerNanos.Add(overlap(from, e.now(), e.measured()))
 	e.k.workersAlive.dec()
 }

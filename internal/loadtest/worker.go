@@ -18,7 +18,7 @@ var (
 // worker repeats requests back to back until its cohort stops: no new
 // request starts after c.stop, and a wait in progress then is cancelled
 // (a backend call in progress is let finish).
-func (e *engine[H]) worker(c *cohort, id int) {
+func (e *engine[H]) worker(c *cohort, id int, first bool) {
 	rng := rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)))
 	// A request's contexts register with their parent, under the parent's
 	// lock, whenever they wait or may be cancelled by the client. A parent
@@ -31,10 +31,9 @@ func (e *engine[H]) worker(c *cohort, id int) {
 	// No request starts after the stop: with more workers than the
 	// machine can run before it (a million, say), each making one
 	// request on its first run would go on long past the end. The run's
-	// very first request is the exception, made whatever the clock says,
-	// so that every run, however starved of CPU, has something to account
-	// for.
-	first := e.started.CompareAndSwap(false, true)
+	// very first request (first) is the exception, made whatever the
+	// clock says, so that every run, however starved of CPU, has
+	// something to account for.
 	for ; first || (ctx.Err() == nil && e.now() < c.stop); first = false {
 		e.request(ctx, &acq, &h, rng)
 	}
