@@ -5,24 +5,35 @@
 // percentiles, per-resource use and an accounting check.
 //
 //	go run ./cmd/crsload            # the default run: about 12 s
-//	go run ./cmd/crsload -h         # every flag
+//	go run ./cmd/crsload -h         # every flag, on stdout
+//	go run ./cmd/crsload -json - | jq .throughput
+//
+// The report goes to stdout; the progress and status lines go to stderr.
+// -json and -html files are opened before the run, and - writes that
+// report to stdout, the text report then going to stderr. A bad flag is
+// one line on stderr, exit status 2. The run exits 1 if its accounting
+// fails or a report cannot be written. SIGINT or SIGTERM ends the run
+// early: the report covers the window that ran and says so, and the exit
+// status is 130 or 143; a second signal ends the process at once.
 //
 // The harness itself lives in internal/loadtest. The same command on a
 // pool kept in Redis, shared by several processes, is the redispool
-// module's: cd redispool && go run ./cmd/crsload -redis ADDR.
+// module's crsload-redis: cd redispool && go run ./cmd/crsload-redis
+// -redis ADDR.
 package main
 
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/crsched/crs/internal/loadtest"
 )
 
 func main() {
-	// An interrupt ends the run early; the report covers what ran.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT or SIGTERM ends the run early; the report covers what ran and
+	// says so, and the exit status is 130 or 143. A second signal ends
+	// the process at once.
+	ctx, stop := loadtest.NotifyContext(context.Background())
 	code := loadtest.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

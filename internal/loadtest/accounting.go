@@ -55,7 +55,7 @@ func check(r *Report, st PoolState) Accounting {
 		perResource += u.Acquisitions
 	}
 	add("per-resource acquisitions add up", perResource == q.Acquisitions,
-		"%s over %d resources", group(perResource), len(r.Resources))
+		"%s over %s resources", group(perResource), group(len(r.Resources)))
 
 	last := r.Timeline[len(r.Timeline)-1]
 	add("nothing left in flight", last.InFlight == 0 && last.Waiting == 0 && last.Holding == 0,

@@ -50,6 +50,11 @@ func throughputChart(r *Report) string {
 		}
 		lx, ly = append(lx, xs.at(s.T)), append(ly, ys.at(limit))
 	}
+	if r.Throughput.Limit.Bottleneck == "none" { // nothing bounds the rate: no line to draw
+		d.polyline(px, py, "s-measured")
+		d.legend([]string{"measured", "measured window"}, []string{"k-measured", "window"})
+		return d.String()
+	}
 	d.polyline(lx, ly, "s-limit")
 	d.polyline(px, py, "s-measured")
 	d.legend([]string{"measured", "limit", "measured window"}, []string{"k-measured", "k-limit", "window"})
@@ -115,9 +120,10 @@ func latencyChart(r *Report) string {
 	return d.String()
 }
 
-// utilisationChart draws one bar per resource: its share of acquisitions,
-// and under the Exclusive policy how busy it was.
-func utilisationChart(r *Report) string {
+// utilisationChart draws one bar per resource of rows (all, or the
+// busiest and idlest of a long list): its share of acquisitions, and
+// under the Exclusive policy how busy it was.
+func utilisationChart(r *Report, rows []ResourceUse) string {
 	f := chartFrame
 	title := "Per-resource utilisation (share of acquisitions)"
 	if r.Config.Policy == "exclusive" {
@@ -125,21 +131,21 @@ func utilisationChart(r *Report) string {
 	}
 	d := newSVG("chart-utilisation", title, f)
 	top := 0.0
-	for _, u := range r.Resources {
+	for _, u := range rows {
 		top = math.Max(top, u.Utilisation)
 	}
 	top = math.Max(math.Min(1, top*1.25), 0.01)
 	ys := scale{lo: 0, hi: top, a: f.y0(), b: f.y1()}
-	n := float64(max(len(r.Resources), 1))
+	n := float64(max(len(rows), 1))
 	slot := (f.x1() - f.x0()) / n
 	d.axes(scale{lo: 0, hi: 1, a: f.x0(), b: f.x1()}, ys, nil, niceTicks(0, top, 5),
 		nil, func(v float64) string { return fmt.Sprintf("%g%%", math.Round(v*1000)/10) }, "resource", "utilisation")
-	for i, u := range r.Resources {
+	for i, u := range rows {
 		x := f.x0() + slot*float64(i) + slot*0.15
 		y := ys.at(u.Utilisation)
 		tip := fmt.Sprintf("%s: %s acquisitions, %s", u.Name, group(u.Acquisitions), pct(u.Utilisation))
 		d.rect(x, y, slot*0.7, f.y0()-y, "bar", tip)
-		if len(r.Resources) <= 32 {
+		if len(rows) <= 32 {
 			d.text(x+slot*0.35, f.y0()+17, "tick", "middle", u.Name)
 			d.text(x+slot*0.35, y-5, "tick", "middle", pct(u.Utilisation))
 		}

@@ -6,13 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
 // Main is the crsload command: parse the flags, run (twice with -compare),
 // print the report, write the files asked for. It returns the exit
 // status: 0, 1 if a run's accounting failed or a file could not be
-// written, 2 for a usage error.
+// written, 2 for a usage error (one line on stderr, pointing to -h), and
+// 128 + the signal's number when a signal (see NotifyContext) interrupted
+// the run, whose report then says so. -h prints the usage on stdout.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return MainWith(ctx, args, stdout, stderr)
 }
@@ -20,66 +23,94 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // MainWith is Main with more pools to choose from: each extension adds its
 // flags, and runs on its pool when they select it (see Extension).
 func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts ...Extension) int {
-	o, err := ParseFlags(args, stderr, exts...)
+	prog := commandName(exts)
+	o, err := ParseFlags(args, stdout, exts...)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "%s: %v (see -h)\n", prog, err)
 		return 2
 	}
-	if _, err := NewProgress(stdout, o.Progress); err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
-		return 2
-	}
-	r, err := runOnce(ctx, o.Config, o.ext, o.Progress, stdout)
+	// The report files are opened before the run, so that a path that
+	// cannot be written fails now rather than after the whole run.
+	outs, err := openOutputs(o, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return 1
 	}
-	if o.Compare {
+	text := stdout
+	for _, out := range outs {
+		if out.f == nil {
+			text = stderr // stdout carries the JSON or HTML report
+		}
+	}
+	abandon := func() {
+		for _, out := range outs {
+			out.abandon()
+		}
+	}
+
+	r, err := runOnce(ctx, prog, o.Config, o.ext, o.Progress, stderr)
+	if err != nil {
+		abandon()
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 1
+	}
+	if o.Compare && ctx.Err() == nil {
 		base := o.Config
 		base.Pool = "mutex"
-		if r.Baseline, err = runOnce(ctx, base, nil, o.Progress, stdout); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
+		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil {
+			abandon()
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
 		}
 	}
 
-	if err := WriteText(stdout, r); err != nil {
-		fmt.Fprintln(stderr, "crsload:", err)
-		return 1
+	status := 0
+	if err := WriteText(text, r); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		status = 1
 	}
 	if r.Baseline != nil {
-		if err := WriteComparison(stdout, r, r.Baseline); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
-			return 1
+		if err := WriteComparison(text, r, r.Baseline); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			status = 1
 		}
 	}
-	status := 0
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, *Report) error
-	}{{o.JSON, WriteJSON}, {o.HTML, WriteHTML}} {
-		if out.path == "" {
-			continue
-		}
-		if err := writeFile(out.path, r, out.write); err != nil {
-			fmt.Fprintln(stderr, "crsload:", err)
+	for _, out := range outs {
+		if err := out.finish(r); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			status = 1
-		} else {
-			fmt.Fprintf(stdout, "wrote %s\n", out.path)
+		} else if out.f != nil {
+			fmt.Fprintf(stderr, "%s: wrote %s\n", prog, out.path)
 		}
 	}
 	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
-		fmt.Fprintln(stderr, "crsload: accounting failed")
+		fmt.Fprintf(stderr, "%s: accounting failed\n", prog)
 		status = 1
+	}
+	// An interrupted run still reports what it measured, and then exits
+	// as a process the signal ended would, so that a script sees it.
+	if err := context.Cause(ctx); err != nil {
+		what := "interrupted"
+		if o.Compare && r.Baseline == nil {
+			what += ": the baseline did not run"
+		}
+		fmt.Fprintf(stderr, "%s: %s (%s)\n", prog, what, interruptCause(err))
+		var in Interrupt
+		if errors.As(err, &in) {
+			return in.status()
+		}
+		return max(status, 1)
 	}
 	return status
 }
 
-func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode string, stdout io.Writer) (*Report, error) {
-	progress, err := NewProgress(stdout, progressMode)
+// runOnce runs cfg, with its status (a heading and the progress) on
+// status: stderr, so that stdout carries the report alone.
+func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progressMode string, status io.Writer) (*Report, error) {
+	progress, err := NewProgress(status, progressMode)
 	if err != nil {
 		return nil, err
 	}
@@ -88,20 +119,81 @@ func runOnce(ctx context.Context, cfg Config, ext *Extension, progressMode strin
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
 		}
-		fmt.Fprintf(stdout, "crsload: %s scenario on the %s, %s workers, %d resources: %s warm-up + %s\n",
-			cfg.Scenario, title, group(cfg.Workers), cfg.Resources, dur(cfg.Warmup), dur(cfg.Duration))
+		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %s resources: %s warm-up + %s\n",
+			prog, cfg.Scenario, title, group(cfg.Workers), group(cfg.Resources), dur(cfg.Warmup), dur(cfg.Duration))
 	}
 	return runOn(ctx, cfg, ext, progress)
 }
 
-func writeFile(path string, r *Report, write func(io.Writer, *Report) error) error {
-	f, err := os.Create(path)
+// output is a report file (-json, -html), opened before the run.
+type output struct {
+	path  string
+	w     io.Writer
+	f     *os.File // nil for stdout ("-")
+	fresh bool     // the file did not exist: removed if nothing is written
+	write func(io.Writer, *Report) error
+}
+
+// openOutputs opens the report files asked for; "-" is stdout.
+func openOutputs(o Options, stdout io.Writer) ([]*output, error) {
+	var outs []*output
+	for _, want := range []struct {
+		flag, path string
+		write      func(io.Writer, *Report) error
+	}{{"json", o.JSON, WriteJSON}, {"html", o.HTML, WriteHTML}} {
+		switch want.path {
+		case "":
+			continue
+		case "-":
+			outs = append(outs, &output{path: "-", w: stdout, write: want.write})
+			continue
+		}
+		_, statErr := os.Stat(want.path)
+		f, err := os.Create(want.path)
+		if err != nil {
+			for _, out := range outs {
+				out.abandon()
+			}
+			return nil, fmt.Errorf("-%s: %w", want.flag, err)
+		}
+		outs = append(outs, &output{path: want.path, w: f, f: f, fresh: errors.Is(statErr, fs.ErrNotExist), write: want.write})
+	}
+	return outs, nil
+}
+
+// finish writes the report and closes the file.
+func (out *output) finish(r *Report) error {
+	err := out.write(out.w, r)
+	if out.f != nil {
+		err = errors.Join(err, out.f.Close())
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", out.path, err)
 	}
-	if err := write(f, r); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+	return nil
+}
+
+// abandon closes a file that will not be written, and removes it if the
+// run created it.
+func (out *output) abandon() {
+	if out.f == nil {
+		return
 	}
-	return f.Close()
+	out.f.Close()
+	if out.fresh {
+		os.Remove(out.path)
+	}
+}
+
+// commandName is the name the command's messages and usage go by: that
+// of the last extension that gives one (see Extension.Command), or
+// crsload.
+func commandName(exts []Extension) string {
+	name := "crsload"
+	for _, x := range exts {
+		if x.Command != "" {
+			name = x.Command
+		}
+	}
+	return name
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,10 +26,13 @@ func TestMainWritesWellFormedJSONAndSelfContainedHTML(t *testing.T) {
 	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"Accounting: OK", "Throughput", "theoretical limit", "Side by side", "wrote " + jsonPath} {
+	for _, want := range []string{"Accounting: OK", "Throughput", "theoretical limit", "Side by side"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if !strings.Contains(stderr.String(), "wrote "+jsonPath) {
+		t.Errorf("no note of the file written on stderr:\n%s", stderr.String())
 	}
 
 	raw, err := os.ReadFile(jsonPath)
@@ -86,7 +90,7 @@ func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := o.Config; c.Workers != 1000 || c.Policy.String() != "exclusive" || c.Cooldown == 0 {
+	if c := o.Config; c.Workers != 8 || c.Policy.String() != "exclusive" || c.Cooldown == 0 {
 		t.Fatalf("cooldown defaults not applied: %+v", c)
 	}
 	o, err = ParseFlags([]string{"-scenario", "failure", "-workers", "7", "-failure-rate", "0.5"}, &bytes.Buffer{})
@@ -119,11 +123,123 @@ func TestScenarioDefaultsYieldToExplicitFlags(t *testing.T) {
 	}
 }
 
-func TestUsageErrorsExitTwo(t *testing.T) {
-	for _, args := range [][]string{{"-scenario", "chaos"}, {"-workers", "0"}, {"-policy", "greedy"}, {"-latency", "soon"}, {"extra"}, {"-progress", "loud"}} {
-		var out bytes.Buffer
-		if code := Main(context.Background(), args, &out, &out); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+func TestUsageErrorsAreOneLinePointingToHelpAndExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenario", "chaos"}, {"-workers", "0"}, {"-workers", "abc"}, {"-bogus"}, {"-workers"},
+		{"-policy", "greedy"}, {"-latency", "soon"}, {"extra"}, {"-progress", "loud"}, {"-cancel-rate", "NaN"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), args, &stdout, &stderr)
+		msg := stderr.String()
+		if code != 2 || stdout.Len() > 0 || strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, " (see -h)\n") ||
+			!strings.HasPrefix(msg, "crsload: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line ending (see -h)", args, code, stdout.String(), msg)
+		}
+	}
+}
+
+func TestHelpGoesToStdoutAndExitsZero(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{arg}, &stdout, &stderr); code != 0 {
+			t.Errorf("%s: exit %d", arg, code)
+		}
+		if !strings.Contains(stdout.String(), "Usage:") || !strings.Contains(stdout.String(), "  -workers") || stderr.Len() > 0 {
+			t.Errorf("%s: stdout %d bytes, stderr %q; want the usage on stdout alone", arg, stdout.Len(), stderr.String())
+		}
+	}
+}
+
+func TestShareFlagsRefuseNaNInfinityAndOutOfRange(t *testing.T) {
+	for _, name := range []string{"failure-rate", "unhealthy-rate", "cancel-rate", "eject-share"} {
+		for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "-0.1", "1.5", "x"} {
+			_, err := ParseFlags([]string{"-" + name, v}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "-"+name) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("-%s %s: error %v, want one line naming the flag", name, v, err)
+			}
+		}
+		if _, err := ParseFlags([]string{"-" + name, "0.25"}, &bytes.Buffer{}); err != nil {
+			t.Errorf("-%s 0.25: %v", name, err)
+		}
+	}
+}
+
+func TestValidateRefusesANaNShare(t *testing.T) {
+	nan := math.NaN()
+	for name, set := range map[string]func(*Config){
+		"failure-rate":   func(c *Config) { c.FailureRate = nan },
+		"unhealthy-rate": func(c *Config) { c.UnhealthyRate = nan },
+		"cancel-rate":    func(c *Config) { c.CancelRate = nan },
+		"eject-share":    func(c *Config) { c.EjectShare = nan },
+	} {
+		c := Default()
+		set(&c)
+		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), name) {
+			t.Errorf("%s NaN: %v", name, err)
+		}
+	}
+}
+
+func TestValidateRefusesAWarmupAndDurationPastTheClock(t *testing.T) {
+	c := Default()
+	c.Duration = time.Duration(math.MaxInt64 - 10)
+	c.Warmup = time.Second
+	if err := c.Validate(); err == nil {
+		t.Fatal("a window ending past the largest time.Duration accepted")
+	}
+}
+
+func TestStatusLinesGoToStderrAndTheReportToStdout(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string{}, quickArgs...), "-progress", "plain", "-duration", "1100ms")
+	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "crsload: normal scenario, crs scheduler\n") || strings.Contains(stdout.String(), "in-flight") {
+		t.Errorf("stdout is not the report alone:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "crsload: normal scenario on the crs scheduler") || !strings.Contains(stderr.String(), "in-flight") {
+		t.Errorf("stderr lacks the status lines:\n%s", stderr.String())
+	}
+}
+
+func TestAnOutputPathThatCannotBeWrittenFailsBeforeTheRun(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "r.json")
+	for _, flagName := range []string{"-json", "-html"} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{flagName, missing, "-progress", "plain"}, quickArgs[:len(quickArgs)-2]...)
+		code := Main(context.Background(), args, &stdout, &stderr)
+		if code != 1 || stdout.Len() > 0 || strings.Contains(stderr.String(), "scenario on the") ||
+			strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), missing) {
+			t.Errorf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s", flagName, missing, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestADashWritesTheJSONToStdoutAndTheTextReportToStderr(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), append([]string{"-json", "-"}, quickArgs...), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	var r Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Requests.Attempts == 0 {
+		t.Fatalf("stdout is not the JSON report alone (%v):\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "Accounting: OK") {
+		t.Errorf("the text report is not on stderr:\n%s", stderr.String())
+	}
+	if _, err := os.Stat("-"); err == nil {
+		os.Remove("-")
+		t.Error("a file named - was written")
+	}
+}
+
+func TestBothOutputsOnStdoutOrOneFileAreRefused(t *testing.T) {
+	same := filepath.Join(t.TempDir(), "r")
+	for _, args := range [][]string{{"-json", "-", "-html", "-"}, {"-json", same, "-html", same}} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), append(args, quickArgs...), &stdout, &stderr); code != 2 || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, want 2\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
 		}
 	}
 }

@@ -15,7 +15,7 @@ func WriteComparison(w io.Writer, a, b *Report) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", name, f(a), f(b))
 	}
 	row("throughput (req/s)", func(r *Report) string { return group(int64(r.Throughput.PerSecond + 0.5)) })
-	row("of theoretical limit", func(r *Report) string { return pct(r.Throughput.Ratio) })
+	row("of theoretical limit", func(r *Report) string { return ratioText(r.Throughput) })
 	row("successful", func(r *Report) string { return group(r.Requests.Success) })
 	row("acquire timeouts", func(r *Report) string { return group(r.Requests.AcquireTimeouts) })
 	row("acquire failures", func(r *Report) string { return group(r.Requests.AcquireFailures) })

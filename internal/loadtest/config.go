@@ -3,6 +3,7 @@ package loadtest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crsched/crs/config"
@@ -108,9 +109,13 @@ func Default() Config {
 }
 
 // ScenarioDefaults are the settings a scenario changes from Default,
-// applied to the flags the user did not set. They follow the seed's runs:
-// a burst peaks at 5,000 workers, failure and cooldown use 1,000, and
-// cooldown needs exclusive resources to mean anything. The failure
+// applied to the flags the user did not set. A burst peaks at 5,000
+// workers and failure uses 1,000, as in the seed's runs. Cooldown needs
+// exclusive resources to mean anything, and few workers: resting slots
+// serve only a handful of requests a second, and the seed's 1,000
+// workers spent nearly every request timing out in the queue, so the
+// run showed overload rather than cooldowns. Twice as many workers as
+// resources keeps every resource busy, with a short queue. The failure
 // scenario also has one unhealthy resource, failing half its calls, and
 // ejects a resource after 5 failures in a row where failures reach the
 // pool (-api lease; ParseFlags drops the ejection otherwise): random 10%
@@ -122,9 +127,22 @@ func ScenarioDefaults(scenario string) map[string]string {
 	case Failure:
 		return map[string]string{"workers": "1000", "failure-rate": "0.1", "unhealthy": "1", "eject": "5"}
 	case Cooldown:
-		return map[string]string{"workers": "1000", "policy": "exclusive", "cooldown": "100ms"}
+		return map[string]string{"workers": "8", "policy": "exclusive", "cooldown": "100ms"}
 	}
 	return nil
+}
+
+// FailureShare is the share of backend calls expected to fail when calls
+// spread evenly over the resources: the unhealthy ones fail at
+// UnhealthyRate, the others at FailureRate. With one unhealthy resource
+// of four this is well above FailureRate, which the help must not give
+// as the scenario's share.
+func (c Config) FailureShare() float64 {
+	if c.Resources < 1 {
+		return c.FailureRate
+	}
+	u, n := float64(min(c.Unhealthy, c.Resources)), float64(c.Resources)
+	return (u*c.UnhealthyRate + (n-u)*c.FailureRate) / n
 }
 
 // HeapCount is the scheduler's shard count for this run.
@@ -156,19 +174,21 @@ func (c Config) validate(ext *Extension) error {
 		return errors.New("duration: want > 0")
 	case c.Warmup < 0:
 		return errors.New("warmup: want >= 0")
+	case c.Duration > math.MaxInt64-c.Warmup:
+		return errors.New("duration: warm-up plus window too long for the clock")
 	case c.Heaps < 0 || c.Heaps > config.MaxHeapCount:
 		return fmt.Errorf("heaps: want 0 to %d", config.MaxHeapCount)
 	case c.Capacity < 1:
 		return errors.New("capacity: want at least 1")
 	case c.Timeout <= 0:
 		return errors.New("timeout: want > 0")
-	case c.FailureRate < 0 || c.FailureRate > 1:
+	case !isShare(c.FailureRate):
 		return errors.New("failure-rate: want 0 to 1")
 	case c.Unhealthy < 0 || c.Unhealthy > c.Resources:
 		return errors.New("unhealthy: want 0 to the number of resources")
-	case c.UnhealthyRate < 0 || c.UnhealthyRate > 1:
+	case !isShare(c.UnhealthyRate):
 		return errors.New("unhealthy-rate: want 0 to 1")
-	case c.CancelRate < 0 || c.CancelRate > 1:
+	case !isShare(c.CancelRate):
 		return errors.New("cancel-rate: want 0 to 1")
 	case c.Cooldown < 0 || c.Suspend < 0:
 		return errors.New("cooldown, suspend: want >= 0")
@@ -176,7 +196,7 @@ func (c Config) validate(ext *Extension) error {
 		return errors.New("eject: want >= 0")
 	case c.Eject > 0 && (c.EjectBase <= 0 || c.EjectMax < 0):
 		return errors.New("eject-base: want > 0; eject-max: want >= 0")
-	case c.EjectShare < 0 || c.EjectShare > 1:
+	case !isShare(c.EjectShare):
 		return errors.New("eject-share: want 0 to 1")
 	case c.Eject > 0 && c.API != "lease" && (c.Pool == "crs" || c.Pool == "mutex"):
 		return errors.New("eject: only Lease.Fail reports a failure to the scheduler: use -api lease")

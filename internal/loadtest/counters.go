@@ -42,6 +42,9 @@ type counters struct {
 	wakeLag      Histogram // backend call measured minus drawn: timer and run-queue delay
 	resources    []resourceCounters
 	workersAlive gauge
+	// unfinished counts the workers whose goroutine has not returned yet,
+	// started or not: what the end of a run waits for.
+	unfinished atomic.Int64
 	// workerNanos is the time workers ran inside the measured window,
 	// summed over workers: the limit's numerator.
 	workerNanos atomic.Int64

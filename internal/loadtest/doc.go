@@ -4,8 +4,9 @@
 // A run starts N workers (goroutines) that compete for R resources through
 // a pool: the crs scheduler, a mutex-around-a-heap baseline for -compare,
 // or a pool another command plugs in with an Extension (MainWith): the
-// redispool module's cmd/crsload adds a pool kept in Redis, which this
-// module, free of third-party dependencies, cannot import. Each worker does requests back to back: acquire a resource
+// redispool module's cmd/crsload-redis adds a pool kept in Redis, which
+// this module, free of third-party dependencies, cannot import. Each
+// worker does requests back to back: acquire a resource
 // (waiting at most a timeout), a simulated backend call whose latency is
 // drawn from a distribution and which may fail or be abandoned by its
 // client, and release. Every outcome is counted once, in lock-free

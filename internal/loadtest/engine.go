@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crsched/crs/config"
@@ -16,8 +17,18 @@ type engine[H any] struct {
 	pool  pool[H]
 	k     *counters
 	epoch time.Time
-	// window is the measured interval, in harness nanoseconds.
-	window [2]int64
+	// window is the measured interval, in harness nanoseconds. An
+	// interrupt ends it early: windowEnd, which the workers read as they
+	// count, is then the moment of the interrupt (window[1] is the end
+	// asked for).
+	window    [2]int64
+	windowEnd atomic.Int64
+	// started is set by the run's first request (see worker).
+	started atomic.Bool
+	// interrupted is the time the run's context ended, -1 if it did not,
+	// and ctxCause why.
+	interrupted atomic.Int64
+	ctxCause    error
 	// checkCooldown: with one exclusive slot per resource, "acquired less
 	// than the cooldown after its last release" is unambiguous, so every
 	// acquisition is checked against it, less the pool's slack (see
@@ -110,19 +121,24 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	cfg := e.cfg
 	plan := cohorts(cfg)
 	e.window = [2]int64{int64(cfg.Warmup), int64(cfg.Warmup + cfg.Duration)}
+	e.windowEnd.Store(e.window[1])
+	e.interrupted.Store(-1)
 
 	// Every worker is created before the clock starts, blocked on its
 	// cohort's gate: starting ten thousand goroutines takes a while on a
 	// busy machine, and must not eat into the run nor into a burst's step.
 	var wg sync.WaitGroup
 	id := 0
+	setup := time.Now()
 	for _, c := range plan {
 		c.ctx, c.cancel = context.WithCancelCause(ctx)
 		c.gate = make(chan struct{})
 		for i := 0; i < c.workers; i++ {
 			wg.Add(1)
+			e.k.unfinished.Add(1)
 			go func(c *cohort, id int) {
 				defer wg.Done()
+				defer e.k.unfinished.Add(-1)
 				e.runWorker(c, id)
 			}(c, id)
 			id++
@@ -130,14 +146,32 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	}
 
 	runtime.GC() // start from a clean heap, so that setup garbage is not ours
+	// A million workers take seconds to start, outside the run's clock:
+	// say so, or the wait looks like part of the run.
+	if took := time.Since(setup); progress != nil && took > time.Second {
+		progress.note(fmt.Sprintf("started %s workers in %s, before the clock", group(id), dur(took)))
+	}
 	rt0 := readRuntime()
 	e.epoch = time.Now()
+	// The measured window ends with an interrupt (but not before it
+	// begins, so that a run interrupted in its warm-up measures nothing).
+	fired := make(chan struct{})
+	stopInterrupt := context.AfterFunc(ctx, func() {
+		t := e.now()
+		e.windowEnd.Store(max(e.window[0], min(t, e.window[1])))
+		e.ctxCause = context.Cause(ctx)
+		e.interrupted.Store(t)
+		close(fired)
+	})
 	sampler := startSampler(e, plan, progress)
 	for _, c := range plan {
 		e.schedule(c)
 	}
 	wg.Wait()
 	stopped := e.now()
+	if !stopInterrupt() {
+		<-fired // interrupted: the report reads what it stored
+	}
 	for _, c := range plan {
 		c.cancel(errStopped) // release the cohort's timers and contexts
 	}
@@ -178,9 +212,20 @@ func (e *engine[H]) runWorker(c *cohort, id int) {
 	case <-c.ctx.Done():
 		return
 	}
+	// A worker the machine first runs after its stop leaves before
+	// setting anything up (see worker): with a million workers, most may
+	// get here only then, and the end of the run waits for all of them.
+	first := e.started.CompareAndSwap(false, true)
+	if !first && e.now() >= c.stop {
+		return
+	}
 	e.k.workersAlive.inc()
 	from := e.now()
-	e.worker(c, id)
-	e.k.workerNanos.Add(overlap(from, e.now(), e.window))
+	e.worker(c, id, first)
+	e.k.workerNanos.Add(overlap(from, e.now(), e.measured()))
 	e.k.workersAlive.dec()
 }
+
+// measured is the measured window: the one asked for, or less if the run
+// was interrupted.
+func (e *engine[H]) measured() [2]int64 { return [2]int64{e.window[0], e.windowEnd.Load()} }

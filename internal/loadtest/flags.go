@@ -1,9 +1,12 @@
 package loadtest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/crsched/crs/config"
@@ -23,18 +26,21 @@ type Options struct {
 
 // ParseFlags reads the command line. Settings a scenario changes (see
 // ScenarioDefaults) take the scenario's value unless given explicitly.
-// It returns flag.ErrHelp for -h, after printing the usage to w. The
+// It returns flag.ErrHelp for -h, after printing the usage to w; any
+// other error is one line, for the caller to print. The
 // flags of exts are read too, and the first extension they select gets
 // to adjust the settings (see Extension.Configure).
 func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) {
 	o := Options{Config: Default(), Progress: "auto"}
 	c := &o.Config
-	fs := flag.NewFlagSet("crsload", flag.ContinueOnError)
-	fs.SetOutput(w)
-	fs.Usage = func() { printUsage(fs, w, exts) }
+	fs := flag.NewFlagSet(commandName(exts), flag.ContinueOnError)
+	// The flag package prints the whole usage after every parse error;
+	// the caller prints the error alone, in one line, and -h the usage.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
-	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure, cooldown: 1000)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "run before the window, not counted, so that all workers starting at once does not bias it")
@@ -46,29 +52,33 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
 	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
-	fs.Float64Var(&c.FailureRate, "failure-rate", c.FailureRate, "share of backend calls that fail, 0 to 1, as in the seed's runs (failure: 0.1)")
+	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail (on healthy resources, see -unhealthy), 0 to 1\n(failure: 0.1)")
 	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
-	fs.Float64Var(&c.UnhealthyRate, "unhealthy-rate", c.UnhealthyRate, "share of an unhealthy resource's calls that fail, 0 to 1")
-	fs.Float64Var(&c.CancelRate, "cancel-rate", c.CancelRate, "share of requests the client abandons at a random moment, 0 to 1")
+	fs.Var((*shareFlag)(&c.UnhealthyRate), "unhealthy-rate", "`share` of an unhealthy resource's calls that fail, 0 to 1")
+	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
 	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
 	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
 	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
 	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
 	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
-	fs.Float64Var(&c.EjectShare, "eject-share", c.EjectShare, "with -eject: the largest share of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
+	fs.Var((*shareFlag)(&c.EjectShare), "eject-share", "with -eject: the largest `share` of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
 	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
 	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
 	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone)")
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
-	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`")
-	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`")
-	fs.StringVar(&o.Progress, "progress", o.Progress, "live status: auto (a status line on a terminal, plain lines otherwise), line, plain, off")
+	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
 	for _, x := range exts {
 		x.Flags(fs)
 	}
 
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(w)
+			printUsage(fs, w, exts)
+		}
 		return o, err
 	}
 	if fs.NArg() > 0 {
@@ -91,6 +101,15 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	if o.Compare {
 		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
 	}
+	if _, err := NewProgress(io.Discard, o.Progress); err != nil {
+		return o, err
+	}
+	switch {
+	case o.JSON == "-" && o.HTML == "-":
+		return o, errors.New("json, html: only one report can go to stdout (-)")
+	case o.JSON != "" && o.JSON != "-" && filepath.Clean(o.JSON) == filepath.Clean(o.HTML):
+		return o, errors.New("json, html: want two different files")
+	}
 	for i := range exts {
 		selected, err := exts[i].Configure(c, func(name string) bool { return set[name] })
 		if err != nil {
@@ -105,15 +124,28 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	return o, c.validate(o.ext)
 }
 
+// whole writes a share as a whole percentage: 20%.
+func whole(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
 func printUsage(fs *flag.FlagSet, w io.Writer, exts []Extension) {
-	fmt.Fprint(w, `crsload: load test of the crs scheduler.
+	// The failure scenario's figures come from its settings, so that the
+	// help cannot drift from them.
+	fc, err := ParseFlags([]string{"-scenario", Failure}, io.Discard)
+	if err != nil {
+		panic("the failure scenario does not parse: " + err.Error())
+	}
+	f := fc.Config
+	fmt.Fprint(w, fs.Name()+`: load test of the crs scheduler.
 
 N workers compete for R resources through the scheduler. Each request
 acquires a resource (waiting at most -timeout), makes a simulated backend
 call (latency drawn from -latency; it fails at -failure-rate) and
 releases it. The report gives throughput against the theoretical limit,
 acquire/backend/total latency percentiles, per-resource use, and an
-accounting check; the exit status is 1 if the accounting fails.
+accounting check. The report goes to stdout, progress to stderr. The
+exit status is 1 if the accounting fails, 2 for a bad flag, and 130
+(SIGINT) or 143 (SIGTERM) when a signal cut the run short, whose report
+then says so.
 
 With no flags: 10,000 workers, 4 resources, shared policy, adaptive
 strategy, normal scenario, a 10 s window after a 1 s warm-up.
@@ -122,13 +154,17 @@ Scenarios:
   normal    steady load
   burst     a tenth of the workers, a step to all of them for the middle
             third of the window, and back
-  failure   10% of backend calls fail, 50% on one unhealthy resource
-            (backend-01); with -api lease each failure is reported with
-            Lease.Fail, and 5 in a row eject the resource (1 s, then 2 s,
-            ... at most 10 s; at most half the resources at once);
-            -suspend D also suspends a resource for D after each failure
-  cooldown  exclusive resources, each resting -cooldown after every release
-            (the scheduler's ReleaseCooldown)
+  failure   `+fmt.Sprintf(`backend calls fail: %s on the healthy resources, %s on one
+            unhealthy resource (backend-01), so %s of all calls with
+            the default %d resources while none is ejected`, whole(f.FailureRate), whole(f.UnhealthyRate),
+		whole(f.FailureShare()), f.Resources)+`;
+            with -api lease each failure is reported with Lease.Fail,
+            and 5 in a row eject the resource (1 s, then 2 s, ... at most
+            10 s; at most half the resources at once); -suspend D also
+            suspends a resource for D after each failure
+  cooldown  8 workers on exclusive resources, each resting -cooldown after
+            every release (the scheduler's ReleaseCooldown): the resting
+            resources are the bottleneck, with a short queue
 
 The end of a run brings every resting resource back (Include) and checks
 the scheduler's Stats: no holder or waiter, every resource active, and its
@@ -140,7 +176,7 @@ Failures, Suspensions and Ejections against the calls the harness made.
 			fmt.Fprintln(w, x.Usage)
 		}
 	}
-	fmt.Fprint(w, "Usage: go run ./cmd/crsload [flags]\n\n")
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n", fs.Name())
 	fs.PrintDefaults()
 }
 
@@ -190,3 +226,23 @@ func (o *orderingFlag) Set(s string) error {
 	}
 	return nil
 }
+
+// shareFlag reads a share from 0 to 1. strconv accepts "NaN" and "Inf",
+// and NaN fails every comparison, so a range check written as two
+// rejections would let it through: the check is written as one
+// acceptance.
+type shareFlag float64
+
+func (f *shareFlag) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+
+func (f *shareFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !isShare(v) {
+		return errors.New("want a number from 0 to 1")
+	}
+	*f = shareFlag(v)
+	return nil
+}
+
+// isShare reports whether v is a number from 0 to 1 (NaN is not).
+func isShare(v float64) bool { return v >= 0 && v <= 1 }

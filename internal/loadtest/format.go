@@ -6,16 +6,24 @@ import (
 	"time"
 )
 
-// group writes an integer with thousands separators: 2,248,610.
+// group writes an integer with thousands separators: 2,248,610. It
+// groups the digits strconv writes rather than negating n, as the
+// smallest int64 has no positive counterpart.
 func group[N int64 | uint64 | int](n N) string {
-	s := strconv.FormatInt(int64(n), 10)
+	var s string
 	if n < 0 {
-		return "-" + group(-n)
+		s = strconv.FormatInt(int64(n), 10)
+	} else {
+		s = strconv.FormatUint(uint64(n), 10)
+	}
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}
-	return s
+	return sign + s
 }
 
 // dur writes a duration with three significant digits: 7.59µs, 260ms,

@@ -19,6 +19,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"igrp":  func(n int64) string { return group(n) },
 	"fgrp":  func(f float64) string { return group(int64(f + 0.5)) },
 	"pct":   pct,
+	"ratio": ratioText,
 	"title": titleOf,
 }).Parse(reportTemplate))
 
@@ -28,6 +29,11 @@ type htmlView struct {
 	Throughput, Latency, Utilisation template.HTML
 	Latencies                        []namedLatency
 	Baseline                         *Report
+	// ResourceRows are the resources the table and the chart show: all
+	// of them, or the busiest and idlest of a long list, summed up by
+	// ResourceSpread.
+	ResourceRows   []ResourceUse
+	ResourceSpread string
 }
 
 type namedLatency struct {
@@ -37,13 +43,20 @@ type namedLatency struct {
 
 // WriteHTML writes the self-contained HTML report.
 func WriteHTML(w io.Writer, r *Report) error {
+	rows := r.Resources
+	busiest, idlest, spread := resourceSummary(r.Resources)
+	if spread != "" {
+		rows = append(append([]ResourceUse{}, busiest...), idlest...)
+	}
 	v := htmlView{
-		Report: r,
+		ResourceRows:   rows,
+		ResourceSpread: spread,
+		Report:         r,
 		// The charts are built from numbers by svg.go, which escapes
 		// every string it writes, so they are safe to insert as HTML.
 		Throughput:  template.HTML(throughputChart(r)),
 		Latency:     template.HTML(latencyChart(r)),
-		Utilisation: template.HTML(utilisationChart(r)),
+		Utilisation: template.HTML(utilisationChart(r, rows)),
 		Latencies: []namedLatency{
 			{"acquire (the call)", r.Latency.Acquire},
 			{"backend (simulated)", r.Latency.Backend},

@@ -1,6 +1,8 @@
 package loadtest
 
 import (
+	"math"
+
 	"github.com/crsched/crs/config"
 )
 
@@ -10,7 +12,9 @@ type Limit struct {
 	PerSecond float64 `json:"per_second"`
 	// Bottleneck is "workers" when the limit is the workers' pace (each
 	// does one request per mean latency, back to back), "pool" when it is
-	// the resources' (slots / (mean hold + cooldown)).
+	// the resources' (slots / (mean hold + cooldown)), and "none" when
+	// nothing bounds the rate (backend calls that take no time, and no
+	// cooldown): PerSecond is then 0 and the report gives no ratio.
 	Bottleneck string `json:"bottleneck"`
 	// MeanWorkers is the number of workers running, averaged over the
 	// measured window. A worker runs from its start until its last request
@@ -41,17 +45,24 @@ type Limit struct {
 func theoreticalLimit(cfg Config, latency float64, workerNanos int64, window [2]int64) Limit {
 	hold := latency * (1 - cfg.CancelRate/2)
 	length := float64(window[1] - window[0])
-	lim := Limit{Bottleneck: "workers", MeanHoldNanos: int64(hold), MeanWorkers: float64(workerNanos) / length}
-	if hold <= 0 {
-		lim.Bottleneck = "none" // requests that take no time have no limit
-		return lim
+	lim := Limit{Bottleneck: "none", MeanHoldNanos: int64(hold)}
+	if length > 0 {
+		lim.MeanWorkers = float64(workerNanos) / length
 	}
-	rate := lim.MeanWorkers / (hold / 1e9)
-	if cfg.Policy == config.Exclusive {
+	// Calls that take no time put no bound on the workers' pace; only
+	// the pool's rests can bound the rate, and without them nothing does.
+	rate := math.Inf(1)
+	if hold > 0 {
+		rate, lim.Bottleneck = lim.MeanWorkers/(hold/1e9), "workers"
+	}
+	if cycle := hold + float64(cfg.Cooldown); cfg.Policy == config.Exclusive && cycle > 0 {
 		slots := float64(cfg.Resources * cfg.Capacity)
-		if poolRate := slots / ((hold + float64(cfg.Cooldown)) / 1e9); poolRate < rate {
+		if poolRate := slots / (cycle / 1e9); poolRate < rate {
 			rate, lim.Bottleneck = poolRate, "pool"
 		}
+	}
+	if lim.Bottleneck == "none" {
+		return lim
 	}
 	lim.PerSecond = rate * (1 - cfg.CancelRate)
 	return lim

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,42 @@ func TestOverlapClipsToTheWindow(t *testing.T) {
 		if got := overlap(c.from, c.to, w); got != c.want {
 			t.Errorf("overlap(%d, %d) = %d, want %d", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+func TestAZeroLatencyBackendHasNoLimitUnlessCooldownsBoundThePool(t *testing.T) {
+	cfg := Default()
+	cfg.Latency = Latency{Kind: "fixed"}
+	w := [2]int64{0, int64(time.Second)}
+	if l := theoreticalLimit(cfg, 0, 100*(w[1]-w[0]), w); l.Bottleneck != "none" || l.PerSecond != 0 {
+		t.Fatalf("shared, zero latency: limit %+v, want none", l)
+	}
+	cfg.Policy = config.Exclusive
+	if l := theoreticalLimit(cfg, 0, 100*(w[1]-w[0]), w); l.Bottleneck != "none" {
+		t.Fatalf("exclusive without cooldown, zero latency: limit %+v, want none", l)
+	}
+	// 4 slots, each resting 100 ms after a call that takes no time.
+	cfg.Cooldown = 100 * time.Millisecond
+	if l := theoreticalLimit(cfg, 0, 100*(w[1]-w[0]), w); l.Bottleneck != "pool" || math.Abs(l.PerSecond-40) > 1e-9 {
+		t.Fatalf("exclusive with cooldown, zero latency: limit %+v, want 40 req/s bound by the pool", l)
+	}
+}
+
+func TestAReportWithoutALimitShowsNoRatio(t *testing.T) {
+	cfg := quick(Normal)
+	cfg.Latency = Latency{Kind: "fixed"}
+	cfg.Workers, cfg.Duration = 4, 50*time.Millisecond
+	r := run(t, cfg)
+	if r.Throughput.Limit.Bottleneck != "none" || r.Throughput.Ratio != 0 || r.Throughput.RatioAsRun != 0 {
+		t.Fatalf("throughput %+v, want no limit and no ratio", r.Throughput)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, "theoretical limit      none") || !strings.Contains(text, "ratio                  n/a") ||
+		strings.Contains(text, "ratio                  0.00%") || strings.Contains(text, "limit as the calls ran") {
+		t.Fatalf("report:\n%s", text)
 	}
 }

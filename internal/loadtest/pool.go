@@ -102,13 +102,17 @@ type EventCounts struct {
 	Resume  uint64 `json:"resume"`
 }
 
-// Extension adds a pool under test to the command: cmd/crsload of the
-// redispool module adds a pool kept in Redis, which the root module
+// Extension adds a pool under test to the command: cmd/crsload-redis of
+// the redispool module adds a pool kept in Redis, which the root module
 // cannot import (it has no third-party dependency). MainWith and
 // ParseFlags take extensions; Main has none.
 type Extension struct {
 	// Name is the pool's name in Config.Pool and in reports ("redis").
 	Name string
+	// Command, if not empty, is the name of the command the extension
+	// belongs to ("crsload-redis"), which its messages and usage then
+	// go by instead of crsload.
+	Command string
 	// Title names the pool in the report's heading; it is called once the
 	// flags are parsed.
 	Title func() string

@@ -56,8 +56,14 @@ func (p *Progress) update(s Sample, total time.Duration) {
 	if dt := s.T - p.last.T; dt > 0 {
 		rate = float64(s.Completed-p.last.Completed) / dt
 	}
-	line := fmt.Sprintf("%6.1fs / %.1fs  %s req/s  in-flight %s  waiting %s  errors %s  backend failures %s",
-		s.T, total.Seconds(), group(int64(rate)), group(s.InFlight), group(s.Waiting),
+	clock := fmt.Sprintf("%6.1fs / %.1fs", s.T, total.Seconds())
+	if s.T > total.Seconds() {
+		// Past the end, the run waits for its workers: the calls in
+		// progress finish, and workers not yet run must run to return.
+		clock = fmt.Sprintf("stopping: waiting for %s workers", group(s.Unfinished))
+	}
+	line := fmt.Sprintf("%s  %s req/s  in-flight %s  waiting %s  errors %s  backend failures %s",
+		clock, group(int64(rate)), group(s.InFlight), group(s.Waiting),
 		group(int64(s.Errors)), group(int64(s.Backend)))
 	p.last = s
 	if !p.terminal {
@@ -74,4 +80,16 @@ func (p *Progress) finish() {
 	if p.terminal && p.width > 0 {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.width))
 	}
+}
+
+// note prints a line of its own, blanking the status line first.
+func (p *Progress) note(line string) {
+	if p.terminal && p.width > 0 {
+		fmt.Fprintf(p.w, "\r%s", strings.Repeat(" ", p.width))
+		p.width = 0
+	}
+	if p.terminal {
+		fmt.Fprint(p.w, "\r")
+	}
+	fmt.Fprintln(p.w, line)
 }

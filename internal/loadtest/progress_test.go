@@ -52,3 +52,30 @@ func TestAFileIsNotATerminal(t *testing.T) {
 		t.Fatal("a regular file reported as a terminal")
 	}
 }
+
+func TestProgressPastTheEndSaysItIsWaitingForWorkers(t *testing.T) {
+	var out bytes.Buffer
+	p, _ := NewProgress(&out, "plain")
+	p.update(Sample{T: 4.2, Completed: 100, Unfinished: 900000}, 4*time.Second)
+	line := out.String()
+	if !strings.Contains(line, "stopping: waiting for 900,000 workers") || strings.Contains(line, "4.2s / 4.0s") {
+		t.Fatalf("line %q", line)
+	}
+}
+
+func TestProgressNotesAreWholeLinesOnATerminalToo(t *testing.T) {
+	var out bytes.Buffer
+	p, _ := NewProgress(&out, "line")
+	p.update(Sample{T: 1, Completed: 10}, 3*time.Second)
+	p.note("started 1,000,000 workers in 8.20s, before the clock")
+	s := out.String()
+	if !strings.HasSuffix(s, "\rstarted 1,000,000 workers in 8.20s, before the clock\n") {
+		t.Fatalf("output %q", s)
+	}
+	out.Reset()
+	p, _ = NewProgress(&out, "plain")
+	p.note("hello")
+	if out.String() != "hello\n" {
+		t.Fatalf("plain note %q", out.String())
+	}
+}

@@ -3,11 +3,15 @@ package loadtest
 // Report is everything a run measured. It is what -json writes, and what
 // the text and HTML reports are drawn from. Durations are nanoseconds.
 type Report struct {
-	Pool        string        `json:"pool"`       // "crs", "mutex" or an Extension's name
-	PoolTitle   string        `json:"pool_title"` // the pool, as the heading names it
-	Config      ConfigReport  `json:"config"`
-	Environment Environment   `json:"environment"`
-	ElapsedNs   int64         `json:"elapsed_ns"` // start to the last worker's end
+	Pool        string       `json:"pool"`       // "crs", "mutex" or an Extension's name
+	PoolTitle   string       `json:"pool_title"` // the pool, as the heading names it
+	Config      ConfigReport `json:"config"`
+	Environment Environment  `json:"environment"`
+	ElapsedNs   int64        `json:"elapsed_ns"` // start to the last worker's end
+	// Interrupted is set when the run was cut short (a signal): the
+	// measured window then ends at the interrupt, and
+	// Throughput.WindowNs is shorter than Config.DurationNs.
+	Interrupted *Interruption `json:"interrupted,omitempty"`
 	Requests    Requests      `json:"requests"`
 	Throughput  Throughput    `json:"throughput"`
 	Latency     Latencies     `json:"latency"`
@@ -174,4 +178,10 @@ type PoolReport struct {
 type HistogramBins struct {
 	Acquire []Bin `json:"acquire"`
 	Total   []Bin `json:"total"`
+}
+
+// Interruption says what cut a run short, and when.
+type Interruption struct {
+	Cause string `json:"cause"` // the signal (SIGINT, SIGTERM), or the context's cause
+	AtNs  int64  `json:"at_ns"` // since the start of the run
 }

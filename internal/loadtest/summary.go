@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -57,7 +58,11 @@ func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Dura
 		r.Requests.FirstReleaseError = *s
 	}
 
-	window := e.window[1] - e.window[0]
+	measured := e.measured()
+	window := measured[1] - measured[0]
+	if at := e.interrupted.Load(); at >= 0 {
+		r.Interrupted = &Interruption{Cause: interruptCause(e.ctxCause), AtNs: at}
+	}
 	acq, tot, backend := k.acquireLat.Snapshot(), k.totalLat.Snapshot(), k.backendLat.Snapshot()
 	r.Latency = Latencies{
 		Acquire: summarise(acq),
@@ -69,13 +74,15 @@ func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Dura
 	t := Throughput{
 		WindowNs:  window,
 		Completed: k.windowDone.Load(),
-		Limit:     theoreticalLimit(cfg, float64(cfg.Latency.Mean()), k.workerNanos.Load(), e.window),
+		Limit:     theoreticalLimit(cfg, float64(cfg.Latency.Mean()), k.workerNanos.Load(), measured),
 	}
-	if t.Completed > 0 {
+	if t.Completed > 0 && t.Limit.Bottleneck != "none" {
 		asRun := float64(k.windowBackend.Load()) / float64(t.Completed)
-		t.AsRun = theoreticalLimit(cfg, asRun, k.workerNanos.Load(), e.window)
+		t.AsRun = theoreticalLimit(cfg, asRun, k.workerNanos.Load(), measured)
 	}
-	t.PerSecond = float64(t.Completed) / (float64(window) / 1e9)
+	if window > 0 {
+		t.PerSecond = float64(t.Completed) / (float64(window) / 1e9)
+	}
 	if t.Limit.PerSecond > 0 {
 		t.Ratio = t.PerSecond / t.Limit.PerSecond
 	}
@@ -157,3 +164,16 @@ func environment() Environment {
 
 // backendName is the name of resource i, as the seed's reports spell it.
 func backendName(i int) string { return fmt.Sprintf("backend-%02d", i+1) }
+
+// interruptCause names what ended a run early: the signal, or the
+// context's cause.
+func interruptCause(err error) string {
+	var in Interrupt
+	if errors.As(err, &in) {
+		return signalName(in.Signal)
+	}
+	if err == nil {
+		return "cancelled"
+	}
+	return err.Error()
+}

@@ -3,8 +3,10 @@ package loadtest
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // poolTitle names a built-in pool as the report shows it.
@@ -31,8 +33,12 @@ func titleOf(r *Report) string {
 func WriteText(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	c, env := r.Config, r.Environment
-	fmt.Fprintf(b, "crsload: %s scenario, %s\n", c.Scenario, titleOf(r))
-	fmt.Fprintf(b, "  %s workers, %d resources, %s policy", group(c.Workers), c.Resources, c.Policy)
+	fmt.Fprintf(b, "crsload: %s scenario, %s", c.Scenario, titleOf(r))
+	if in := r.Interrupted; in != nil {
+		fmt.Fprintf(b, " (INTERRUPTED by %s at %s)", in.Cause, dur(in.AtNs))
+	}
+	fmt.Fprintln(b)
+	fmt.Fprintf(b, "  %s workers, %s resources, %s policy", group(c.Workers), group(c.Resources), c.Policy)
 	if r.Pool == "crs" || r.Pool == "mutex" {
 		fmt.Fprintf(b, ", %s strategy, %d heaps, %s order", c.Strategy, c.Heaps, c.Ordering)
 	}
@@ -44,7 +50,9 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(b, "\n  backend latency %s (mean %s), %s failures", c.Latency, dur(c.LatencyMeanNs), pct(c.FailureRate))
 	if c.Unhealthy > 0 {
-		fmt.Fprintf(b, " (%s on %s)", pct(c.UnhealthyRate), unhealthyNames(c.Unhealthy))
+		fmt.Fprintf(b, " (%s on %s: %s of all calls if they spread evenly)", pct(c.UnhealthyRate),
+			unhealthyNames(c.Unhealthy), pct(Config{Resources: c.Resources, Unhealthy: c.Unhealthy,
+				FailureRate: c.FailureRate, UnhealthyRate: c.UnhealthyRate}.FailureShare()))
 	}
 	fmt.Fprintf(b, ", acquire timeout %s", dur(c.TimeoutNs))
 	if c.CancelRate > 0 {
@@ -63,7 +71,18 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(b, ")")
 	}
-	fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s\n", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	if r.Interrupted != nil {
+		fmt.Fprintf(b, "\n  measured %s of the %s asked for, after a %s warm-up (interrupted); the run took %s\n",
+			dur(r.Throughput.WindowNs), time.Duration(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+	} else {
+		fmt.Fprintf(b, "\n  measured %s after a %s warm-up; the run took %s", dur(c.DurationNs), dur(c.WarmupNs), dur(r.ElapsedNs))
+		// The calls in progress at the end finish; more than a second
+		// after it means workers the machine had not run yet.
+		if over := r.ElapsedNs - c.WarmupNs - c.DurationNs; over > int64(time.Second) {
+			fmt.Fprintf(b, ", %s of it stopping the workers", dur(over))
+		}
+		fmt.Fprintln(b)
+	}
 	race := ""
 	if env.Race {
 		race = ", race detector on"
@@ -136,10 +155,24 @@ func firstErr(s string) string {
 	return "first: " + s
 }
 
+// fewCalls is the count of calls in the window under which the report
+// warns that its ratio is imprecise.
+const fewCalls = 1000
+
 func writeThroughput(b *strings.Builder, r *Report) {
 	t, c := r.Throughput, r.Config
+	defer writeOverload(b, r.Requests)
+	if t.WindowNs <= 0 {
+		fmt.Fprintf(b, "\nThroughput: nothing measured (interrupted before the measured window began)\n")
+		return
+	}
 	fmt.Fprintf(b, "\nThroughput (measured window of %s: backend calls completed)\n", dur(t.WindowNs))
 	fmt.Fprintf(b, "  measured               %s req/s  (%s calls)\n", group(int64(t.PerSecond+0.5)), group(t.Completed))
+	if t.Limit.Bottleneck == "none" {
+		fmt.Fprintf(b, "  theoretical limit      none (backend calls that take no time: nothing but the pool and the runtime bounds the rate)\n")
+		fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
+		return
+	}
 	why := fmt.Sprintf("%s workers / %s mean latency", group(int64(t.Limit.MeanWorkers+0.5)), dur(t.Limit.MeanHoldNanos))
 	switch {
 	case t.Limit.Bottleneck == "pool":
@@ -152,7 +185,12 @@ func writeThroughput(b *strings.Builder, r *Report) {
 		why += fmt.Sprintf(", less the %s abandoned", pct(c.CancelRate))
 	}
 	fmt.Fprintf(b, "  theoretical limit      %s req/s  (%s)\n", group(int64(t.Limit.PerSecond+0.5)), why)
-	fmt.Fprintf(b, "  ratio                  %s\n", pct(t.Ratio))
+	fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
+	// A limit is a mean over calls: a window that held few of them can
+	// land either side of it by chance.
+	if t.Completed < fewCalls {
+		fmt.Fprintf(b, "  (only %s calls in the window: the ratio can be off by several percent either way)\n", group(t.Completed))
+	}
 	if t.AsRun.PerSecond > 0 {
 		ms := func(ns int64) string { return fmt.Sprintf("%.2fms", float64(ns)/1e6) }
 		fmt.Fprintf(b, "  limit as the calls ran %s req/s  (their measured mean, %s, in place of %s): ratio %s\n",
@@ -191,19 +229,64 @@ func writeLatency(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "   and is not the scheduler's)\n")
 }
 
+// maxResourceRows is the most resources the text report lists one by
+// one; past it, the busiest and idlest few and a distribution.
+const maxResourceRows = 20
+
+// resourceSummary picks the rows a long resource table shows: the
+// busiest and the idlest few by acquisitions (nil if all fit), and the
+// distribution of acquisitions per resource.
+func resourceSummary(rs []ResourceUse) (busiest, idlest []ResourceUse, spread string) {
+	if len(rs) <= maxResourceRows {
+		return nil, nil, ""
+	}
+	sorted := make([]ResourceUse, len(rs))
+	copy(sorted, rs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Acquisitions > sorted[j].Acquisitions })
+	const few = 5
+	busiest, idlest = sorted[:few], sorted[len(sorted)-few:]
+	q := func(f float64) uint64 { // sorted is busiest first
+		return sorted[len(sorted)-1-min(len(sorted)-1, int(f*float64(len(sorted))))].Acquisitions
+	}
+	spread = fmt.Sprintf("acquisitions per resource: min %s, p50 %s, p90 %s, max %s",
+		group(q(0)), group(q(0.5)), group(q(0.9)), group(sorted[0].Acquisitions))
+	never := len(sorted) - sort.Search(len(sorted), func(i int) bool { return sorted[i].Acquisitions == 0 })
+	if never > 0 {
+		spread += fmt.Sprintf("; %s never acquired", group(never))
+	}
+	return busiest, idlest, spread
+}
+
 func writeResources(b *strings.Builder, r *Report) {
-	fmt.Fprintf(b, "\nResources\n")
+	busiest, idlest, spread := resourceSummary(r.Resources)
+	rows := r.Resources
+	if spread == "" {
+		fmt.Fprintf(b, "\nResources\n")
+	} else {
+		fmt.Fprintf(b, "\nResources (%s: the %d busiest and the %d idlest; the JSON report lists them all)\n",
+			group(len(r.Resources)), len(busiest), len(idlest))
+		fmt.Fprintf(b, "  %s\n", spread)
+		rows = append(append([]ResourceUse{}, busiest...), idlest...)
+	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \tacquisitions\tshare\tmean holders\tpeak holders\t")
+	cells := 5
 	if r.Config.Policy == "exclusive" {
 		fmt.Fprintf(tw, "busy\t")
+		cells++
 	}
 	failures := r.Requests.BackendFailures > 0
 	if failures {
 		fmt.Fprintf(tw, "backend failures\t")
+		cells++
 	}
 	fmt.Fprintf(tw, "\n")
-	for _, u := range r.Resources {
+	for i, u := range rows {
+		if spread != "" && i == len(busiest) {
+			// As many cells as the other rows, or tabwriter would start
+			// a new column block and misalign the idlest.
+			fmt.Fprintf(tw, "  (%s more)\t%s\n", group(len(r.Resources)-len(rows)), strings.Repeat("\t", cells-1))
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t", u.Name, group(u.Acquisitions), pct(u.Share), u.MeanHolders, group(u.PeakHolders))
 		if r.Config.Policy == "exclusive" {
 			fmt.Fprintf(tw, "%s\t", pct(u.Utilisation))
@@ -285,4 +368,23 @@ func apiName(api, policy string) string {
 		return "AcquireContext + Release"
 	}
 	return "AcquireContext (a shared acquisition holds nothing to release)"
+}
+
+// ratioText is the throughput's share of the limit, or "n/a" without one.
+func ratioText(t Throughput) string {
+	if t.Limit.PerSecond <= 0 {
+		return "n/a (no limit)"
+	}
+	return pct(t.Ratio)
+}
+
+// writeOverload warns when most requests timed out: the pool then serves
+// a few of the workers, and a ratio near 100% says only that it was kept
+// busy, not that the workload ran well.
+func writeOverload(b *strings.Builder, q Requests) {
+	if q.Attempts == 0 || 2*q.AcquireTimeouts <= q.Attempts {
+		return
+	}
+	fmt.Fprintf(b, "  warning: %s of requests timed out waiting for a resource: the pool is overloaded,\n", share(q.AcquireTimeouts, q.Attempts))
+	fmt.Fprintf(b, "  and the throughput is that of the few requests it served (fewer -workers, or a longer -timeout)\n")
 }

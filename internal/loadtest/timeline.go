@@ -13,6 +13,7 @@ type Sample struct {
 	Backend    uint64  `json:"backend_fail"` // backend failures so far
 	Throughput float64 `json:"throughput"`   // completions per second since the previous sample
 	Workers    int64   `json:"workers"`      // workers running
+	Unfinished int64   `json:"unfinished"`   // workers not yet returned, whether started or not
 	InFlight   int64   `json:"in_flight"`    // requests in progress
 	Waiting    int64   `json:"waiting"`      // requests inside the acquire call
 	Holding    int64   `json:"holding"`      // acquisitions not yet released
@@ -78,13 +79,14 @@ func (s *sampler) stop() []Sample {
 func (e *engine[H]) sample() Sample {
 	k := e.k
 	return Sample{
-		T:         time.Duration(e.now()).Seconds(),
-		Completed: k.success.Load() + k.backendFail.Load(),
-		Errors:    k.acquireFail.Load() + k.timeouts.Load() + k.releaseFail.Load(),
-		Backend:   k.backendFail.Load(),
-		Workers:   k.workersAlive.load(),
-		InFlight:  k.inflight.load(),
-		Waiting:   k.waiting.load(),
-		Holding:   k.holding.load(),
+		T:          time.Duration(e.now()).Seconds(),
+		Completed:  k.success.Load() + k.backendFail.Load(),
+		Errors:     k.acquireFail.Load() + k.timeouts.Load() + k.releaseFail.Load(),
+		Backend:    k.backendFail.Load(),
+		Workers:    k.workersAlive.load(),
+		Unfinished: k.unfinished.Load(),
+		InFlight:   k.inflight.load(),
+		Waiting:    k.waiting.load(),
+		Holding:    k.holding.load(),
 	}
 }

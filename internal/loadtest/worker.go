@@ -18,7 +18,7 @@ var (
 // worker repeats requests back to back until its cohort stops: no new
 // request starts after c.stop, and a wait in progress then is cancelled
 // (a backend call in progress is let finish).
-func (e *engine[H]) worker(c *cohort, id int) {
+func (e *engine[H]) worker(c *cohort, id int, first bool) {
 	rng := rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)))
 	// A request's contexts register with their parent, under the parent's
 	// lock, whenever they wait or may be cancelled by the client. A parent
@@ -28,10 +28,13 @@ func (e *engine[H]) worker(c *cohort, id int) {
 	defer cancel()
 	var acq deadlineCtx
 	var h H // reused: see pool
-	// The first request is made whatever the clock says: a worker the
-	// machine did not run before the stop still makes one, so that every
-	// run, however starved of CPU, has something to account for.
-	for first := true; first || (ctx.Err() == nil && e.now() < c.stop); first = false {
+	// No request starts after the stop: with more workers than the
+	// machine can run before it (a million, say), each making one
+	// request on its first run would go on long past the end. The run's
+	// very first request (first) is the exception, made whatever the
+	// clock says, so that every run, however starved of CPU, has
+	// something to account for.
+	for ; first || (ctx.Err() == nil && e.now() < c.stop); first = false {
 		e.request(ctx, &acq, &h, rng)
 	}
 }
@@ -131,7 +134,7 @@ func (e *engine[H]) request(ctx context.Context, acq *deadlineCtx, h *H, rng *ra
 	k.backendLat.Record(time.Duration(t2 - t1))
 	k.wakeLag.Record(time.Duration(t2-t1) - latency)
 	k.totalLat.Record(time.Duration(t3 - start))
-	if t3 >= e.window[0] && t3 < e.window[1] {
+	if t3 >= e.window[0] && t3 < e.windowEnd.Load() {
 		k.windowDone.Add(1)
 		k.windowBackend.Add(t2 - t1)
 	}

@@ -1,14 +1,16 @@
-// Command crsload is the crs load-test harness with one more pool: with
-// -redis ADDR, the workers compete for a redispool pool kept in Redis,
-// which several crsload processes may share. Every other flag, the
-// scenarios and the report are those of the root module's cmd/crsload
-// (this module has the Redis client, which the root module may not
-// depend on; the harness itself is github.com/crsched/crs/internal/loadtest).
+// Command crsload-redis is the crs load-test harness, crsload, with one
+// more pool: with -redis ADDR, the workers compete for a redispool pool
+// kept in Redis, which several crsload-redis processes may share. Every
+// other flag, the scenarios, the report, the output streams and the exit
+// statuses are those of the root module's cmd/crsload (this module has
+// the Redis client, which the root module may not depend on; the harness
+// itself is github.com/crsched/crs/internal/loadtest). It has a name of
+// its own so that installing both commands keeps both.
 //
 //	cd redispool
-//	go run ./cmd/crsload -redis 127.0.0.1:6379            # about 12 s: 200 workers, 4 resources
-//	go run ./cmd/crsload -redis 127.0.0.1:6379 -scenario cooldown
-//	go run ./cmd/crsload -h                               # every flag
+//	go run ./cmd/crsload-redis -redis 127.0.0.1:6379      # about 12 s: 200 workers, 4 resources
+//	go run ./cmd/crsload-redis -redis 127.0.0.1:6379 -scenario cooldown
+//	go run ./cmd/crsload-redis -h                         # every flag
 //
 // Without -redis it runs the in-process scheduler, as cmd/crsload does.
 //
@@ -29,9 +31,10 @@
 // failed release, an expired lease).
 //
 // Each request costs at least two Redis round trips, and a Redis serves
-// them one at a time: the default is 200 workers (unless -workers is
-// given), so that the default latencies (uniform 20-500 ms) load Redis
-// with about 1,500 scripts a second rather than measure a queue.
+// them one at a time: the default is at most 200 workers (unless
+// -workers is given; the cooldown scenario keeps its 8), so that the
+// default latencies (uniform 20-500 ms) load Redis with about 1,500
+// scripts a second rather than measure a queue.
 //
 // # Several processes on one pool
 //
@@ -63,17 +66,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 
 	"github.com/crsched/crs/internal/loadtest"
 )
 
 func main() {
-	// An interrupt ends the run early; the report covers what ran.
-	// A second one quits at once (the end of a run may wait for other
-	// processes on the pool).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	context.AfterFunc(ctx, stop)
+	// SIGINT or SIGTERM ends the run early; the report covers what ran and
+	// says so, and the exit status is 130 or 143. A second signal quits
+	// at once (the end of a run may wait for other processes on the pool).
+	ctx, stop := loadtest.NotifyContext(context.Background())
 	code := loadtest.MainWith(ctx, os.Args[1:], os.Stdout, os.Stderr, redisExtension(os.Stderr))
 	stop()
 	os.Exit(code)

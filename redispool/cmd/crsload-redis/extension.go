@@ -32,20 +32,21 @@ type redisFlags struct {
 func redisExtension(log io.Writer) loadtest.Extension {
 	f := &redisFlags{}
 	return loadtest.Extension{
-		Name:  "redis",
-		Title: func() string { return fmt.Sprintf("redispool pool %q on Redis %s", f.name, f.addr) },
+		Name:    "redis",
+		Command: "crsload-redis",
+		Title:   func() string { return fmt.Sprintf("redispool pool %q on Redis %s", f.name, f.addr) },
 		Usage: `With -redis ADDR, the pool is a redispool pool kept in that Redis (or
 Valkey), and several crsload processes given the same -redis and
 -redis-pool share it: start them together. A request is Acquire, the call,
 then Lease.Release, or Lease.Cooldown with -cooldown (-suspend: Suspend
-first). The default is then 200 workers: each request is at least two Redis
-round trips. -strategy, -heaps, -ordering and -api do not apply, and
+first). The default is then at most 200 workers: each request is at least
+two Redis round trips. -strategy, -heaps, -ordering and -api do not apply, and
 redispool has no ejection, no events and no count of cancelled waits (the
 accounting skips those checks). See the package documentation
-(go doc ./cmd/crsload) for how processes share a pool.
+(go doc ./cmd/crsload-redis) for how processes share a pool.
 `,
 		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&f.addr, "redis", "", "run on a redispool pool in the Redis at `host:port` (default workers: 200)")
+			fs.StringVar(&f.addr, "redis", "", "run on a redispool pool in the Redis at `host:port` (default workers: at most 200)")
 			fs.StringVar(&f.name, "redis-pool", defaultPoolName, "with -redis: the redispool pool's `name`; the crsload processes on one pool share it")
 			fs.DurationVar(&f.wait, "redis-wait", defaultWait, "with -redis: how long to wait, after this run, for the other processes on the\npool to finish theirs, so that the pool's figures are final")
 		},
@@ -83,7 +84,7 @@ func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (boo
 	}
 	c.Eject = 0 // the failure scenario's: no failure reaches a redispool pool
 	if !given("workers") {
-		c.Workers = defaultWorkers
+		c.Workers = min(c.Workers, defaultWorkers) // the cooldown scenario's few stay few
 	}
 	return true, nil
 }

@@ -276,6 +276,14 @@ func TestRedisFlagsAreCheckedBeforeAnythingRuns(t *testing.T) {
 	if c := o.Config; c.Pool != "redis" || c.Workers != defaultWorkers || c.Eject != 0 {
 		t.Fatalf("pool %q, %d workers, eject %d", c.Pool, c.Workers, c.Eject)
 	}
+	// A scenario with fewer workers than the Redis default keeps them.
+	o, err = loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "cooldown"}, &bytes.Buffer{}, redisExtension(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config; c.Workers != 8 {
+		t.Fatalf("cooldown scenario on Redis: %d workers, want the scenario's 8", c.Workers)
+	}
 }
 
 func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
@@ -314,5 +322,20 @@ func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "waiting for 1 other crsload process") {
 		t.Errorf("no note of the wait:\n%s", stderr.String())
+	}
+}
+
+func TestItsMessagesAndUsageGoByItsOwnName(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := loadtest.MainWith(context.Background(), []string{"-h"}, &stdout, &stderr, redisExtension(&stderr)); code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	if !strings.Contains(stdout.String(), "Usage: crsload-redis [flags]") || !strings.Contains(stdout.String(), "  -redis host:port") {
+		t.Errorf("-h:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := loadtest.MainWith(context.Background(), []string{"-workers", "x"}, &stdout, &stderr, redisExtension(&stderr)); code != 2 ||
+		!strings.HasPrefix(stderr.String(), "crsload-redis: ") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("bad flag: exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -235,7 +235,7 @@ func (p *redisPool) Close() {
 	defer p.client.Close()
 	last, err := p.session.done()
 	if err != nil {
-		fmt.Fprintf(p.log, "crsload: leaving the session of pool %q: %v\n", p.pool.Name(), err)
+		fmt.Fprintf(p.log, "crsload-redis: leaving the session of pool %q: %v\n", p.pool.Name(), err)
 		return
 	}
 	if !last {
@@ -245,11 +245,11 @@ func (p *redisPool) Close() {
 	defer cancel()
 	for _, id := range p.ids {
 		if err := p.pool.Remove(ctx, id); err != nil && !errors.Is(err, crserrors.ErrResourceNotFound) {
-			fmt.Fprintf(p.log, "crsload: removing %s from pool %q: %v\n", id, p.pool.Name(), err)
+			fmt.Fprintf(p.log, "crsload-redis: removing %s from pool %q: %v\n", id, p.pool.Name(), err)
 		}
 	}
 	if err := p.session.close(); err != nil {
-		fmt.Fprintf(p.log, "crsload: deleting the session of pool %q: %v\n", p.pool.Name(), err)
+		fmt.Fprintf(p.log, "crsload-redis: deleting the session of pool %q: %v\n", p.pool.Name(), err)
 	}
 }
 
@@ -360,7 +360,7 @@ func (s *session) leave(log io.Writer) (int, error) {
 				processes(running, "other "), s.wait)
 		}
 		if !told && log != nil {
-			fmt.Fprintf(log, "crsload: waiting for %s on this pool to finish (-redis-wait %v)\n", processes(running, "other "), s.wait)
+			fmt.Fprintf(log, "crsload-redis: waiting for %s on this pool to finish (-redis-wait %v)\n", processes(running, "other "), s.wait)
 			told = true
 		}
 		time.Sleep(20 * time.Millisecond)

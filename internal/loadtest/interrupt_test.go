@@ -1,0 +1,110 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// interruptingPool is the baseline, which interrupts the run (as a
+// signal would) once it has handed out a number of resources: the run
+// is cut short at a point its requests decide, not a timer.
+type interruptingPool struct {
+	*mutexPool
+	after     int64
+	acquired  atomic.Int64
+	interrupt func()
+}
+
+func (p *interruptingPool) acquire(ctx context.Context, h *mutexHandle) (int, error) {
+	r, err := p.mutexPool.acquire(ctx, h)
+	if err == nil && p.acquired.Add(1) == p.after {
+		p.interrupt()
+	}
+	return r, err
+}
+
+func TestAnInterruptedRunSaysSoAndMeasuresTheWindowItRan(t *testing.T) {
+	cfg := quick(Normal)
+	cfg.Pool = "mutex"
+	cfg.Warmup = 0
+	cfg.Duration = time.Hour // only the interrupt ends the run
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	p := &interruptingPool{mutexPool: newMutexPool(cfg), after: 500}
+	p.interrupt = func() { cancel(Interrupt{Signal: syscall.SIGINT}) }
+	r := newEngine[mutexHandle](cfg, p).run(ctx, nil)
+
+	in := r.Interrupted
+	if in == nil || in.Cause != "SIGINT" || in.AtNs <= 0 || in.AtNs > r.ElapsedNs {
+		t.Fatalf("interruption %+v (the run took %d ns)", in, r.ElapsedNs)
+	}
+	if tp := r.Throughput; tp.WindowNs != in.AtNs || tp.Completed == 0 || tp.Completed > r.Requests.Acquisitions {
+		t.Fatalf("window %d ns, %d completed, for an interruption at %d ns and %d acquisitions",
+			tp.WindowNs, tp.Completed, in.AtNs, r.Requests.Acquisitions)
+	}
+	if !r.Accounting.OK {
+		t.Fatalf("accounting: %+v", r.Accounting)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "INTERRUPTED by SIGINT") || !strings.Contains(b.String(), "of the 1h0m0s asked for") {
+		t.Fatalf("the report does not say the run was cut short:\n%s", b.String())
+	}
+}
+
+func TestARunInterruptedInItsWarmUpMeasuresNothing(t *testing.T) {
+	cfg := quick(Normal)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(Interrupt{Signal: syscall.SIGTERM})
+	r, err := Run(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Interrupted == nil || r.Throughput.WindowNs != 0 || r.Throughput.PerSecond != 0 || r.Throughput.Ratio != 0 {
+		t.Fatalf("interrupted %+v, throughput %+v", r.Interrupted, r.Throughput)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "nothing measured") || strings.Contains(b.String(), "NaN") {
+		t.Fatalf("report:\n%s", b.String())
+	}
+}
+
+func TestASignalledRunExitsWith128PlusTheSignal(t *testing.T) {
+	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(Interrupt{Signal: sig})
+		var stdout, stderr bytes.Buffer
+		if code := Main(ctx, quickArgs, &stdout, &stderr); code != want {
+			t.Errorf("%v: exit %d, want %d\nstderr:\n%s", sig, code, want, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "INTERRUPTED") || !strings.Contains(stderr.String(), "crsload: interrupted") {
+			t.Errorf("%v: the run does not say it was interrupted\nstdout:\n%s\nstderr:\n%s", sig, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestTheHTMLReportOfAnInterruptedRunSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(Interrupt{Signal: syscall.SIGINT})
+	r, err := Run(ctx, quick(Normal), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Interrupted by SIGINT") {
+		t.Fatal("the HTML report does not say the run was interrupted")
+	}
+}
