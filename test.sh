@@ -40,9 +40,10 @@ START=$SECONDS
 CURRENT="setup"
 trap 'rc=$?; if [[ $rc -ne 0 ]]; then echo; echo "FAIL: $CURRENT (exit $rc)" >&2; fi' EXIT
 
+# header names the next step, with the time since the start.
 header() {
 	echo
-	echo "==> $*"
+	echo "==> [$((SECONDS - START))s] $*"
 }
 
 # ---------------------------------------------------------------- modules

@@ -29,10 +29,14 @@ var published = []struct{ dir, consumer string }{
 var errUnreleasable = errors.New("requires a root version that can never be a release")
 
 // check publishes the modules under root into a proxy in work and builds
-// every consumer from it, writing what it does to log.
-func check(root, consumers, work string, log io.Writer) error {
+// every consumer from it, with the module cache modcache, writing what it
+// does to log.
+func check(root, consumers, work, modcache string, log io.Writer) error {
 	root, err := filepath.Abs(root)
 	if err != nil {
+		return err
+	}
+	if modcache, err = filepath.Abs(modcache); err != nil {
 		return err
 	}
 	rootPath, err := modulePath(filepath.Join(root, "go.mod"))
@@ -57,7 +61,19 @@ func check(root, consumers, work string, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "modcheck: published %d modules at %s into %s\n", len(published), version, proxy)
 
-	env, err := consumerEnv(proxy, filepath.Join(work, "modcache"), rootPath)
+	// Only the consumers use modcache, and what it holds of crs is from
+	// an earlier run: drop it, keep the rest (and so the build cache's
+	// entries for the third-party packages, which name their directory).
+	escapedRoot, err := module.EscapePath(rootPath)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{escapedRoot, filepath.Join("cache", "download", escapedRoot)} {
+		if err := os.RemoveAll(filepath.Join(modcache, filepath.FromSlash(dir))); err != nil {
+			return err
+		}
+	}
+	env, err := consumerEnv(proxy, modcache, rootPath)
 	if err != nil {
 		return err
 	}
@@ -78,11 +94,9 @@ func check(root, consumers, work string, log io.Writer) error {
 				return err
 			}
 		}
-		// -trimpath keeps the build cache valid across module caches
-		// that are new each run.
 		for _, args := range [][]string{
 			{"get", path + "@" + version},
-			{"build", "-trimpath", "-o", os.DevNull, "."},
+			{"build", "-o", os.DevNull, "."},
 		} {
 			if err := run(dir, env, args...); err != nil {
 				return fmt.Errorf("consumer of %s: %w", path, err)
@@ -167,8 +181,8 @@ func publish(proxy, dir string, m module.Version) error {
 
 // consumerEnv is the environment of a user outside the repository whose
 // only source of crs is the proxy: no workspace, no replace, a module
-// cache of its own, and no checksum database for the unreleased crs
-// modules.
+// cache apart from the user's (which must never hold a crs version that
+// was not released), and no checksum database for the crs modules.
 func consumerEnv(proxy, modcache, rootPath string) ([]string, error) {
 	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {

@@ -19,7 +19,8 @@ func TestPublishedModulesBuildFromAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	if err := check("../..", consumers, t.TempDir(), &log); err != nil {
+	modcache := filepath.Join("..", "..", ".tools", "modcache")
+	if err := check("../..", consumers, t.TempDir(), modcache, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	if got := strings.Count(log.String(), "builds from the proxy"); got != len(published) {

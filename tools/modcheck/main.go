@@ -15,9 +15,10 @@
 //
 //	go run ./modcheck [-root DIR] [-keep]
 //
-// Third-party modules come from the module cache first and then from the
-// GOPROXY in force; the proxied crs modules go to a module cache of their
-// own, so the user's cache never holds a version that was not released.
+// Third-party modules come from the user's module cache first and then
+// from the GOPROXY in force. The consumers have a module cache of their
+// own, in .tools/modcache under the root (git-ignored), so that the user's
+// never holds a crs version that was not released.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	root := flag.String("root", "..", "the repository's root directory")
 	keep := flag.Bool("keep", false, "keep the proxy and consumers' directory and print its path")
 	flag.Parse()
+	modcache := filepath.Join(*root, ".tools", "modcache")
 
 	work, err := os.MkdirTemp("", "crs-modcheck-")
 	if err != nil {
@@ -39,7 +41,7 @@ func main() {
 	}
 	consumers, err := filepath.Abs("modcheck/testdata/consumers")
 	if err == nil {
-		err = check(*root, consumers, work, os.Stdout)
+		err = check(*root, consumers, work, modcache, os.Stdout)
 	}
 	if *keep {
 		fmt.Println("modcheck: kept", work)
