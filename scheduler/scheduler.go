@@ -193,13 +193,13 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	n, sh := s.find(id)
 	if n == nil {
-		return zero, notFound("get", id)
+		return zero, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.mend(sh)
 	if gone(n) {
-		return zero, notFound("get", id)
+		return zero, crserrors.ErrResourceNotFound
 	}
 	return n.Value, nil
 }
@@ -280,10 +280,6 @@ func nilnessOf[T any]() nilness {
 		return nilReflect
 	}
 	return neverNil
-}
-
-func notFound[ID comparable](op string, id ID) error {
-	return fmt.Errorf("%s %v: %w", op, id, crserrors.ErrResourceNotFound)
 }
 
 func opError[ID comparable](op string, id ID, err error) error {
