@@ -34,7 +34,7 @@ var (
 	_ func() stats.Stats                                                                  = sched.Stats
 	_ func()                                                                              = sched.Shutdown
 	_ cooldown.LifecycleController[string]                                                = sched
-	_ func(config.Config[*worker, string]) error                                          = config.Validate[*worker, string]
+	_ func(config.Config[*worker, string]) (config.Config[*worker, string], error)        = config.Validate[*worker, string]
 	_ func() acquire.AcquireStrategy                                                      = acquire.NewRoundRobin
 	_ func([]uint) *acquire.WeightedStrategy                                              = acquire.NewWeightedStrategy
 	_ func() *acquire.AdaptiveStrategy                                                    = acquire.NewAdaptiveStrategy

@@ -80,12 +80,9 @@ type Scheduler[T any, ID comparable] struct {
 // New validates cfg and returns a running scheduler. Call Shutdown when
 // done with it to stop its event dispatcher.
 func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := config.Validate(cfg)
+	if err != nil {
 		return nil, err
-	}
-	heapCount := cfg.HeapCount
-	if heapCount == 0 {
-		heapCount = config.DefaultHeapCount
 	}
 	s := &Scheduler[T, ID]{
 		cmp:      cfg.Comparator,
@@ -104,14 +101,11 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		rateLimit:       cfg.RateLimit,
 
 		strategy: cfg.AcquireStrategy,
-		shards:   make([]shard[T, ID], heapCount),
+		shards:   make([]shard[T, ID], cfg.HeapCount),
 		nodes:    lookup.New[T, ID](),
 	}
 	if s.strategy == nil {
 		s.strategy = acquire.NewRoundRobin()
-	}
-	if s.clock == nil {
-		s.clock = config.SystemClock{}
 	}
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
@@ -122,11 +116,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.adaptive, _ = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
-		size := cfg.EventQueueSize
-		if size == 0 {
-			size = config.DefaultEventQueueSize
-		}
-		s.events = dispatch.Start(size, cfg.Observers)
+		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}
 	return s, nil
 }
