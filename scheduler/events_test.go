@@ -165,16 +165,3 @@ func TestConcurrentShutdownsAllWaitForTheDispatcher(t *testing.T) {
 	}
 	wg.Wait()
 }
-
-func TestEventTypeNames(t *testing.T) {
-	names := map[events.EventType]string{
-		events.EventAdd: "add", events.EventAcquire: "acquire", events.EventRelease: "release",
-		events.EventExclude: "exclude", events.EventInclude: "include", events.EventRemove: "remove",
-		events.EventUpdate: "update", events.EventType(0): "EventType(0)", events.EventType(200): "EventType(200)",
-	}
-	for typ, want := range names {
-		if got := typ.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", typ, got, want)
-		}
-	}
-}

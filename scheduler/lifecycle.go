@@ -25,7 +25,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 	if s.policy != config.Exclusive {
 		return crserrors.ErrNotExclusive
 	}
-	var rest events.EventType
+	rest := noEvent
 	err := s.transition(id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.Anonymous > 0:
@@ -39,7 +39,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 			return false, crserrors.ErrResourceNotHeld
 		}
 	})
-	if rest != 0 {
+	if rest != noEvent {
 		s.emit(rest, id)
 	}
 	return err

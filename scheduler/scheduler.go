@@ -233,6 +233,10 @@ func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard[T, ID]) {
 	return n, &s.shards[n.Shard]
 }
 
+// noEvent stands for "no event to emit" where a step may call for one.
+// EventAdd is 0, so the zero value cannot.
+const noEvent events.EventType = -1
+
 func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 	if s.events != nil {
 		s.events.Emit(events.Event[ID]{Type: t, ID: id})
