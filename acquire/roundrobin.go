@@ -69,5 +69,5 @@ var fastmodM = func() (m [1025]uint64) {
 	return m
 }()
 
-// String names the strategy as configuration spells it.
-func (r *RoundRobin) String() string { return "round_robin" }
+// String names the strategy as CRS did, for Stats.
+func (r *RoundRobin) String() string { return "RoundRobin" }

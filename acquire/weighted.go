@@ -148,5 +148,5 @@ func (w *WeightedStrategy) Select(view ShardView) int {
 	return i
 }
 
-// String names the strategy as configuration spells it.
-func (w *WeightedStrategy) String() string { return "weighted" }
+// String names the strategy as CRS did, for Stats.
+func (w *WeightedStrategy) String() string { return "Weighted" }
