@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/crsched/crs/config"
@@ -27,7 +28,7 @@ func TestValidateReportsEachProblem(t *testing.T) {
 		{"too many heaps", func(c *config.Config[int, int]) { c.HeapCount = config.MaxHeapCount + 1 }, crserrors.ErrInvalidHeapCount},
 		{"nil comparator", func(c *config.Config[int, int]) { c.Comparator = nil }, crserrors.ErrNilComparator},
 		{"nil key func", func(c *config.Config[int, int]) { c.KeyFunc = nil }, crserrors.ErrNilKeyFunc},
-		{"negative policy", func(c *config.Config[int, int]) { c.AcquirePolicy = -1 }, crserrors.ErrInvalidAcquirePolicy},
+		{"largest policy", func(c *config.Config[int, int]) { c.AcquirePolicy = 255 }, crserrors.ErrInvalidAcquirePolicy},
 		{"unknown policy", func(c *config.Config[int, int]) { c.AcquirePolicy = 2 }, crserrors.ErrInvalidAcquirePolicy},
 		{"negative event queue", func(c *config.Config[int, int]) { c.EventQueueSize = -1 }, crserrors.ErrInvalidEventQueueSize},
 	}
@@ -89,5 +90,13 @@ func TestPolicyNames(t *testing.T) {
 		if got := p.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(p), got, want)
 		}
+	}
+}
+
+// CRS's AcquirePolicy is a uint8; code written for it may convert one
+// from a byte or compare it with constants up to 255.
+func TestAcquirePolicyIsAByteAsInCRS(t *testing.T) {
+	if k := reflect.TypeFor[config.AcquirePolicy]().Kind(); k != reflect.Uint8 {
+		t.Fatalf("AcquirePolicy is a %v, want uint8", k)
 	}
 }
