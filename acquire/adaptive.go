@@ -71,5 +71,5 @@ func pair(r uint64, n int) (first, second int) {
 	return int(a), int(b)
 }
 
-// String names the strategy as configuration spells it.
-func (*AdaptiveStrategy) String() string { return "adaptive" }
+// String names the strategy as CRS did, for Stats.
+func (*AdaptiveStrategy) String() string { return "Adaptive" }

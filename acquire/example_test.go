@@ -52,5 +52,5 @@ func ExampleNewLocalStrategy() {
 	view := shardCounts{10, 10, 10, 10}
 	shard := local.Select(view)
 	fmt.Println(local, shard >= 0 && shard < 4)
-	// Output: local true
+	// Output: Local true
 }

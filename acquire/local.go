@@ -78,5 +78,5 @@ func homeShard(at uint64, n int) int {
 	return int(shard)
 }
 
-// String names the strategy as configuration spells it.
-func (*LocalStrategy) String() string { return "local" }
+// String names the strategy as CRS did, for Stats.
+func (*LocalStrategy) String() string { return "Local" }

@@ -113,12 +113,17 @@ func vnodePosition(s, v int) uint64 {
 	return hash.Mix64((x + 1) * 0x9e3779b97f4a7c15)
 }
 
-// ShardCount is the number of shards the ring was built for (at least 1).
-func (r *ConsistentHashRing) ShardCount() int { return r.shards }
+// ShardCount is the number of shards the ring was built for (at least 1;
+// the zero value counts as a ring of one shard).
+func (r *ConsistentHashRing) ShardCount() int { return max(r.shards, 1) }
 
 // GetShard returns the shard owning h: the owner of the first point at or
-// after h, wrapping past the largest point to the smallest.
+// after h, wrapping past the largest point to the smallest. The zero
+// value, which has no points, returns 0, as CRS's did.
 func (r *ConsistentHashRing) GetShard(h uint64) int {
+	if len(r.bucket) == 0 {
+		return 0
+	}
 	i := r.bucket[h>>r.shift]
 	// The sentinel (MaxUint64 >= any h) ends the scan; its owner is the
 	// first point's, which is the wrap-around.

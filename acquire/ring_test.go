@@ -167,3 +167,17 @@ func TestRingWithoutShardsBehavesAsOneShard(t *testing.T) {
 		}
 	}
 }
+
+// A ring declared without NewConsistentHashRing routes like a ring of one
+// shard, as CRS's zero-value ring did, instead of panicking.
+func TestRingZeroValueBehavesAsOneShard(t *testing.T) {
+	var r acquire.ConsistentHashRing
+	if r.ShardCount() != 1 {
+		t.Fatalf("zero ring's ShardCount() = %d, want 1", r.ShardCount())
+	}
+	for _, h := range []uint64{0, 12345, math.MaxUint64} {
+		if got := r.GetShard(h); got != 0 {
+			t.Fatalf("zero ring's GetShard(%#x) = %d, want 0", h, got)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // shared write per call, so rotation is exact: n*k calls from one goroutine
 // over n shards visit each shard exactly k times. Under heavy concurrency
 // the counter's cache line bounces between cores, which is the price of
-// exactness; WeightedStrategy and AdaptiveStrategy avoid shared writes.
+// exactness; AdaptiveStrategy, and WeightedStrategy whose weights fit the
+// shards, avoid shared writes.
 type RoundRobin struct {
 	// Padding keeps the counter on its own cache line so that a hot
 	// RoundRobin does not slow down whatever is allocated next to it.
@@ -69,5 +70,5 @@ var fastmodM = func() (m [1025]uint64) {
 	return m
 }()
 
-// String names the strategy as configuration spells it.
-func (r *RoundRobin) String() string { return "round_robin" }
+// String names the strategy as CRS did, for Stats.
+func (r *RoundRobin) String() string { return "RoundRobin" }

@@ -110,14 +110,17 @@ func TestRoundRobinStaysExactUnderConcurrentCalls(t *testing.T) {
 	}
 }
 
-func TestStrategiesNameThemselvesAsConfigurationDoes(t *testing.T) {
+// Stats reports a strategy by its String, and code written for CRS
+// compares those names, so the built-in strategies spell them as CRS did.
+func TestStrategiesNameThemselvesAsCRSDid(t *testing.T) {
 	tests := []struct {
 		strategy fmt.Stringer
 		want     string
 	}{
-		{acquire.NewRoundRobin().(fmt.Stringer), "round_robin"},
-		{acquire.NewWeightedStrategy([]uint{1}), "weighted"},
-		{acquire.NewAdaptiveStrategy(), "adaptive"},
+		{acquire.NewRoundRobin().(fmt.Stringer), "RoundRobin"},
+		{acquire.NewWeightedStrategy([]uint{1}), "Weighted"},
+		{acquire.NewAdaptiveStrategy(), "Adaptive"},
+		{acquire.NewLocalStrategy(), "Local"},
 	}
 	for _, tt := range tests {
 		if got := tt.strategy.String(); got != tt.want {

@@ -16,23 +16,25 @@ import (
 // number comes from math/rand/v2's global source, which the runtime keeps
 // per thread, so Select performs no shared write and scales with cores.
 //
-// Edge cases, all decided at construction and never an error:
-//   - no weights, or every weight zero: uniform over view.ShardCount();
+// Edge cases, never an error:
 //   - a shard whose weight is zero is never chosen (exactly never, not
 //     "with probability 2^-64");
-//   - more weights than view.ShardCount(): the sampled index is folded
-//     with modulo, so the extra weights add to the shards they fold onto;
-//   - fewer weights than view.ShardCount(): shards at or beyond
-//     len(weights) get no traffic.
+//   - no weights, every weight zero, or a number of weights other than
+//     view.ShardCount(): the strategy falls back to the exact rotation
+//     of NewRoundRobin, as CRS's did, so that a misconfigured strategy
+//     starves no shard.
 //
-// A WeightedStrategy is immutable after construction and safe for
-// concurrent use.
+// A WeightedStrategy's weights are immutable after construction; it is
+// safe for concurrent use.
 type WeightedStrategy struct {
 	// weights is the caller's slice, copied so that later writes to it
 	// cannot disagree with the tables.
 	weights []uint
-	// columns is the alias table; nil means "uniform".
+	// columns is the alias table; nil when no weight is positive.
 	columns []column
+	// rotation serves the fallback. It is only written while falling
+	// back, so a configuration that matches pays no shared write.
+	rotation RoundRobin
 }
 
 // column i of the alias table is kept with probability threshold/2^64,
@@ -57,7 +59,7 @@ func NewWeightedStrategy(weights []uint) *WeightedStrategy {
 		}
 	}
 	if largest < 0 {
-		// Empty or all zero: Select falls back to uniform.
+		// Empty or all zero: Select falls back to the rotation.
 		return w
 	}
 
@@ -116,24 +118,21 @@ func probToThreshold(p float64) uint64 {
 	return uint64(t)
 }
 
-// Select draws a shard with probability weights[i]/sum(weights). With
-// ShardCount() < 1 there is no valid answer; it returns 0 and leaves the
-// error to the scheduler's range check.
+// Select draws a shard with probability weights[i]/sum(weights), or
+// takes the next shard in rotation when it falls back (see
+// WeightedStrategy). With ShardCount() < 1 there is no valid answer; it
+// returns 0 and leaves the error to the scheduler's range check.
 func (w *WeightedStrategy) Select(view ShardView) int {
 	n := view.ShardCount()
 	if n <= 1 {
 		return 0
 	}
-	r := rand.Uint64()
-	if w.columns == nil {
-		// Lemire's multiply-shift: the bias is n/2^64, far below anything
-		// a load balancer can observe, and it avoids a division.
-		hi, _ := bits.Mul64(r, uint64(n))
-		return int(hi)
+	if len(w.columns) != n {
+		return w.rotation.Next(n)
 	}
 	// One draw gives both the column (high word) and the coin for it (low
 	// word, uniform to within n/2^64 and independent of the column).
-	col, coin := bits.Mul64(r, uint64(len(w.columns)))
+	col, coin := bits.Mul64(rand.Uint64(), uint64(n))
 	c := w.columns[col]
 	i := int(col)
 	// Kept or aliased is a coin flip the branch predictor cannot learn;
@@ -142,11 +141,8 @@ func (w *WeightedStrategy) Select(view ShardView) int {
 	if coin >= c.threshold {
 		i = c.alias
 	}
-	if i >= n {
-		i %= n
-	}
 	return i
 }
 
-// String names the strategy as configuration spells it.
-func (w *WeightedStrategy) String() string { return "weighted" }
+// String names the strategy as CRS did, for Stats.
+func (w *WeightedStrategy) String() string { return "Weighted" }

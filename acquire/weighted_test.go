@@ -92,40 +92,46 @@ func TestWeightedNeverSelectsZeroWeightShards(t *testing.T) {
 	}
 }
 
-func TestWeightedWithoutUsableWeightsIsUniformOverShards(t *testing.T) {
+// Without usable weights, or with as many weights as there are not
+// shards, the strategy falls back to the rotation of NewRoundRobin, as
+// CRS's did: every shard gets exactly its share, none is starved.
+func TestWeightedFallsBackToRoundRobin(t *testing.T) {
 	tests := []struct {
 		name    string
 		weights []uint
+		shards  int
 	}{
-		{"nil", nil},
-		{"empty", []uint{}},
-		{"all zero", []uint{0, 0}},
+		{"nil", nil, 5},
+		{"empty", []uint{}, 5},
+		{"all zero", []uint{0, 0, 0}, 3},
+		{"fewer weights than shards", []uint{10, 90}, 4},
+		{"more weights than shards", []uint{1, 1, 1, 1, 1, 1, 1, 1}, 3},
 	}
-	const shards = 5
-	want := []float64{0.2, 0.2, 0.2, 0.2, 0.2}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := shares(t, acquire.NewWeightedStrategy(tt.weights), make(shardCounts, shards))
-			checkShares(t, got, want)
+			s := acquire.NewWeightedStrategy(tt.weights)
+			view := make(shardCounts, tt.shards)
+			for round := range 3 {
+				for want := range tt.shards {
+					if got := s.Select(view); got != want {
+						t.Fatalf("round %d: Select = %d, want %d", round, got, want)
+					}
+				}
+			}
 		})
 	}
 }
 
-func TestWeightedFoldsWeightsBeyondShardCountWithModulo(t *testing.T) {
-	// Eight equal weights over three shards: shard 0 receives weights
-	// 0, 3, 6; shard 1 receives 1, 4, 7; shard 2 receives 2, 5.
-	s := acquire.NewWeightedStrategy([]uint{1, 1, 1, 1, 1, 1, 1, 1})
-	got := shares(t, s, make(shardCounts, 3))
-	checkShares(t, got, []float64{3.0 / 8, 3.0 / 8, 2.0 / 8})
-}
-
-func TestWeightedGivesNoTrafficToShardsWithoutWeight(t *testing.T) {
-	s := acquire.NewWeightedStrategy([]uint{1, 1})
-	got := shares(t, s, make(shardCounts, 4))
-	if got[2] != 0 || got[3] != 0 {
-		t.Fatalf("shards beyond len(weights) got shares %.4f and %.4f, want 0", got[2], got[3])
+// The weights apply whenever their count matches the shards, even if the
+// same strategy fell back for another shard count before.
+func TestWeightedAppliesItsWeightsWhenTheShardCountMatches(t *testing.T) {
+	s := acquire.NewWeightedStrategy([]uint{0, 1})
+	s.Select(make(shardCounts, 3))
+	for range 1000 {
+		if i := s.Select(make(shardCounts, 2)); i != 1 {
+			t.Fatalf("Select = %d over two shards with weights {0, 1}, want 1", i)
+		}
 	}
-	checkShares(t, got, []float64{0.5, 0.5, 0, 0})
 }
 
 func TestWeightedIgnoresLaterChangesToTheWeightsSlice(t *testing.T) {

@@ -78,9 +78,26 @@ type Config[T any, ID comparable] struct {
 	RateLimit func(T) (perSecond float64, burst int)
 }
 
-// Validate reports the first problem with c, as a sentinel from the errors
-// package, or nil.
-func (c Config[T, ID]) Validate() error {
+// Validate checks cfg and returns it with the defaults of its zero fields
+// filled in (HeapCount, EventQueueSize, Clock), as New will use it; the
+// error, if any, is the first problem found, as a sentinel of the errors
+// package itself. AcquireStrategy stays nil: New gives each scheduler a
+// round robin of its own, since a strategy has state. New calls Validate;
+// calling it first is only needed to check a configuration early.
+func Validate[T any, ID comparable](cfg Config[T, ID]) (Config[T, ID], error) {
+	if cfg.HeapCount == 0 {
+		cfg.HeapCount = DefaultHeapCount
+	}
+	if cfg.EventQueueSize == 0 {
+		cfg.EventQueueSize = DefaultEventQueueSize
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	return cfg, cfg.check()
+}
+
+func (c Config[T, ID]) check() error {
 	switch {
 	case c.HeapCount < 0 || c.HeapCount > MaxHeapCount:
 		return crserrors.ErrInvalidHeapCount
@@ -97,13 +114,5 @@ func (c Config[T, ID]) Validate() error {
 	case c.LeaseTTL < 0, c.ReleaseCooldown < 0:
 		return crserrors.ErrInvalidDuration
 	}
-	if err := c.Ejection.Validate(); err != nil {
-		return err
-	}
-	return nil
-}
-
-// Validate is the function form of Config.Validate.
-func Validate[T any, ID comparable](c Config[T, ID]) error {
-	return c.Validate()
+	return c.Ejection.Validate()
 }

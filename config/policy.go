@@ -3,7 +3,8 @@ package config
 import "strconv"
 
 // AcquirePolicy decides what Acquire does with the resource it returns.
-type AcquirePolicy int
+// It is a byte, as in CRS.
+type AcquirePolicy uint8
 
 const (
 	// Shared leaves the acquired resource in the pool: many callers may use

@@ -5,6 +5,16 @@
 //
 //	if errors.Is(err, crserrors.ErrNoResourceAvailable) { ... }
 //
+// The operations CRS v1.2.3 already had (config.Validate, scheduler.New,
+// Add, BatchAdd, Acquire, AcquireByAffinity, Release, Update, Exclude,
+// Include, Remove, Get) return the sentinel itself, as CRS did, so that
+// code written for CRS that compares with == keeps working, and so that
+// an expected refusal such as ErrNoResourceAvailable allocates nothing.
+// The one exception is a key still taken by a draining resource, which
+// CRS did not have: Add and BatchAdd then return an error wrapping both
+// ErrDuplicateKey and ErrResourceDraining. Operations CRS did not have
+// (AcquireContext, leases, Suspend) may wrap a sentinel with context.
+//
 // The package shadows the standard library's name on purpose (the seed's
 // documented import path is .../errors); import it under an alias such as
 // crserrors when you also need the standard library's package.

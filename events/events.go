@@ -7,13 +7,13 @@
 // queue is full. Nothing that must happen may depend on an event arriving.
 package events
 
-import "strconv"
-
-// EventType names a lifecycle transition.
-type EventType uint8
+// EventType names a lifecycle transition. The types CRS v1.2.3 had keep
+// its values (EventAdd is 0) and names, so code written for it may index
+// arrays by them; the types crs adds follow them.
+type EventType int
 
 const (
-	EventAdd EventType = iota + 1
+	EventAdd EventType = iota
 	EventAcquire
 	EventRelease
 	EventExclude
@@ -32,25 +32,26 @@ const (
 )
 
 var typeNames = [...]string{
-	EventAdd:     "add",
-	EventAcquire: "acquire",
-	EventRelease: "release",
-	EventExclude: "exclude",
-	EventInclude: "include",
-	EventRemove:  "remove",
-	EventUpdate:  "update",
-	EventExpire:  "expire",
-	EventSuspend: "suspend",
-	EventEject:   "eject",
-	EventResume:  "resume",
+	EventAdd:     "Add",
+	EventAcquire: "Acquire",
+	EventRelease: "Release",
+	EventExclude: "Exclude",
+	EventInclude: "Include",
+	EventRemove:  "Remove",
+	EventUpdate:  "Update",
+	EventExpire:  "Expire",
+	EventSuspend: "Suspend",
+	EventEject:   "Eject",
+	EventResume:  "Resume",
 }
 
-// String returns the lower-case name of the event type, e.g. "acquire".
+// String returns the name of the event type, e.g. "Acquire", or "Unknown"
+// for a value that names none, as CRS did.
 func (t EventType) String() string {
-	if int(t) < len(typeNames) && typeNames[t] != "" {
+	if t >= 0 && int(t) < len(typeNames) {
 		return typeNames[t]
 	}
-	return "EventType(" + strconv.Itoa(int(t)) + ")"
+	return "Unknown"
 }
 
 // Event is one lifecycle transition of the resource with key ID.

@@ -118,11 +118,11 @@ func (s *Scheduler[T, ID]) takeTop(sh *shard[T, ID]) (n *node.Node[T, ID], v T) 
 // returns the best available like Acquire.
 func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, error) {
 	var zero T
+	if id == nil { // before the closed flag, as CRS checked them
+		return zero, crserrors.ErrNilAffinityIdentifier
+	}
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
-	}
-	if id == nil {
-		return zero, crserrors.ErrNilAffinityIdentifier
 	}
 	if g, ok := s.sweepAffinity(id, false); ok {
 		return g.value, nil

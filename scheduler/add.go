@@ -10,15 +10,15 @@ import (
 
 // Add puts a new resource into the pool, active, and hands it to the
 // oldest waiter if any. It returns ErrNilResource for a nil value and
-// ErrDuplicateKey if its key is already present (wrapping
-// ErrResourceDraining too when the key belongs to a resource removed while
-// held, whose holders have not all released yet).
+// ErrDuplicateKey if its key is already present; when the key belongs to
+// a resource removed while held, whose holders have not all released yet,
+// the error wraps both ErrDuplicateKey and ErrResourceDraining.
 func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
 	if s.isNil(v) {
-		return fmt.Errorf("add: %w", crserrors.ErrNilResource)
+		return crserrors.ErrNilResource
 	}
 	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
 	if s.rateLimit != nil { // a new node has no bucket: nothing to set
@@ -110,12 +110,14 @@ type collision[ID comparable] struct {
 	leaving bool
 }
 
-// err builds the error of op for the collision.
+// err builds the error of op for the collision: ErrDuplicateKey itself,
+// as CRS returned it, or, for a draining resource (which CRS did not
+// have), an error wrapping it and ErrResourceDraining.
 func (c collision[ID]) err(op string) error {
 	if c.leaving {
 		return fmt.Errorf("%s %v: %w: %w", op, c.key, crserrors.ErrDuplicateKey, crserrors.ErrResourceDraining)
 	}
-	return opError(op, c.key, crserrors.ErrDuplicateKey)
+	return crserrors.ErrDuplicateKey
 }
 
 // BatchAdd adds all resources or none. It fails, inserting nothing, on a
@@ -130,9 +132,9 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	for i, v := range vs {
+	for _, v := range vs {
 		if s.isNil(v) {
-			return fmt.Errorf("batch add: item %d: %w", i, crserrors.ErrNilResource)
+			return crserrors.ErrNilResource
 		}
 	}
 
@@ -178,18 +180,18 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 }
 
 // batchError says why the batch in slab (item i of the batch at at(i))
-// did not go in: the insert met a key taken. The error names a key
-// repeated within the batch first, wherever it is, and otherwise the
-// first key of the batch found taken, and whether its resource drains,
-// as if each were checked in order up front, at one instant; the lookup
-// map may have met them in another order.
+// did not go in: the insert met a key taken. A key repeated within the
+// batch, wherever it is, makes it ErrDuplicateKey; otherwise the first
+// key of the batch found taken decides whether it also wraps
+// ErrResourceDraining, as if each key were checked in order up front, at
+// one instant; the lookup map may have met them in another order.
 func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int, met collision[ID]) error {
 	keys := make([]ID, len(slab))
 	for i := range keys {
 		keys[i] = slab[at(i)].Key
 	}
-	if i, ok := firstRepeat(keys); ok {
-		return fmt.Errorf("batch add: item %d: key %v repeated in the batch: %w", i, keys[i], crserrors.ErrDuplicateKey)
+	if repeats(keys) {
+		return crserrors.ErrDuplicateKey
 	}
 	// Nothing of the batch is in the map: whatever is found was there
 	// before. Not Get: it could meet a key of another batch that is being
@@ -219,17 +221,16 @@ func (s *Scheduler[T, ID]) refused(at refusal) {
 	}
 }
 
-// firstRepeat returns the index of the first key that repeats an earlier
-// one, if any.
-func firstRepeat[ID comparable](keys []ID) (int, bool) {
+// repeats reports whether a key appears twice in keys.
+func repeats[ID comparable](keys []ID) bool {
 	seen := make(map[ID]struct{}, len(keys))
-	for i, k := range keys {
+	for _, k := range keys {
 		if _, ok := seen[k]; ok {
-			return i, true
+			return true
 		}
 		seen[k] = struct{}{}
 	}
-	return 0, false
+	return false
 }
 
 // batchAdd inserts the batch, or reports failed and the first key of it

@@ -38,6 +38,39 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	}
 }
 
+// An expected refusal is part of normal operation (an empty pool, a race
+// between Exclude and Acquire), so returning it must cost no allocation:
+// it is the sentinel itself, not a wrapper built per call.
+func TestExpectedErrorsDoNotAllocate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	empty := newScheduler(t, baseConfig(8, config.Exclusive))
+	pool := newScheduler(t, baseConfig(8, config.Exclusive))
+	addAll(t, pool, w("active", 1), w("excluded", 2))
+	if err := pool.Exclude("excluded"); err != nil {
+		t.Fatal(err)
+	}
+	var user acquire.AffinityIdentifier = acquire.StringIdentifier("user-42")
+	tests := map[string]func() error{
+		"Acquire from an empty pool":           func() error { _, err := empty.Acquire(); return err },
+		"AcquireByAffinity from an empty pool": func() error { _, err := empty.AcquireByAffinity(user); return err },
+		"Get of an absent key":                 func() error { _, err := pool.Get("absent"); return err },
+		"Release of an active resource":        func() error { return pool.Release("active") },
+		"Exclude of an excluded resource":      func() error { return pool.Exclude("excluded") },
+		"Include of an active resource":        func() error { return pool.Include("active") },
+		"Remove of an absent key":              func() error { return pool.Remove("absent") },
+	}
+	for name, f := range tests {
+		if f() == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		if allocs := testing.AllocsPerRun(1000, func() { _ = f() }); allocs != 0 {
+			t.Errorf("%s: %.1f allocs per call, want 0", name, allocs)
+		}
+	}
+}
+
 // A batch allocates its nodes, its lookup tables and its shards' heap
 // arrays in a few allocations whatever its size: a handful a shard at
 // most, nothing per resource and nothing per lock it takes.

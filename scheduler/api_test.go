@@ -34,7 +34,7 @@ var (
 	_ func() stats.Stats                                                                  = sched.Stats
 	_ func()                                                                              = sched.Shutdown
 	_ cooldown.LifecycleController[string]                                                = sched
-	_ func(config.Config[*worker, string]) error                                          = config.Validate[*worker, string]
+	_ func(config.Config[*worker, string]) (config.Config[*worker, string], error)        = config.Validate[*worker, string]
 	_ func() acquire.AcquireStrategy                                                      = acquire.NewRoundRobin
 	_ func([]uint) *acquire.WeightedStrategy                                              = acquire.NewWeightedStrategy
 	_ func() *acquire.AdaptiveStrategy                                                    = acquire.NewAdaptiveStrategy
@@ -59,7 +59,7 @@ var (
 	_ = []events.EventType{events.EventAdd, events.EventAcquire, events.EventRelease,
 		events.EventExclude, events.EventInclude, events.EventRemove, events.EventUpdate}
 	_ = stats.Stats{HeapCount: 1, TotalResources: 1, ActiveResources: 1, InactiveResources: 0,
-		EmptyHeaps: 0, NonEmptyHeaps: 1, AcquirePolicy: "shared", AcquireStrategy: "round_robin", HeapSizes: []int{1}}
+		EmptyHeaps: 0, NonEmptyHeaps: 1, AcquirePolicy: "Shared", AcquireStrategy: "RoundRobin", HeapSizes: []int{1}}
 	_ = metrics.TelemetryStats{AddCount: 1, AcquireCount: 1, ReleaseCount: 1, ExcludeCount: 1,
 		IncludeCount: 1, RemoveCount: 1, UpdateCount: 1}
 	_ = []error{crserrors.ErrInvalidHeapCount, crserrors.ErrNilComparator, crserrors.ErrNilKeyFunc,

@@ -15,13 +15,27 @@
 // Every resource is in exactly one state, and every transition happens
 // under the lock of the resource's shard:
 //
-//	active    in its shard's heap          -> held (Acquire, Exclusive), excluded, removed
-//	held      acquired, off the heap       -> active (Release), removed
-//	excluded  set aside by the operator    -> active (Include), removed
-//	removed   gone                         (terminal)
+//	active    in its shard's heap, acquirable  -> held (last slot taken), resting, excluded, removed, draining
+//	held      every slot taken, off the heap   -> active (a hold ends), resting, draining
+//	resting   off the heap until a deadline    -> active or held (deadline, Include), excluded, removed, draining
+//	excluded  set aside by Exclude             -> active, held or resting (Include), removed, draining
+//	draining  removed while it had holders     -> removed (its last hold ends)
+//	removed   gone                             (terminal)
 //
-// Release applies only to a held resource and Include only to an excluded
-// one, so neither can hand a resource to a second holder.
+// A resource rests after Suspend, a release cooldown, an ejection after
+// repeated failures, or while its rate limit has no token; it comes back
+// by itself. Holds are counted apart from the state: under the Exclusive
+// policy a resource with Capacity above one stays active, with holders,
+// until its last slot is taken, and resting, excluded and draining
+// resources keep the holds they had. Remove of a resource with holders
+// drains it: its holders release it as usual and its key stays taken
+// until the last one does.
+//
+// Release applies only to a hold, and Include only to an excluded
+// resource or one resting after a suspension or ejection, so neither can
+// hand a resource to a second holder.
+// CRS v1.2.3 had two states, active and inactive, and let Release and
+// Include mix up held and excluded resources.
 //
 // # User code
 //

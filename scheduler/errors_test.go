@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/crsched/crs/config"
@@ -11,7 +10,8 @@ import (
 
 // TestOperationsFollowTheErrorTable drives every keyed operation against a
 // resource in every state and checks the error and the resulting state. A
-// refused operation must change nothing.
+// refused operation must change nothing. The error must be the sentinel
+// itself, not a wrapper: code ported from CRS compares with ==.
 func TestOperationsFollowTheErrorTable(t *testing.T) {
 	type op struct {
 		name string
@@ -67,7 +67,7 @@ func TestOperationsFollowTheErrorTable(t *testing.T) {
 			addAll(t, s, w("other", 5))
 			putInState(t, s, "x", tt.state)
 			err := tt.op.call(s)
-			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			if err != tt.want {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
 			wantState(t, s, "x", tt.wantState)
@@ -102,6 +102,66 @@ func putInState(t *testing.T, s *scheduler.Scheduler[*worker, string], id, state
 	wantState(t, s, id, state)
 }
 
+// Code written for CRS compares errors with ==, so the operations CRS has
+// must return its sentinels unwrapped, as CRS did.
+func TestCRSOperationsReturnTheSentinelItself(t *testing.T) {
+	var nilWorker *worker
+	exclusive := newScheduler(t, baseConfig(2, config.Exclusive))
+	addAll(t, exclusive, w("a", 1))
+	shared := newScheduler(t, baseConfig(2, config.Shared))
+	empty := newScheduler(t, baseConfig(2, config.Exclusive))
+	outOfRange := baseConfig(2, config.Shared)
+	outOfRange.AcquireStrategy = fixedStrategy(2)
+	badStrategy := newScheduler(t, outOfRange)
+	addAll(t, badStrategy, w("a", 1))
+	tests := []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"New with a negative HeapCount", func() error {
+			cfg := baseConfig(-1, config.Shared)
+			_, err := newSchedulerErr(cfg)
+			return err
+		}, crserrors.ErrInvalidHeapCount},
+		{"New without a comparator", func() error {
+			cfg := baseConfig(1, config.Shared)
+			cfg.Comparator = nil
+			_, err := newSchedulerErr(cfg)
+			return err
+		}, crserrors.ErrNilComparator},
+		{"Add of nil", func() error { return exclusive.Add(nilWorker) }, crserrors.ErrNilResource},
+		{"Add of a present key", func() error { return exclusive.Add(w("a", 2)) }, crserrors.ErrDuplicateKey},
+		{"BatchAdd with nil", func() error { return exclusive.BatchAdd([]*worker{w("b", 1), nilWorker}) }, crserrors.ErrNilResource},
+		{"BatchAdd repeating a key", func() error { return exclusive.BatchAdd([]*worker{w("b", 1), w("b", 2)}) }, crserrors.ErrDuplicateKey},
+		{"BatchAdd of a present key", func() error { return exclusive.BatchAdd([]*worker{w("b", 1), w("a", 2)}) }, crserrors.ErrDuplicateKey},
+		{"Update of nil", func() error { return exclusive.Update(nilWorker) }, crserrors.ErrNilResource},
+		{"Update of an absent key", func() error { return exclusive.Update(w("b", 1)) }, crserrors.ErrResourceNotFound},
+		{"Acquire from an empty pool", func() error { _, err := empty.Acquire(); return err }, crserrors.ErrNoResourceAvailable},
+		{"Acquire with a strategy out of range", func() error { _, err := badStrategy.Acquire(); return err }, crserrors.ErrInvalidAcquireStrategy},
+		{"AcquireByAffinity of nil", func() error { _, err := exclusive.AcquireByAffinity(nil); return err }, crserrors.ErrNilAffinityIdentifier},
+		{"AcquireByAffinity from an empty pool", func() error { _, err := empty.AcquireByAffinity(userID("u")); return err }, crserrors.ErrNoResourceAvailable},
+		{"Release under the Shared policy", func() error { return shared.Release("a") }, crserrors.ErrNotExclusive},
+		{"Release of an absent key", func() error { return exclusive.Release("b") }, crserrors.ErrResourceNotFound},
+		{"Get of an absent key", func() error { _, err := exclusive.Get("b"); return err }, crserrors.ErrResourceNotFound},
+		{"Remove of an absent key", func() error { return exclusive.Remove("b") }, crserrors.ErrResourceNotFound},
+	}
+	for _, tt := range tests {
+		if err := tt.call(); err != tt.want {
+			t.Errorf("%s: got %v, want %v itself", tt.name, err, tt.want)
+		}
+	}
+	closed, err := scheduler.New(baseConfig(1, config.Shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Shutdown()
+	// CRS checks the identifier before the closed flag.
+	if _, err := closed.AcquireByAffinity(nil); err != crserrors.ErrNilAffinityIdentifier {
+		t.Errorf("AcquireByAffinity(nil) after Shutdown: got %v, want ErrNilAffinityIdentifier", err)
+	}
+}
+
 func TestEveryOperationFailsAfterShutdown(t *testing.T) {
 	s, err := scheduler.New(baseConfig(2, config.Exclusive))
 	if err != nil {
@@ -123,7 +183,7 @@ func TestEveryOperationFailsAfterShutdown(t *testing.T) {
 		"Get":               func() error { _, err := s.Get("a"); return err },
 	}
 	for name, call := range calls {
-		if err := call(); !errors.Is(err, crserrors.ErrSchedulerClosed) {
+		if err := call(); err != crserrors.ErrSchedulerClosed {
 			t.Errorf("%s after Shutdown: %v, want ErrSchedulerClosed", name, err)
 		}
 	}

@@ -26,6 +26,26 @@ func (r *recorder) events() []events.Event[string] {
 	return append([]events.Event[string](nil), r.got...)
 }
 
+// A nil entry in Observers is skipped, as CRS skipped it, rather than
+// called and counted as a panic on every event.
+func TestNilObserversAreSkipped(t *testing.T) {
+	rec := &recorder{}
+	cfg := baseConfig(1, config.Shared)
+	cfg.Observers = []events.Observer[string]{nil, rec, nil}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	s.Shutdown() // delivers what is queued
+	if got := len(rec.events()); got != 1 {
+		t.Errorf("observer saw %d events, want 1", got)
+	}
+	if st := s.Stats(); st.ObserverPanics != 0 {
+		t.Errorf("ObserverPanics = %d, want 0", st.ObserverPanics)
+	}
+}
+
 func TestObserversReceiveEventsInOrder(t *testing.T) {
 	rec := &recorder{}
 	cfg := baseConfig(1, config.Exclusive)
@@ -164,17 +184,4 @@ func TestConcurrentShutdownsAllWaitForTheDispatcher(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-}
-
-func TestEventTypeNames(t *testing.T) {
-	names := map[events.EventType]string{
-		events.EventAdd: "add", events.EventAcquire: "acquire", events.EventRelease: "release",
-		events.EventExclude: "exclude", events.EventInclude: "include", events.EventRemove: "remove",
-		events.EventUpdate: "update", events.EventType(0): "EventType(0)", events.EventType(200): "EventType(200)",
-	}
-	for typ, want := range names {
-		if got := typ.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", typ, got, want)
-		}
-	}
 }

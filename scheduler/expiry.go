@@ -94,7 +94,7 @@ func (e *expiry[T, ID]) stop() {
 // extended or ended early, the lease released or extended.
 func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 	sh := &s.shards[n.Shard]
-	var first, second events.EventType
+	first, second := noEvent, noEvent
 	func() {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
@@ -122,7 +122,7 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 		s.serve(sh)
 	}()
 	for _, e := range []events.EventType{first, second} {
-		if e != 0 {
+		if e != noEvent {
 			s.emit(e, n.Key)
 		}
 	}

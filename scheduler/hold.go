@@ -125,7 +125,8 @@ type ending struct {
 // anonymous hold when i < 0. It applies the resource's health rules in
 // the same step: the release cooldown, the failure count and ejection. A
 // draining node whose last hold this was leaves the scheduler. It returns
-// the event a resulting rest calls for (EventSuspend, EventEject), or 0.
+// the event a resulting rest calls for (EventSuspend, EventEject), or
+// noEvent.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
 	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
@@ -148,7 +149,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		sh.activate(n, true)
 		done = true
 		n.ResetFailures()
-		return 0
+		return noEvent
 	}
 	// Past the common case the heap must be settled (see shard.settle):
 	// Release alone may find it as take left it.
@@ -176,8 +177,8 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 			s.nodes.Delete(n.Key)
 			s.membershipChanged()
 		}
-		s.count(end, 0)
-		return 0
+		s.count(end, noEvent)
+		return noEvent
 	}
 	event := s.restAfter(sh, n, end)
 	done := false
@@ -208,7 +209,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 // its failures reach the threshold and the pool allows another ejection,
 // suspended for a cooldown. It reports the event to emit. Requires sh.mu.
 func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
-	var event events.EventType
+	event := noEvent
 	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
 		(n.Rest == node.Ejected || s.reserveEjection()) {
 		reserved := n.Rest != node.Ejected
@@ -224,7 +225,7 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 		if until := s.now() + int64(cooldown); until > n.RestUntil {
 			sh.setRest(n, until, node.Suspended)
 		}
-		if event == 0 {
+		if event == noEvent {
 			event = events.EventSuspend
 		}
 	}

@@ -129,7 +129,7 @@ func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], e
 // timer runs late.
 func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end ending) error {
 	sh := &s.shards[n.Shard]
-	var rest events.EventType
+	rest := noEvent
 	reclaimedHere := false
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
@@ -155,7 +155,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	case reclaimedHere: // not when the timer reclaimed it earlier: it reported that
 		s.emit(events.EventExpire, n.Key)
 	}
-	if rest != 0 {
+	if rest != noEvent {
 		s.emit(rest, n.Key)
 	}
 	return err

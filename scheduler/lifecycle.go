@@ -25,8 +25,8 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 	if s.policy != config.Exclusive {
 		return crserrors.ErrNotExclusive
 	}
-	var rest events.EventType
-	err := s.transition("release", id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	rest := noEvent
+	err := s.transition(id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.Anonymous > 0:
 			rest = s.unhold(sh, n, -1, ending{how: succeeded})
@@ -39,7 +39,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 			return false, crserrors.ErrResourceNotHeld
 		}
 	})
-	if rest != 0 {
+	if rest != noEvent {
 		s.emit(rest, id)
 	}
 	return err
@@ -54,7 +54,7 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("exclude", id, live, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, live, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch n.State {
 		case node.Active:
 			sh.deactivate(n, node.Excluded)
@@ -81,7 +81,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("include", id, live, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, live, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.State == node.Active:
 			return false, crserrors.ErrResourceNotInactive
@@ -123,7 +123,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	if d <= 0 {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
-	return s.transition("suspend", id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.now() + int64(d)
 		rest, why := n.RestUntil, n.Rest
 		if until > rest {
@@ -143,6 +143,11 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		s.totals.suspensions.Add(1)
 		return false, nil
 	})
+	if err != nil {
+		// Suspend is not CRS's: its error may say which call failed.
+		return opError("suspend", id, err)
+	}
+	return nil
 }
 
 // Remove deletes a resource, whatever its state: it can no longer be
@@ -154,7 +159,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition("remove", id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.begin()
 		defer sh.end()
 		to := node.Removed
@@ -185,7 +190,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	if s.isNil(v) {
-		return fmt.Errorf("update: %w", crserrors.ErrNilResource)
+		return crserrors.ErrNilResource
 	}
 	id := s.key(v)
 	capacity := s.capacityOf(v)
@@ -200,7 +205,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 			return nil
 		}
 	}
-	return s.transition("update", id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		old := struct {
 			value     T
 			capacity  int
@@ -297,12 +302,14 @@ const (
 // transition runs step on the node for id under its shard's lock, then,
 // with the lock released, lets a waiter that step served run and emits the
 // event. step returns a sentinel error to refuse the transition, changing
-// nothing.
-func (s *Scheduler[T, ID]) transition(op string, id ID, r reach, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
+// nothing. The sentinel is returned as it is: the operations of CRS's API
+// returned theirs unwrapped, code ported from it compares them with ==,
+// and a refusal is common enough that it should not allocate.
+func (s *Scheduler[T, ID]) transition(id ID, r reach, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
 	served, err := s.locked(id, r, step)
 	yieldTo(served)
 	if err != nil {
-		return opError(op, id, err)
+		return err
 	}
 	s.emit(event, id)
 	return nil

@@ -80,12 +80,9 @@ type Scheduler[T any, ID comparable] struct {
 // New validates cfg and returns a running scheduler. Call Shutdown when
 // done with it to stop its event dispatcher.
 func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], error) {
-	if err := cfg.Validate(); err != nil {
+	cfg, err := config.Validate(cfg)
+	if err != nil {
 		return nil, err
-	}
-	heapCount := cfg.HeapCount
-	if heapCount == 0 {
-		heapCount = config.DefaultHeapCount
 	}
 	s := &Scheduler[T, ID]{
 		cmp:      cfg.Comparator,
@@ -104,14 +101,11 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		rateLimit:       cfg.RateLimit,
 
 		strategy: cfg.AcquireStrategy,
-		shards:   make([]shard[T, ID], heapCount),
+		shards:   make([]shard[T, ID], cfg.HeapCount),
 		nodes:    lookup.New[T, ID](),
 	}
 	if s.strategy == nil {
 		s.strategy = acquire.NewRoundRobin()
-	}
-	if s.clock == nil {
-		s.clock = config.SystemClock{}
 	}
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
@@ -122,11 +116,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.adaptive, _ = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
-		size := cfg.EventQueueSize
-		if size == 0 {
-			size = config.DefaultEventQueueSize
-		}
-		s.events = dispatch.Start(size, cfg.Observers)
+		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}
 	return s, nil
 }
@@ -193,13 +183,13 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	n, sh := s.find(id)
 	if n == nil {
-		return zero, notFound("get", id)
+		return zero, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.mend(sh)
 	if gone(n) {
-		return zero, notFound("get", id)
+		return zero, crserrors.ErrResourceNotFound
 	}
 	return n.Value, nil
 }
@@ -243,6 +233,10 @@ func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard[T, ID]) {
 	return n, &s.shards[n.Shard]
 }
 
+// noEvent stands for "no event to emit" where a step may call for one.
+// EventAdd is 0, so the zero value cannot.
+const noEvent events.EventType = -1
+
 func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 	if s.events != nil {
 		s.events.Emit(events.Event[ID]{Type: t, ID: id})
@@ -280,10 +274,6 @@ func nilnessOf[T any]() nilness {
 		return nilReflect
 	}
 	return neverNil
-}
-
-func notFound[ID comparable](op string, id ID) error {
-	return fmt.Errorf("%s %v: %w", op, id, crserrors.ErrResourceNotFound)
 }
 
 func opError[ID comparable](op string, id ID, err error) error {

@@ -251,7 +251,7 @@ func TestStatsCountsByState(t *testing.T) {
 	if sum != st.ActiveResources || len(st.HeapSizes) != 4 || st.EmptyHeaps+st.NonEmptyHeaps != 4 {
 		t.Fatalf("heap sizes %v inconsistent with %+v", st.HeapSizes, st)
 	}
-	if st.AcquirePolicy != "exclusive" || st.AcquireStrategy != "round_robin" {
+	if st.AcquirePolicy != "Exclusive" || st.AcquireStrategy != "RoundRobin" {
 		t.Fatalf("policy %q strategy %q", st.AcquirePolicy, st.AcquireStrategy)
 	}
 }

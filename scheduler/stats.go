@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/histogram"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/stats"
@@ -14,7 +15,7 @@ import (
 func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st := stats.Stats{
 		HeapCount:       len(s.shards),
-		AcquirePolicy:   s.policy.String(),
+		AcquirePolicy:   policyName(s.policy),
 		AcquireStrategy: strategyName(s.strategy),
 		HeapSizes:       make([]int, len(s.shards)),
 	}
@@ -64,9 +65,20 @@ func (s *shard[T, ID]) counts() shardCounts {
 	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders, s.resting}
 }
 
+// policyName spells the policy as CRS's Stats did. (AcquirePolicy.String
+// spells it as configuration and crsload's flags do, in lower case.)
+func policyName(p config.AcquirePolicy) string {
+	if p == config.Exclusive {
+		return "Exclusive"
+	}
+	return "Shared"
+}
+
+// strategyName is the strategy's String, or "CustomStrategy", as CRS's
+// Stats named it.
 func strategyName(st any) string {
 	if named, ok := st.(fmt.Stringer); ok {
 		return named.String()
 	}
-	return fmt.Sprintf("%T", st)
+	return "CustomStrategy"
 }

@@ -61,7 +61,7 @@ func (s *Scheduler[T, ID]) selectStart() (int, error) {
 	}
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
-		return 0, fmt.Errorf("%w: shard %d of %d", crserrors.ErrInvalidAcquireStrategy, start, len(s.shards))
+		return 0, crserrors.ErrInvalidAcquireStrategy
 	}
 	return start, nil
 }

@@ -37,10 +37,11 @@ type Stats struct {
 	Holders       int
 	EmptyHeaps    int
 	NonEmptyHeaps int
-	// AcquirePolicy is "shared" or "exclusive".
+	// AcquirePolicy is "Shared" or "Exclusive", as in CRS.
 	AcquirePolicy string
-	// AcquireStrategy names the strategy: "round_robin", "weighted",
-	// "adaptive", "local", or the String() / Go type of a custom one.
+	// AcquireStrategy names the strategy as in CRS: "RoundRobin",
+	// "Weighted", "Adaptive", "Local", a custom strategy's String(), or
+	// "CustomStrategy" for one without.
 	AcquireStrategy string
 	// HeapSizes holds the number of active resources in each shard.
 	HeapSizes []int

@@ -11,7 +11,7 @@ func TestRunPrintsTheExpectedOutput(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	const want = `acquired worker-2 (priority 10)
-policy shared: 2 of 2 workers still acquirable
+policy Shared: 2 of 2 workers still acquirable
 `
 	if got := out.String(); got != want {
 		t.Fatalf("output:\n%s\nwant:\n%s", got, want)

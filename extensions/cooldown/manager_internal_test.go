@@ -48,7 +48,7 @@ func TestOnlyReleaseEventsStartACooldown(t *testing.T) {
 	m, clock := newTestManager[string](ctrl, time.Second)
 	for _, typ := range []events.EventType{
 		events.EventAdd, events.EventAcquire, events.EventExclude, events.EventInclude,
-		events.EventRemove, events.EventUpdate, 0, events.EventUpdate + 1,
+		events.EventRemove, events.EventUpdate, events.EventUpdate + 1, -1,
 	} {
 		m.OnEvent(events.Event[string]{Type: typ, ID: "a"})
 	}

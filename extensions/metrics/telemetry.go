@@ -29,8 +29,7 @@ type TelemetryObserver[ID comparable] struct {
 	// Keeps the first counter off the line of whatever precedes the
 	// observer in memory.
 	_ [cacheLine]byte
-	// counts is indexed by events.EventType; index 0 is not an event type
-	// and stays zero.
+	// counts is indexed by events.EventType.
 	counts [lastKnownEvent + 1]paddedCounter
 }
 
@@ -42,7 +41,7 @@ func NewTelemetryObserver[ID comparable]() *TelemetryObserver[ID] {
 // OnEvent implements events.Observer. It is safe for concurrent use, so one
 // observer may also be shared by several schedulers to count them together.
 func (o *TelemetryObserver[ID]) OnEvent(e events.Event[ID]) {
-	if e.Type == 0 || e.Type > lastKnownEvent {
+	if uint(e.Type) > uint(lastKnownEvent) { // negative ones too
 		return
 	}
 	o.counts[e.Type].n.Add(1)

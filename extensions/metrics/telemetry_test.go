@@ -117,7 +117,7 @@ func TestTelemetrySumsConcurrentEventsExactly(t *testing.T) {
 
 func TestTelemetryIgnoresEventTypesItDoesNotKnow(t *testing.T) {
 	telemetry := metrics.NewTelemetryObserver[string]()
-	for _, typ := range []events.EventType{0, lastCounted + 1, 255} {
+	for _, typ := range []events.EventType{-1, lastCounted + 1, 255} {
 		telemetry.OnEvent(events.Event[string]{Type: typ, ID: "x"})
 	}
 	if got := telemetry.Snapshot(); got != (metrics.TelemetryStats{}) {

@@ -145,7 +145,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if c.telemetry != nil {
 		t := c.telemetry.Snapshot()
 		for _, e := range eventCounters {
-			ch <- constMetric(c.events, prometheus.CounterValue, float64(e.count(&t)), e.typ.String())
+			ch <- constMetric(c.events, prometheus.CounterValue, float64(e.count(&t)), e.label)
 		}
 	}
 }

@@ -63,7 +63,7 @@ crs_resources{state="rate_limited"} 1
 crs_resources{state="suspended"} 1
 # HELP crs_scheduler_info Always 1; labels give the scheduler's acquire policy and strategy.
 # TYPE crs_scheduler_info gauge
-crs_scheduler_info{policy="exclusive",strategy="round_robin"} 1
+crs_scheduler_info{policy="Exclusive",strategy="RoundRobin"} 1
 # HELP crs_shard_active_resources Active (acquirable) resources in each heap shard.
 # TYPE crs_shard_active_resources gauge
 crs_shard_active_resources{shard="0"} 1

@@ -22,13 +22,18 @@ type Dispatcher[ID comparable] struct {
 	delivered atomic.Uint64
 }
 
-// Start starts the dispatcher goroutine.
+// Start starts the dispatcher goroutine for the observers that are not
+// nil (CRS skipped nil ones too).
 func Start[ID comparable](size int, observers []events.Observer[ID]) *Dispatcher[ID] {
 	d := &Dispatcher[ID]{
-		queue:     make(chan events.Event[ID], size),
-		observers: append([]events.Observer[ID](nil), observers...),
-		stop:      make(chan struct{}),
-		exited:    make(chan struct{}),
+		queue:  make(chan events.Event[ID], size),
+		stop:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	for _, o := range observers {
+		if o != nil {
+			d.observers = append(d.observers, o)
+		}
 	}
 	go d.run()
 	return d

@@ -62,7 +62,7 @@ func (b secondBest) Acquire() (*Res, error) {
 	if err != nil {
 		return first, err
 	}
-	if b.Real.Stats().AcquirePolicy != "exclusive" {
+	if b.Real.Stats().AcquirePolicy != "Exclusive" {
 		// Under Shared an acquisition holds nothing: set the best aside
 		// to reach the next one.
 		if b.Real.Exclude(first.Key) != nil {

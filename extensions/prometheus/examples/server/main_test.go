@@ -192,8 +192,8 @@ func TestServerServesTheWorkloadsMetricsOverHTTP(t *testing.T) {
 	if acquired != released+float64(st.ExpiredLeases)+float64(st.Holders) {
 		t.Errorf("%v acquire events != %v releases + %d expiries + %d holders", acquired, released, st.ExpiredLeases, st.Holders)
 	}
-	if got := value(t, families, "crs_scheduler_info", "policy", "exclusive"); got != 1 {
-		t.Errorf("crs_scheduler_info{policy=exclusive} = %v, want 1", got)
+	if got := value(t, families, "crs_scheduler_info", "policy", "Exclusive"); got != 1 {
+		t.Errorf("crs_scheduler_info{policy=Exclusive} = %v, want 1", got)
 	}
 }
 
