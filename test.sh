@@ -13,8 +13,9 @@
 # CRS_REQUIRE_REDIS=1, which makes it a failure). staticcheck is installed,
 # pinned, into .tools/ in the repository, never over the user's own.
 #
-# Modules are found by looking for go.mod files (vendor/ and testdata/ are
-# skipped), so a new nested module is tested as soon as it exists.
+# Modules are found by looking for go.mod files (hidden directories,
+# vendor/ and testdata/ are skipped), so a new nested module is tested as
+# soon as it exists.
 set -euo pipefail
 
 STATICCHECK_VERSION=v0.8.2
@@ -51,11 +52,13 @@ header() {
 # associative arrays, no "${empty[@]}" under set -u.)
 
 # Module directories relative to the root ("." first), one per go.mod.
+# Hidden directories (.git, and .tools, which holds a module cache) and
+# vendor/ and testdata/ hold no module of ours.
 MODULES=()
 while IFS= read -r m; do
 	MODULES+=("$m")
 done < <(
-	find . \( -name .git -o -name vendor -o -name testdata \) -prune -o \
+	find . \( -name '.?*' -o -name vendor -o -name testdata \) -prune -o \
 		-type f -name go.mod -print |
 		sed -e 's|/go\.mod$||' -e 's|^\./||' | LC_ALL=C sort
 )
@@ -70,7 +73,7 @@ list_go_files() {
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		git ls-files -z --cached --others --exclude-standard -- '*.go'
 	else
-		find . -name .git -prune -o -type f -name '*.go' -print0
+		find . \( -name '.?*' -o -name vendor -o -name testdata \) -prune -o -type f -name '*.go' -print0
 	fi
 }
 ALL_GO_FILES=()

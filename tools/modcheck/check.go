@@ -155,7 +155,12 @@ func publish(proxy, dir string, m module.Version) error {
 	if err != nil {
 		return err
 	}
-	if err := zip.CreateFromDir(z, m, dir); err != nil {
+	if files, lsErr := sourceFiles(dir); lsErr == nil {
+		err = zip.Create(z, m, files)
+	} else {
+		err = zip.CreateFromDir(z, m, dir) // not a git work tree
+	}
+	if err != nil {
 		z.Close()
 		return err
 	}
@@ -177,6 +182,41 @@ func publish(proxy, dir string, m module.Version) error {
 		}
 	}
 	return nil
+}
+
+// sourceFiles lists the files of the module in dir that git tracks or
+// would track (so not .tools/, build output or other ignored files); the
+// zip package leaves out those of nested modules.
+func sourceFiles(dir string) ([]zip.File, error) {
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var files []zip.File
+	for _, name := range strings.Split(string(out), "\x00") {
+		if name == "" {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			continue // deleted from the work tree, not yet from the index
+		}
+		files = append(files, sourceFile{dir: dir, path: name})
+	}
+	return files, nil
+}
+
+// sourceFile is a file of a module's directory, by its slash-separated
+// path relative to dir.
+type sourceFile struct{ dir, path string }
+
+func (f sourceFile) Path() string { return f.path }
+func (f sourceFile) Lstat() (os.FileInfo, error) {
+	return os.Lstat(filepath.Join(f.dir, filepath.FromSlash(f.path)))
+}
+func (f sourceFile) Open() (io.ReadCloser, error) {
+	return os.Open(filepath.Join(f.dir, filepath.FromSlash(f.path)))
 }
 
 // consumerEnv is the environment of a user outside the repository whose
