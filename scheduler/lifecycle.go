@@ -171,6 +171,11 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		} else {
 			sh.setState(n, to)
 		}
+		if n.Rest == node.Ejected {
+			// The pool is smaller by one: its ejection slot goes back,
+			// or later ejections would be refused for good.
+			sh.setRest(n, 0, node.NoRest)
+		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
 			s.membershipChanged()
