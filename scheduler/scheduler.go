@@ -249,7 +249,13 @@ func (s *Scheduler[T, ID]) isNil(v T) bool {
 		return *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil
 	case nilReflect:
 		rv := reflect.ValueOf(any(v))
-		return !rv.IsValid() || rv.IsNil()
+		switch rv.Kind() {
+		case reflect.Invalid:
+			return true
+		case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.Slice, reflect.UnsafePointer:
+			return rv.IsNil()
+		}
+		return false // an interface holding a string, a number, a struct...
 	}
 	return false
 }
