@@ -111,3 +111,117 @@ func TestANaNKeyIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// forever is the longest duration there is; added to any clock reading
+// past zero it overflows int64.
+const forever = time.Duration(math.MaxInt64)
+
+// farAhead advances clock in huge steps, past where now + forever would
+// have wrapped.
+func farAhead(clock *fakeclock.Clock) {
+	for range 3 {
+		clock.Advance(100 * 365 * 24 * time.Hour)
+	}
+}
+
+func TestAHugeSuspensionLastsUntilInclude(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, healthConfig(clock))
+	addAll(t, s, w("a", 1))
+	clock.Advance(time.Hour) // the scheduler's clock is not at zero
+	if err := s.Suspend("a", forever); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "resting")
+	farAhead(clock)
+	wantState(t, s, "a", "resting")
+	if _, err := s.Acquire(); err != crserrors.ErrNoResourceAvailable {
+		t.Fatalf("Acquire during the suspension: %v", err)
+	}
+	if err := s.Include("a"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "active")
+}
+
+func TestAHugeCooldownRestsTheResource(t *testing.T) {
+	t.Run("Lease.Cooldown", func(t *testing.T) {
+		clock := fakeclock.New()
+		s := newScheduler(t, healthConfig(clock))
+		addAll(t, s, w("a", 1))
+		clock.Advance(time.Hour)
+		l := mustLease(t, s)
+		if err := l.Cooldown(forever); err != nil {
+			t.Fatal(err)
+		}
+		farAhead(clock)
+		wantState(t, s, "a", "resting")
+	})
+	t.Run("ReleaseCooldown", func(t *testing.T) {
+		clock := fakeclock.New()
+		cfg := healthConfig(clock)
+		cfg.ReleaseCooldown = forever
+		s := newScheduler(t, cfg)
+		addAll(t, s, w("a", 1))
+		clock.Advance(time.Hour)
+		if _, err := s.Acquire(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release("a"); err != nil {
+			t.Fatal(err)
+		}
+		farAhead(clock)
+		wantState(t, s, "a", "resting")
+	})
+}
+
+func TestAHugeEjectionLastsUntilInclude(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := healthConfig(clock)
+	cfg.Ejection = config.Ejection{ConsecutiveFailures: 1, BaseTime: forever / 2}
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1), w("b", 2), w("c", 3))
+	clock.Advance(time.Hour)
+	failTimes(t, s, "a", 1) // ejected for BaseTime
+	if err := s.Include("a"); err != nil {
+		t.Fatal(err)
+	}
+	failTimes(t, s, "a", 1) // the second ejection: 2 x BaseTime overflows
+	farAhead(clock)
+	wantState(t, s, "a", "resting")
+}
+
+func TestALeaseWithAHugeDeadlineNeverExpires(t *testing.T) {
+	t.Run("LeaseTTL", func(t *testing.T) {
+		clock := fakeclock.New()
+		s := newScheduler(t, leaseConfig(forever, clock))
+		addAll(t, s, w("a", 1))
+		clock.Advance(time.Hour)
+		l := mustLease(t, s)
+		farAhead(clock)
+		wantState(t, s, "a", "held")
+		if err := l.Extend(time.Second); err != nil {
+			t.Fatalf("Extend: %v", err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		wantState(t, s, "a", "active")
+	})
+	t.Run("Extend", func(t *testing.T) {
+		clock := fakeclock.New()
+		s := newScheduler(t, leaseConfig(time.Second, clock))
+		addAll(t, s, w("a", 1))
+		clock.Advance(time.Hour)
+		l := mustLease(t, s)
+		if err := l.Extend(forever); err != nil {
+			t.Fatalf("Extend: %v", err)
+		}
+		farAhead(clock)
+		wantState(t, s, "a", "held")
+		if err := l.Release(); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		wantState(t, s, "a", "active")
+	})
+}

@@ -35,8 +35,12 @@ type leaseRef[T any, ID comparable] struct {
 func (e *expiry[T, ID]) init(s *Scheduler[T, ID]) { e.s = s }
 
 // schedule queues a lease deadline. Called with the lease's shard lock
-// held (lock order: shard, then expiry).
+// held (lock order: shard, then expiry). A deadline of node.Never is not
+// queued: it never comes due.
 func (e *expiry[T, ID]) schedule(at int64, n *node.Node[T, ID], token uint64) {
+	if at == node.Never {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

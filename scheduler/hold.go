@@ -36,7 +36,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
-		deadline = s.now() + int64(s.leaseTTL)
+		deadline = s.after(s.leaseTTL)
 	}
 	bucket, rest, why := n.Bucket(), n.RestUntil, n.Rest
 	if limited {
@@ -216,13 +216,13 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 		e := n.Extend()
 		e.Ejections++
 		e.Failures = 0
-		if until := s.now() + int64(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
+		if until := s.after(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
 			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
 		}
 		event = events.EventEject
 	}
 	if cooldown := max(end.rest, s.releaseCooldown); cooldown > 0 {
-		if until := s.now() + int64(cooldown); until > n.RestUntil {
+		if until := s.after(cooldown); until > n.RestUntil {
 			sh.setRest(n, until, node.Suspended)
 		}
 		if event == noEvent {

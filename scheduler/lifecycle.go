@@ -124,7 +124,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
 	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		until := s.now() + int64(d)
+		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
 		if until > rest {
 			sh.setRest(n, until, node.Suspended)

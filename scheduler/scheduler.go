@@ -224,8 +224,15 @@ func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
 	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}
 }
 
-// now is the clock's reading as nanoseconds since New, for deadlines.
-func (s *Scheduler[T, ID]) now() int64 { return int64(s.clock.Now().Sub(s.epoch)) }
+// now is the clock's reading as nanoseconds since New, for deadlines. It
+// stays below node.Never, so that a deadline of Never never comes, even
+// on a clock run past the range of a time.Duration (Sub saturates).
+func (s *Scheduler[T, ID]) now() int64 {
+	return min(int64(s.clock.Now().Sub(s.epoch)), node.Never-1)
+}
+
+// after is the deadline d from now; node.Never if that is out of range.
+func (s *Scheduler[T, ID]) after(d time.Duration) int64 { return node.After(s.now(), d) }
 
 // find returns the node for id and its shard, or nil. The caller must lock
 // the shard and check that the node was not removed in between.
