@@ -225,3 +225,52 @@ func TestALeaseWithAHugeDeadlineNeverExpires(t *testing.T) {
 		wantState(t, s, "a", "active")
 	})
 }
+
+// acquisitions counts how many of n shared acquisitions succeed on a
+// scheduler of one resource limited by limit, with the clock moving a
+// second between them.
+func acquisitions(t *testing.T, n int, limit func(*worker) (float64, int)) int {
+	t.Helper()
+	clock := fakeclock.New()
+	cfg := baseConfig(1, config.Shared)
+	cfg.Clock = clock
+	cfg.RateLimit = limit
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	clock.Advance(time.Hour)
+	got := 0
+	for range n {
+		if _, err := s.Acquire(); err == nil {
+			got++
+		}
+		clock.Advance(time.Second)
+	}
+	return got
+}
+
+func TestATinyRateLimitIsEnforced(t *testing.T) {
+	if got := acquisitions(t, 5, func(*worker) (float64, int) { return 1e-12, 1 }); got != 1 {
+		t.Fatalf("%d of 5 acquisitions succeeded, want 1 (the burst)", got)
+	}
+}
+
+func TestRateLimitsThatLimitNothingAreUnlimited(t *testing.T) {
+	for name, rate := range map[string]float64{
+		"zero": 0, "negative": -1, "NaN": math.NaN(), "+Inf": math.Inf(1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := acquisitions(t, 5, func(*worker) (float64, int) { return rate, 1 }); got != 5 {
+				t.Fatalf("%d of 5 acquisitions succeeded, want all", got)
+			}
+		})
+	}
+}
+
+func TestABurstBelowOneIsOne(t *testing.T) {
+	for _, burst := range []int{0, -1, math.MinInt} {
+		// One token an hour: the burst alone decides.
+		if got := acquisitions(t, 5, func(*worker) (float64, int) { return 1.0 / 3600, burst }); got != 1 {
+			t.Fatalf("burst %d: %d of 5 acquisitions succeeded, want 1", burst, got)
+		}
+	}
+}

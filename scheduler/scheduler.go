@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -217,8 +218,8 @@ func (s *Scheduler[T, ID]) capacityOf(v T) int {
 // first: without one there is no bucket to make, and no call to pay for.
 func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
 	perSecond, burst := s.rateLimit(v)
-	if perSecond <= 0 {
-		return node.Bucket{}
+	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
+		return node.Bucket{} // <= 0, NaN or +Inf: no limit (see config.Config.RateLimit)
 	}
 	b := float64(max(burst, 1))
 	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}

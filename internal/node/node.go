@@ -275,7 +275,13 @@ func (b *Bucket) Empty(now int64) int64 {
 	if b.Tokens >= 1 {
 		return 0
 	}
-	return now + int64((1-b.Tokens)/b.Rate*1e9) + 1
+	// In float64 first: for a tiny rate the wait is past int64, and a
+	// conversion of that would wrap to no wait at all.
+	wait := (1-b.Tokens)/b.Rate*1e9 + 1
+	if wait >= float64(Never-now) {
+		return Never
+	}
+	return now + int64(wait)
 }
 
 func (b *Bucket) refill(now int64) {
