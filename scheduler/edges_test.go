@@ -274,3 +274,46 @@ func TestABurstBelowOneIsOne(t *testing.T) {
 		}
 	}
 }
+
+// cycles is how many leases the expiry-queue tests end: far more than
+// the bound they check.
+const cycles = 10000
+
+func TestReleasedLeasesDoNotPileUpInTheExpiryQueue(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, leaseConfig(time.Hour, clock))
+	addAll(t, s, w("a", 1), w("b", 2))
+	kept := mustLease(t, s) // one live lease, whose entry stays
+	for i := range cycles {
+		l := mustLease(t, s)
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			clock.Advance(time.Millisecond)
+		}
+	}
+	if n := s.ExpiryQueueLen(); n > 4 {
+		t.Fatalf("expiry queue holds %d entries after %d lease+release cycles with one lease live", n, cycles)
+	}
+	clock.Advance(time.Hour) // the live lease still expires
+	wantState(t, s, kept.Key(), "active")
+}
+
+func TestExtendedLeasesDoNotPileUpInTheExpiryQueue(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, leaseConfig(time.Hour, clock))
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	for range cycles {
+		if err := l.Extend(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Millisecond)
+	}
+	if n := s.ExpiryQueueLen(); n > 4 {
+		t.Fatalf("expiry queue holds %d entries for one lease extended %d times", n, cycles)
+	}
+	clock.Advance(time.Hour)
+	wantState(t, s, "a", "active")
+}

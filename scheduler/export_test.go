@@ -203,3 +203,11 @@ func (s *Scheduler[T, ID]) LockedPeek(i int) (T, bool) {
 	n, v, _ := s.lockedPeek(&s.shards[i])
 	return v, n != nil
 }
+
+// ExpiryQueueLen is the number of entries in the expiry queue, live or
+// not yet dropped.
+func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
+	s.expiry.mu.Lock()
+	defer s.expiry.mu.Unlock()
+	return s.expiry.queue.Len()
+}

@@ -177,6 +177,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 			s.nodes.Delete(n.Key)
 			s.membershipChanged()
 		}
+		if i >= 0 {
+			s.expiry.drop(ended.Deadline, n, ended.Token)
+		}
 		s.count(end, noEvent)
 		return noEvent
 	}
@@ -200,6 +203,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	done = true
 	if n.RestUntil != rest {
 		s.expiry.schedule(n.RestUntil, n, 0)
+	}
+	if i >= 0 {
+		s.expiry.drop(ended.Deadline, n, ended.Token)
 	}
 	s.count(end, event)
 	return event
