@@ -317,3 +317,26 @@ func TestExtendedLeasesDoNotPileUpInTheExpiryQueue(t *testing.T) {
 	clock.Advance(time.Hour)
 	wantState(t, s, "a", "active")
 }
+
+func TestUpdateToAFasterRateShortensARateLimitRest(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := healthConfig(clock)
+	rate := 1e-12 // read by Add, and by Update below
+	cfg.RateLimit = func(*worker) (float64, int) { return rate, 1 }
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1))
+	clock.Advance(time.Hour)
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release("a"); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "resting") // next token: never
+	rate = 1
+	if err := s.Update(w("a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	wantState(t, s, "a", "active")
+}

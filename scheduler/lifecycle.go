@@ -228,10 +228,17 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 			bucket.Retune(limit, now)
 			next := bucket.Empty(now)
 			n.SetBucket(bucket)
-			if next > n.RestUntil {
+			switch {
+			case next > n.RestUntil:
 				sh.setRest(n, next, node.RateLimited)
-			} else if next == 0 && n.Rest == node.RateLimited {
+			case n.Rest != node.RateLimited:
+				// A longer suspension or ejection outlasts the wait.
+			case next == 0:
 				sh.setRest(n, 0, node.NoRest) // a new limit without one
+			default:
+				// A faster rate brings the next token forward; a wait
+				// kept from the old rate could be forever (node.Never).
+				sh.setRest(n, next, node.RateLimited)
 			}
 		}
 		done := false
