@@ -4,9 +4,7 @@ package scheduler_test
 // hold the scheduler to. It is the standard-library twin of the model in
 // verify/model (which the linearizability and rapid checks use and which
 // documents each rule); the root module takes no third-party
-// dependencies, so it cannot import that module. Keep the two in step;
-// this one is ahead by a clock (Advance, and the deadlines of rests),
-// which verify/model does not have yet.
+// dependencies, so it cannot import that module. Keep the two in step.
 
 import (
 	"context"
