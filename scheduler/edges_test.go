@@ -340,3 +340,32 @@ func TestUpdateToAFasterRateShortensARateLimitRest(t *testing.T) {
 	clock.Advance(2 * time.Second)
 	wantState(t, s, "a", "active")
 }
+
+func TestEndedSuspensionsDoNotPileUpInTheExpiryQueue(t *testing.T) {
+	clock := fakeclock.New()
+	s := newScheduler(t, healthConfig(clock))
+	addAll(t, s, w("a", 1), w("b", 2))
+	for i := range cycles {
+		if err := s.Suspend("a", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := s.Include("a"); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := s.Exclude("a"); err != nil {
+			t.Fatal(err)
+		} else if err := s.Include("a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Suspend("b", time.Duration(i+1)*time.Second); err != nil { // a later deadline each time
+			t.Fatal(err)
+		}
+	}
+	if n := s.ExpiryQueueLen(); n > 4 {
+		t.Fatalf("expiry queue holds %d entries after %d suspensions ended early or extended", n, cycles)
+	}
+	wantState(t, s, "b", "resting")
+	clock.Advance(cycles * time.Second)
+	wantState(t, s, "b", "active")
+}

@@ -135,6 +135,16 @@ func (e *expiry[T, ID]) drop(at int64, n *node.Node[T, ID], token uint64) {
 	}
 }
 
+// restMoved drops the queue entry of n's rest that ended at was, if a
+// committed change moved or ended the rest (a rest other than the one
+// queued last is never queued: every change that sets one queues it).
+// Requires n's shard lock.
+func (s *Scheduler[T, ID]) restMoved(n *node.Node[T, ID], was int64) {
+	if n.RestUntil != was {
+		s.expiry.drop(was, n, 0)
+	}
+}
+
 // forget reports whether d was dropped, and if so unmarks it: its entry
 // is leaving the queue. Requires mu.
 func (e *expiry[T, ID]) forget(d due[T, ID]) bool {

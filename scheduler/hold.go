@@ -76,6 +76,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if n.RestUntil != rest {
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
+	s.restMoved(n, rest)
 	if deadline != 0 {
 		g.deadline = deadline
 		s.expiry.schedule(deadline, n, g.token)
@@ -204,6 +205,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	if n.RestUntil != rest {
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
+	s.restMoved(n, rest)
 	if i >= 0 {
 		s.expiry.drop(ended.Deadline, n, ended.Token)
 	}

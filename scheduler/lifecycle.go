@@ -64,7 +64,9 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 			return false, crserrors.ErrResourceNotActive
 		}
 		if n.Rest == node.Suspended || n.Rest == node.Ejected {
+			was := n.RestUntil
 			sh.setRest(n, 0, node.NoRest)
+			s.restMoved(n, was)
 		}
 		return false, nil
 	})
@@ -106,6 +108,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
+		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
 }
@@ -140,6 +143,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		if n.RestUntil != rest {
 			s.expiry.schedule(n.RestUntil, n, 0)
 		}
+		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
 		return false, nil
 	})
@@ -174,7 +178,9 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		if n.Rest == node.Ejected {
 			// The pool is smaller by one: its ejection slot goes back,
 			// or later ejections would be refused for good.
+			was := n.RestUntil
 			sh.setRest(n, 0, node.NoRest)
+			s.restMoved(n, was)
 		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
@@ -257,6 +263,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		if n.RestUntil != old.restUntil && n.RestUntil != 0 {
 			s.expiry.schedule(n.RestUntil, n, 0)
 		}
+		s.restMoved(n, old.restUntil)
 		return s.serve(sh), nil
 	})
 }

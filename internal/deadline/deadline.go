@@ -83,6 +83,10 @@ func (q *Queue[E]) Filter(keep func(Entry[E]) bool) {
 	}
 }
 
+// Entries returns the entries, in no particular order (for tests and
+// assertions; do not change them).
+func (q *Queue[E]) Entries() []Entry[E] { return q.entries }
+
 // Has reports whether an entry satisfies match (a linear scan, for tests
 // and assertions).
 func (q *Queue[E]) Has(match func(E) bool) bool {
