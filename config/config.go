@@ -73,8 +73,10 @@ type Config[T any, ID comparable] struct {
 	Ejection Ejection
 	// RateLimit returns a resource's limit: it is handed out at most
 	// burst + perSecond*t times in any window of length t. nil, or a
-	// perSecond <= 0, means unlimited; a burst below 1 means 1. It is read
-	// when the resource is added and on each Update.
+	// perSecond that is <= 0, NaN or +Inf, means unlimited; a burst below
+	// 1 means 1. A rate so small that the next token is past the clock's
+	// range gives the burst and then nothing more. It is read when the
+	// resource is added and on each Update.
 	RateLimit func(T) (perSecond float64, burst int)
 }
 

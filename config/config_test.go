@@ -1,8 +1,10 @@
 package config_test
 
 import (
+	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
@@ -98,5 +100,16 @@ func TestPolicyNames(t *testing.T) {
 func TestAcquirePolicyIsAByteAsInCRS(t *testing.T) {
 	if k := reflect.TypeFor[config.AcquirePolicy]().Kind(); k != reflect.Uint8 {
 		t.Fatalf("AcquirePolicy is a %v, want uint8", k)
+	}
+}
+
+func TestEjectionDurationSaturatesInsteadOfOverflowing(t *testing.T) {
+	e := config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Duration(math.MaxInt64/2 + 1)}
+	if got := e.Duration(2); got != math.MaxInt64 {
+		t.Fatalf("Duration(2) = %v, want the longest duration", got)
+	}
+	e.MaxTime = time.Hour * 24 * 365 * 200
+	if got := e.Duration(3); got != e.MaxTime {
+		t.Fatalf("Duration(3) = %v, want MaxTime", got)
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"time"
 
 	crserrors "github.com/crsched/crs/errors"
@@ -40,11 +41,16 @@ func (e Ejection) Validate() error {
 	return nil
 }
 
-// Duration is the length of a resource's n-th ejection (n >= 1).
+// Duration is the length of a resource's n-th ejection (n >= 1): n x
+// BaseTime, capped at MaxTime, and at the longest time.Duration where
+// the product overflows (an ejection that long lasts until Include).
 func (e Ejection) Duration(n int) time.Duration {
 	d := e.BaseTime * time.Duration(n)
-	if e.MaxTime > 0 && (d > e.MaxTime || d/time.Duration(n) != e.BaseTime) {
-		d = e.MaxTime // capped, or overflowed
+	if d/time.Duration(n) != e.BaseTime {
+		d = math.MaxInt64 // overflowed
+	}
+	if e.MaxTime > 0 && d > e.MaxTime {
+		d = e.MaxTime
 	}
 	return d
 }

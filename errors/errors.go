@@ -55,6 +55,11 @@ var (
 	// ErrDuplicateKey: the key of an added resource is already present, or
 	// appears twice in one batch.
 	ErrDuplicateKey = stderrors.New("crs: duplicate key")
+	// ErrInvalidKey: the KeyFunc gave Add or BatchAdd a key that cannot
+	// identify a resource: one that is not equal to itself (a NaN, or a
+	// value holding one) or whose dynamic type is not comparable (a
+	// slice, map or func in an interface).
+	ErrInvalidKey = stderrors.New("crs: invalid key")
 	// ErrResourceNotFound: no resource has this key.
 	ErrResourceNotFound = stderrors.New("crs: resource not found")
 	// ErrNotExclusive: Release was called on a scheduler with the Shared

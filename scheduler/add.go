@@ -9,7 +9,8 @@ import (
 )
 
 // Add puts a new resource into the pool, active, and hands it to the
-// oldest waiter if any. It returns ErrNilResource for a nil value and
+// oldest waiter if any. It returns ErrNilResource for a nil value,
+// ErrInvalidKey for a key that cannot identify it (see usable) and
 // ErrDuplicateKey if its key is already present; when the key belongs to
 // a resource removed while held, whose holders have not all released yet,
 // the error wraps both ErrDuplicateKey and ErrResourceDraining.
@@ -20,7 +21,11 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.isNil(v) {
 		return crserrors.ErrNilResource
 	}
-	n := &node.Node[T, ID]{Key: s.key(v), Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
+	key := s.key(v)
+	if s.checkKeys && !usable(key) {
+		return crserrors.ErrInvalidKey
+	}
+	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
 	if s.rateLimit != nil { // a new node has no bucket: nothing to set
 		n.SetBucket(s.bucketOf(v))
 	}
@@ -121,7 +126,8 @@ func (c collision[ID]) err(op string) error {
 }
 
 // BatchAdd adds all resources or none. It fails, inserting nothing, on a
-// nil value (ErrNilResource), on a key repeated within the batch or
+// nil value (ErrNilResource), on a key that cannot identify a resource
+// (ErrInvalidKey), on a key repeated within the batch or
 // already present (ErrDuplicateKey). No other goroutine sees part of the
 // batch: the shards it touches are locked together, in ascending order,
 // while it goes in.
@@ -164,6 +170,13 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		}
 		n.Init(v, s.word, spare)
 	})
+	if s.checkKeys {
+		for i := range slab {
+			if !usable(slab[i].Key) {
+				return crserrors.ErrInvalidKey
+			}
+		}
+	}
 	served, met, failed := s.batchAdd(slab, first)
 	yieldTo(served)
 	if failed {

@@ -12,8 +12,11 @@ import (
 
 // expiry reclaims leases that pass their deadline, with one timer for the
 // whole scheduler: a queue of deadlines and a single clock timer armed for
-// the earliest. Extending a lease queues its new deadline and leaves the
-// old entry to be skipped when it comes due, so nothing is searched.
+// the earliest. A lease that ends or is extended leaves its entry in the
+// queue, marked as dropped, so nothing is searched; when the dropped
+// entries outnumber the others, they are taken out in one pass, so the
+// queue's memory stays bounded by the live leases (and rests) rather
+// than by the leases of the last TTL.
 type expiry[T any, ID comparable] struct {
 	s *Scheduler[T, ID]
 
@@ -22,6 +25,15 @@ type expiry[T any, ID comparable] struct {
 	timer   config.Timer                    // guarded by mu; nil when not armed
 	armedAt int64                           // guarded by mu
 	closed  bool                            // guarded by mu
+	// popped is the latest time up to which fire has popped the queue:
+	// every entry due at or before it that was queued before that pop
+	// is out of the queue. Guarded by mu.
+	popped int64
+	// dropped counts, by entry, the queued entries that stand for no
+	// deadline any more; each is in the queue (see drop), and fire or
+	// compact takes it out. dropping is their total. Guarded by mu.
+	dropped  map[due[T, ID]]int
+	dropping int
 	// running counts timer callbacks in progress, so stop can wait for
 	// them. Add is called only under mu while not closed.
 	running sync.WaitGroup
@@ -32,11 +44,21 @@ type leaseRef[T any, ID comparable] struct {
 	token uint64
 }
 
+// due identifies a queue entry: a lease's (or a rest's) deadline.
+type due[T any, ID comparable] struct {
+	ref leaseRef[T, ID]
+	at  int64
+}
+
 func (e *expiry[T, ID]) init(s *Scheduler[T, ID]) { e.s = s }
 
 // schedule queues a lease deadline. Called with the lease's shard lock
-// held (lock order: shard, then expiry).
+// held (lock order: shard, then expiry). A deadline of node.Never is not
+// queued: it never comes due.
 func (e *expiry[T, ID]) schedule(at int64, n *node.Node[T, ID], token uint64) {
+	if at == node.Never {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -66,15 +88,74 @@ func (e *expiry[T, ID]) fire() {
 	}
 	e.running.Add(1)
 	defer e.running.Done()
-	due := e.queue.PopDue(e.s.now(), nil)
+	now := e.s.now()
+	e.popped = max(e.popped, now)
+	entries := e.queue.PopDue(now, nil)
+	live := entries[:0]
+	for _, d := range entries {
+		if !e.forget(due[T, ID]{d.Item, d.At}) {
+			live = append(live, d)
+		}
+	}
 	e.timer = nil
 	if e.queue.Len() > 0 {
 		e.arm(e.queue.Next())
 	}
 	e.mu.Unlock()
-	for _, d := range due {
+	for _, d := range live {
 		e.s.expire(d.Item.node, d.Item.token)
 	}
+}
+
+// drop marks the entry for the lease with token on n, due at at, as
+// standing for no deadline any more: the lease ended or was extended.
+// Called with the lease's shard lock held, after the entry was queued
+// (by schedule, under the same lock). An entry due at or before popped
+// may already have left the queue, to an expire that will find the
+// lease gone; it is not marked, for a mark must stand for an entry in
+// the queue (one left there is popped as soon as the timer next fires).
+func (e *expiry[T, ID]) drop(at int64, n *node.Node[T, ID], token uint64) {
+	if at == 0 || at == node.Never {
+		return // never queued
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || at <= e.popped {
+		return
+	}
+	if e.dropped == nil {
+		e.dropped = make(map[due[T, ID]]int)
+	}
+	e.dropped[due[T, ID]{leaseRef[T, ID]{n, token}, at}]++
+	e.dropping++
+	if 2*e.dropping > e.queue.Len() {
+		e.queue.Filter(func(d deadline.Entry[leaseRef[T, ID]]) bool {
+			return !e.forget(due[T, ID]{d.Item, d.At})
+		})
+	}
+}
+
+// restMoved drops the queue entry of n's rest that ended at was, if a
+// committed change moved or ended the rest (a rest other than the one
+// queued last is never queued: every change that sets one queues it).
+// Requires n's shard lock.
+func (s *Scheduler[T, ID]) restMoved(n *node.Node[T, ID], was int64) {
+	if n.RestUntil != was {
+		s.expiry.drop(was, n, 0)
+	}
+}
+
+// forget reports whether d was dropped, and if so unmarks it: its entry
+// is leaving the queue. Requires mu.
+func (e *expiry[T, ID]) forget(d due[T, ID]) bool {
+	if e.dropped[d] == 0 {
+		return false
+	}
+	if e.dropped[d]--; e.dropped[d] == 0 {
+		delete(e.dropped, d)
+	}
+	e.dropping--
+	return true
 }
 
 // stop disarms the timer and waits for a callback in progress to finish.

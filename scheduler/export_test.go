@@ -119,7 +119,48 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 {
 		return fmt.Errorf("%d waiters wait while %d resources are acquirable", q, inHeap)
 	}
-	return nil
+	return s.checkExpiry()
+}
+
+// checkExpiry verifies the expiry queue's marks: each dropped mark stands
+// for an entry in the queue, and every deadline still to come (a lease's,
+// a rest's) has an entry in the queue that is not marked. Requires every
+// shard lock.
+func (s *Scheduler[T, ID]) checkExpiry() error {
+	e := &s.expiry
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	queued := make(map[due[T, ID]]int)
+	for _, d := range e.queue.Entries() {
+		queued[due[T, ID]{d.Item, d.At}]++
+	}
+	sum := 0
+	for d, k := range e.dropped {
+		if k > queued[d] {
+			return fmt.Errorf("expiry: %d marks dropped for %d queued entries of %v at %d", k, queued[d], d.ref.node.Key, d.at)
+		}
+		sum += k
+	}
+	if sum != e.dropping {
+		return fmt.Errorf("expiry: %d marks, counted as %d", sum, e.dropping)
+	}
+	if e.closed {
+		return nil
+	}
+	var err error
+	live := func(n *node.Node[T, ID], token uint64, at int64) {
+		d := due[T, ID]{leaseRef[T, ID]{n, token}, at}
+		if err == nil && at != 0 && at != node.Never && at > e.popped && queued[d] <= e.dropped[d] {
+			err = fmt.Errorf("expiry: the deadline %d of %v (token %d) has no live entry", at, n.Key, token)
+		}
+	}
+	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+		live(n, 0, n.RestUntil)
+		for _, l := range n.Leases() {
+			live(n, l.Token, l.Deadline)
+		}
+	})
+	return err
 }
 
 // checkNode verifies one node's own invariants. Requires its shard lock.
@@ -202,4 +243,12 @@ func (s *Scheduler[T, ID]) expiryPending(n *node.Node[T, ID]) bool {
 func (s *Scheduler[T, ID]) LockedPeek(i int) (T, bool) {
 	n, v, _ := s.lockedPeek(&s.shards[i])
 	return v, n != nil
+}
+
+// ExpiryQueueLen is the number of entries in the expiry queue, live or
+// not yet dropped.
+func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
+	s.expiry.mu.Lock()
+	defer s.expiry.mu.Unlock()
+	return s.expiry.queue.Len()
 }

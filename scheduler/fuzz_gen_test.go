@@ -25,6 +25,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 	"github.com/crsched/crs/stats"
 )
@@ -95,18 +96,6 @@ func (h *genHooks) OnEvent(events.Event[string]) {
 	}
 }
 
-// genFrozen is a clock that never moves: a suspension lasts until Include
-// or Exclude ends it, as the model assumes.
-type genFrozen struct{}
-
-func (genFrozen) Now() time.Time { return time.Unix(1e9, 0) }
-
-func (genFrozen) AfterFunc(time.Duration, func()) config.Timer { return genTimer{} }
-
-type genTimer struct{}
-
-func (genTimer) Stop() bool { return true }
-
 // genBytes reads the fuzz input; past its end it reads zeros, and done
 // tells the harness to stop.
 type genBytes struct {
@@ -153,13 +142,13 @@ func (c genConfig) String() string {
 		c.heaps, c.exclusive, c.capacities, c.global, c.keys, c.cmpPanics, c.keyPanics, c.stratPanics, c.obs)
 }
 
-func newGenScheduler(c genConfig, h *genHooks) (*scheduler.Scheduler[*genRes, string], error) {
+func newGenScheduler(c genConfig, h *genHooks, clock config.Clock) (*scheduler.Scheduler[*genRes, string], error) {
 	cfg := config.Config[*genRes, string]{
 		HeapCount:       c.heaps,
 		Comparator:      h.compare,
 		KeyFunc:         h.key,
 		AcquireStrategy: h,
-		Clock:           genFrozen{},
+		Clock:           clock,
 		EventQueueSize:  1 << 14,
 		Observers:       []events.Observer[string]{h},
 	}
@@ -186,7 +175,10 @@ func runGen(data []byte, wrap genWrap) (err error) {
 	c := decodeGenConfig(g)
 	h := &genHooks{}
 	h.cmpCountdown.Store(genDisarmed)
-	s, err := newGenScheduler(c, h)
+	// A clock far from zero, moved only by Advance calls (whose timers
+	// fire inside them), so that deadlines near the end of int64 come up.
+	clock := fakeclock.New()
+	s, err := newGenScheduler(c, h, clock)
 	if err != nil {
 		return err
 	}
@@ -212,9 +204,13 @@ func runGen(data []byte, wrap genWrap) (err error) {
 		if c.capacities {
 			op.cap = g.next()%5 - 1 // values below 1 mean 1
 		}
+		op.dur = genDurations[op.prio%len(genDurations)]
 		inject := g.next()
 		poison := c.keyPanics && inject%5 == 1
-		cmpArmed := c.cmpPanics && inject%4 == 0
+		// Not in Advance: the comparator runs there on the timer's
+		// behalf, whose caller no one is (the system clock's timer
+		// goroutine would crash), so no panic is injected there.
+		cmpArmed := c.cmpPanics && inject%4 == 0 && op.kind != gAdvance
 		stratArmed := c.stratPanics && inject%6 == 2
 		if cmpArmed {
 			h.cmpCountdown.Store(int64(inject>>2)%8 + 1)
@@ -283,7 +279,7 @@ func runGen(data []byte, wrap genWrap) (err error) {
 				if op.kind == gLeaseRelease {
 					err = l.Release()
 				} else {
-					err = l.Cooldown(time.Hour)
+					err = l.Cooldown(op.dur)
 				}
 				out.err = genClass(err)
 				if err == nil {
@@ -302,11 +298,13 @@ func runGen(data []byte, wrap genWrap) (err error) {
 			case gInclude:
 				out.err = genClass(p.Include(genKey(op.key)))
 			case gSuspend:
-				out.err = genClass(p.Suspend(genKey(op.key), time.Hour))
+				out.err = genClass(p.Suspend(genKey(op.key), op.dur))
 			case gRemove:
 				out.err = genClass(p.Remove(genKey(op.key)))
 			case gGet:
 				took(p.Get(genKey(op.key)))
+			case gAdvance:
+				clock.Advance(op.dur)
 			}
 			return nil
 		}()

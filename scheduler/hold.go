@@ -36,7 +36,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
-		deadline = s.now() + int64(s.leaseTTL)
+		deadline = s.after(s.leaseTTL)
 	}
 	bucket, rest, why := n.Bucket(), n.RestUntil, n.Rest
 	if limited {
@@ -76,6 +76,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if n.RestUntil != rest {
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
+	s.restMoved(n, rest)
 	if deadline != 0 {
 		g.deadline = deadline
 		s.expiry.schedule(deadline, n, g.token)
@@ -177,6 +178,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 			s.nodes.Delete(n.Key)
 			s.membershipChanged()
 		}
+		if i >= 0 {
+			s.expiry.drop(ended.Deadline, n, ended.Token)
+		}
 		s.count(end, noEvent)
 		return noEvent
 	}
@@ -201,6 +205,10 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	if n.RestUntil != rest {
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
+	s.restMoved(n, rest)
+	if i >= 0 {
+		s.expiry.drop(ended.Deadline, n, ended.Token)
+	}
 	s.count(end, event)
 	return event
 }
@@ -216,13 +224,13 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 		e := n.Extend()
 		e.Ejections++
 		e.Failures = 0
-		if until := s.now() + int64(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
+		if until := s.after(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
 			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
 		}
 		event = events.EventEject
 	}
 	if cooldown := max(end.rest, s.releaseCooldown); cooldown > 0 {
-		if until := s.now() + int64(cooldown); until > n.RestUntil {
+		if until := s.after(cooldown); until > n.RestUntil {
 			sh.setRest(n, until, node.Suspended)
 		}
 		if event == noEvent {

@@ -183,7 +183,8 @@ func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadl
 	if old := n.Lease(i).Deadline; old != 0 && now >= old {
 		return 0, crserrors.ErrLeaseExpired // the timer is about to reclaim it
 	}
-	deadline := now + int64(d)
+	deadline := node.After(now, d)
+	s.expiry.drop(n.Lease(i).Deadline, n, token)
 	n.Lease(i).Deadline = deadline
 	s.expiry.schedule(deadline, n, token)
 	return deadline, nil

@@ -64,7 +64,9 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 			return false, crserrors.ErrResourceNotActive
 		}
 		if n.Rest == node.Suspended || n.Rest == node.Ejected {
+			was := n.RestUntil
 			sh.setRest(n, 0, node.NoRest)
+			s.restMoved(n, was)
 		}
 		return false, nil
 	})
@@ -106,6 +108,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
+		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
 }
@@ -124,7 +127,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
 	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		until := s.now() + int64(d)
+		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
 		if until > rest {
 			sh.setRest(n, until, node.Suspended)
@@ -140,6 +143,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		if n.RestUntil != rest {
 			s.expiry.schedule(n.RestUntil, n, 0)
 		}
+		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
 		return false, nil
 	})
@@ -170,6 +174,13 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 			sh.deactivate(n, to)
 		} else {
 			sh.setState(n, to)
+		}
+		if n.Rest == node.Ejected {
+			// The pool is smaller by one: its ejection slot goes back,
+			// or later ejections would be refused for good.
+			was := n.RestUntil
+			sh.setRest(n, 0, node.NoRest)
+			s.restMoved(n, was)
 		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
@@ -223,10 +234,17 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 			bucket.Retune(limit, now)
 			next := bucket.Empty(now)
 			n.SetBucket(bucket)
-			if next > n.RestUntil {
+			switch {
+			case next > n.RestUntil:
 				sh.setRest(n, next, node.RateLimited)
-			} else if next == 0 && n.Rest == node.RateLimited {
+			case n.Rest != node.RateLimited:
+				// A longer suspension or ejection outlasts the wait.
+			case next == 0:
 				sh.setRest(n, 0, node.NoRest) // a new limit without one
+			default:
+				// A faster rate brings the next token forward; a wait
+				// kept from the old rate could be forever (node.Never).
+				sh.setRest(n, next, node.RateLimited)
 			}
 		}
 		done := false
@@ -245,6 +263,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		if n.RestUntil != old.restUntil && n.RestUntil != 0 {
 			s.expiry.schedule(n.RestUntil, n, 0)
 		}
+		s.restMoved(n, old.restUntil)
 		return s.serve(sh), nil
 	})
 }

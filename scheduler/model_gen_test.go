@@ -10,8 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	crserrors "github.com/crsched/crs/errors"
 )
@@ -54,15 +56,33 @@ const (
 	gSuspend
 	gRemove
 	gGet
+	gAdvance // move the clock: rests end when their deadline comes
 	gKinds
 )
 
 var genKindNames = [...]string{"Add", "BatchAdd", "Acquire", "AcquireContext", "Lease", "Lease.Release",
-	"Lease.Cooldown", "staleLease.Release", "Release", "Update", "Exclude", "Include", "Suspend", "Remove", "Get"}
+	"Lease.Cooldown", "staleLease.Release", "Release", "Update", "Exclude", "Include", "Suspend", "Remove", "Get", "Advance"}
 
 func (k genKind) String() string { return genKindNames[k] }
 
 type genItem struct{ key, prio, cap int }
+
+// genNever is the scheduler's deadline that never comes (node.Never),
+// where a deadline past the clock's range saturates.
+const genNever = math.MaxInt64
+
+// genDurations are what Suspend, Lease.Cooldown and Advance take: small,
+// large, and so large that a deadline would overflow.
+var genDurations = [...]time.Duration{time.Millisecond, time.Second, time.Hour,
+	100 * 365 * 24 * time.Hour, math.MaxInt64}
+
+// genAfter is now + d, saturated at genNever.
+func genAfter(now int64, d time.Duration) int64 {
+	if int64(d) >= genNever-now {
+		return genNever
+	}
+	return now + int64(d)
+}
 
 type genOp struct {
 	kind  genKind
@@ -71,6 +91,7 @@ type genOp struct {
 	cap   int
 	batch []genItem
 	slot  int
+	dur   time.Duration // Suspend, Lease.Cooldown, Advance
 }
 
 func (o genOp) String() string {
@@ -81,6 +102,10 @@ func (o genOp) String() string {
 		return fmt.Sprintf("BatchAdd%v", o.batch)
 	case gAcquire, gAcquireCtx, gLease:
 		return o.kind.String() + "()"
+	case gAdvance:
+		return fmt.Sprintf("Advance(%v)", o.dur)
+	case gSuspend, gLeaseCooldown:
+		return fmt.Sprintf("%v(g%d, %v)", o.kind, o.key, o.dur)
 	}
 	return fmt.Sprintf("%v(g%d)", o.kind, o.key)
 }
@@ -134,12 +159,14 @@ const (
 	gDraining
 )
 
-// genEntry is one key. Excluded, then suspended, then full decide the
+// genEntry is one key. Excluded, then resting, then full decide the
 // state the scheduler shows, in that order of precedence.
 type genEntry struct {
-	status    genStatus
-	excluded  bool
-	suspended bool // the clock is frozen: until Include or Exclude ends it
+	status   genStatus
+	excluded bool
+	// restUntil is when a suspension ends (0: none; genNever: at
+	// Include or Exclude); it rests while the clock is before it.
+	restUntil int64
 	prio, cap int
 	anon      int
 	leases    int
@@ -148,6 +175,7 @@ type genEntry struct {
 func (e genEntry) holders() int { return e.anon + e.leases }
 
 type genModel struct {
+	now       int64 // the scheduler's clock since New, below genNever
 	exclusive bool
 	order     int // 0: any active resource; 1: best priority; 2: best priority, then fewest holders
 	keys      int
@@ -156,12 +184,19 @@ type genModel struct {
 
 func (m *genModel) full(e genEntry) bool { return m.exclusive && e.holders() >= max(e.cap, 1) }
 
+func (m *genModel) resting(e genEntry) bool { return e.restUntil != 0 && m.now < e.restUntil }
+
+// suspend rests e until d from now, unless it rests longer already.
+func (m *genModel) suspend(e *genEntry, d time.Duration) {
+	e.restUntil = max(e.restUntil, genAfter(m.now, d))
+}
+
 func (m *genModel) active(e genEntry) bool {
-	return e.status == gLive && !e.excluded && !e.suspended && !m.full(e)
+	return e.status == gLive && !e.excluded && !m.resting(e) && !m.full(e)
 }
 
 func (m *genModel) held(e genEntry) bool {
-	return e.status == gLive && !e.excluded && !e.suspended && m.full(e)
+	return e.status == gLive && !e.excluded && !m.resting(e) && m.full(e)
 }
 
 func (m *genModel) state(k int) string {
@@ -173,7 +208,7 @@ func (m *genModel) state(k int) string {
 		return "draining"
 	case e.excluded:
 		return "excluded"
-	case e.suspended:
+	case m.resting(e):
 		return "resting"
 	case m.full(e):
 		return "held"
@@ -258,12 +293,15 @@ func (m *genModel) step(op genOp, out genOut) (ok bool, allowed string) {
 		}
 		e.leases--
 		if op.kind == gLeaseCooldown && e.status == gLive {
-			e.suspended = true
+			m.suspend(e, op.dur)
 		}
 		m.afterUnhold(op.key)
 		return true, ""
 	case gStaleLease:
 		return fail(genClass(crserrors.ErrLeaseReleased))
+	case gAdvance:
+		m.now = min(genAfter(m.now, op.dur), genNever-1)
+		return true, ""
 	case gAdd:
 		switch m.e[op.key].status {
 		case gLive:
@@ -336,11 +374,11 @@ func (m *genModel) step(op genOp, out genOut) (ok bool, allowed string) {
 			e.prio, e.cap = op.prio, op.cap
 		}
 	case gExclude:
-		if !m.active(*e) && !(!e.excluded && e.suspended) {
+		if !m.active(*e) && !(!e.excluded && m.resting(*e)) {
 			return fail(genClass(crserrors.ErrResourceNotActive))
 		}
 		if ok, want = fail("ok"); ok {
-			e.excluded, e.suspended = true, false
+			e.excluded, e.restUntil = true, 0
 		}
 	case gInclude:
 		switch {
@@ -350,16 +388,16 @@ func (m *genModel) step(op genOp, out genOut) (ok bool, allowed string) {
 			return fail(genClass(crserrors.ErrResourceNotExcluded))
 		}
 		if ok, want = fail("ok"); ok {
-			e.excluded, e.suspended = false, false
+			e.excluded, e.restUntil = false, 0
 		}
 	case gSuspend:
 		if ok, want = fail("ok"); ok {
-			e.suspended = true
+			m.suspend(e, op.dur)
 		}
 	case gRemove:
 		if ok, want = fail("ok"); ok {
 			if e.holders() > 0 {
-				e.status, e.excluded, e.suspended = gDraining, false, false
+				e.status, e.excluded, e.restUntil = gDraining, false, 0
 			} else {
 				*e = genEntry{}
 			}

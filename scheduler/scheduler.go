@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -34,8 +35,11 @@ type Scheduler[T any, ID comparable] struct {
 	capacity func(T) int // nil: every resource has capacity 1
 	nilness  nilness     // how to tell a nil T, which Add must reject
 	word     bool        // T is one pointer word (see node.WordShaped)
-	policy   config.AcquirePolicy
-	global   bool // Ordering is GlobalOrder
+	// checkKeys: ID has values that cannot be map keys (see usable), so
+	// keys are checked before they reach the lookup map.
+	checkKeys bool
+	policy    config.AcquirePolicy
+	global    bool // Ordering is GlobalOrder
 	// lockFree: Acquire may read a shard's published top without its lock
 	// (Shared policy, no rate limits: a shared acquisition then changes
 	// nothing).
@@ -85,16 +89,17 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		return nil, err
 	}
 	s := &Scheduler[T, ID]{
-		cmp:      cfg.Comparator,
-		key:      cfg.KeyFunc,
-		capacity: cfg.Capacity,
-		nilness:  nilnessOf[T](),
-		word:     node.WordShaped[T](),
-		policy:   cfg.AcquirePolicy,
-		global:   cfg.Ordering == config.GlobalOrder,
-		lockFree: cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil,
-		leaseTTL: cfg.LeaseTTL,
-		clock:    cfg.Clock,
+		cmp:       cfg.Comparator,
+		key:       cfg.KeyFunc,
+		capacity:  cfg.Capacity,
+		nilness:   nilnessOf[T](),
+		word:      node.WordShaped[T](),
+		checkKeys: mayBeUnusable[ID](),
+		policy:    cfg.AcquirePolicy,
+		global:    cfg.Ordering == config.GlobalOrder,
+		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil,
+		leaseTTL:  cfg.LeaseTTL,
+		clock:     cfg.Clock,
 
 		releaseCooldown: cfg.ReleaseCooldown,
 		ejection:        cfg.Ejection,
@@ -213,19 +218,29 @@ func (s *Scheduler[T, ID]) capacityOf(v T) int {
 // first: without one there is no bucket to make, and no call to pay for.
 func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
 	perSecond, burst := s.rateLimit(v)
-	if perSecond <= 0 {
-		return node.Bucket{}
+	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
+		return node.Bucket{} // <= 0, NaN or +Inf: no limit (see config.Config.RateLimit)
 	}
 	b := float64(max(burst, 1))
 	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}
 }
 
-// now is the clock's reading as nanoseconds since New, for deadlines.
-func (s *Scheduler[T, ID]) now() int64 { return int64(s.clock.Now().Sub(s.epoch)) }
+// now is the clock's reading as nanoseconds since New, for deadlines. It
+// stays below node.Never, so that a deadline of Never never comes, even
+// on a clock run past the range of a time.Duration (Sub saturates).
+func (s *Scheduler[T, ID]) now() int64 {
+	return min(int64(s.clock.Now().Sub(s.epoch)), node.Never-1)
+}
+
+// after is the deadline d from now; node.Never if that is out of range.
+func (s *Scheduler[T, ID]) after(d time.Duration) int64 { return node.After(s.now(), d) }
 
 // find returns the node for id and its shard, or nil. The caller must lock
 // the shard and check that the node was not removed in between.
 func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard[T, ID]) {
+	if s.checkKeys && !usable(id) {
+		return nil, nil // never added: Add refuses such a key
+	}
 	n, ok := s.nodes.Get(id)
 	if !ok {
 		return nil, nil
@@ -249,7 +264,13 @@ func (s *Scheduler[T, ID]) isNil(v T) bool {
 		return *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil
 	case nilReflect:
 		rv := reflect.ValueOf(any(v))
-		return !rv.IsValid() || rv.IsNil()
+		switch rv.Kind() {
+		case reflect.Invalid:
+			return true
+		case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.Slice, reflect.UnsafePointer:
+			return rv.IsNil()
+		}
+		return false // an interface holding a string, a number, a struct...
 	}
 	return false
 }
@@ -279,3 +300,34 @@ func nilnessOf[T any]() nilness {
 func opError[ID comparable](op string, id ID, err error) error {
 	return fmt.Errorf("%s %v: %w", op, id, err)
 }
+
+// mayBeUnusable reports whether some values of ID cannot be map keys:
+// floats and complex numbers (NaN), and interfaces, structs and arrays,
+// which may hold those or a dynamic type that is not comparable. Keys of
+// other kinds (strings, integers, pointers...) need no check.
+func mayBeUnusable[ID comparable]() bool {
+	switch reflect.TypeOf((*ID)(nil)).Elem().Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
+		reflect.Interface, reflect.Struct, reflect.Array:
+		return true
+	}
+	return false
+}
+
+// usable reports whether k can identify a resource: it equals itself
+// (not a NaN, nor a value holding one, which a map accepts any number of
+// times and never finds again) and comparing it does not panic (an
+// interface holding a slice, a map or a func, which would panic inside
+// the lookup map).
+func usable[ID comparable](k ID) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return equal(k, k)
+}
+
+// equal is ==, out of line so that comparing a key with itself reads as
+// the test it is.
+func equal[ID comparable](a, b ID) bool { return a == b }

@@ -47,21 +47,45 @@ func (q *Queue[E]) pop() Entry[E] {
 	q.entries[0] = q.entries[last]
 	q.entries[last] = Entry[E]{}
 	q.entries = q.entries[:last]
-	for i := 0; ; {
+	q.down(0)
+	return top
+}
+
+// down sifts the entry at i down to its place.
+func (q *Queue[E]) down(i int) {
+	for {
 		least := i
 		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < last && q.entries[c].At < q.entries[least].At {
+			if c < len(q.entries) && q.entries[c].At < q.entries[least].At {
 				least = c
 			}
 		}
 		if least == i {
-			break
+			return
 		}
 		q.entries[i], q.entries[least] = q.entries[least], q.entries[i]
 		i = least
 	}
-	return top
 }
+
+// Filter keeps only the entries for which keep returns true, in O(n).
+func (q *Queue[E]) Filter(keep func(Entry[E]) bool) {
+	kept := q.entries[:0]
+	for _, e := range q.entries {
+		if keep(e) {
+			kept = append(kept, e)
+		}
+	}
+	clear(q.entries[len(kept):]) // let dropped items be collected
+	q.entries = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+// Entries returns the entries, in no particular order (for tests and
+// assertions; do not change them).
+func (q *Queue[E]) Entries() []Entry[E] { return q.entries }
 
 // Has reports whether an entry satisfies match (a linear scan, for tests
 // and assertions).

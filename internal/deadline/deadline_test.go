@@ -38,3 +38,27 @@ func TestPopDueReturnsDueEntriesEarliestFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterKeepsTheRestInDeadlineOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var q Queue[int]
+	var kept []int64
+	for i := 0; i < 500; i++ {
+		at := rng.Int63n(1000)
+		q.Push(at, i)
+		if i%3 != 0 {
+			kept = append(kept, at)
+		}
+	}
+	q.Filter(func(e Entry[int]) bool { return e.Item%3 != 0 })
+	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
+	got := q.PopDue(1000, nil)
+	if len(got) != len(kept) {
+		t.Fatalf("%d entries left, want %d", len(got), len(kept))
+	}
+	for i, e := range got {
+		if e.Item%3 == 0 || e.At != kept[i] {
+			t.Fatalf("entry %d: item %d due at %d, want one kept, due at %d", i, e.Item, e.At, kept[i])
+		}
+	}
+}

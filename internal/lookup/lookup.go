@@ -161,9 +161,12 @@ func (m *Map[T, K]) shardOf(h uint64) *shard[T, K] { return &m.shards[h>>(64-sha
 // Get returns the entry stored under k.
 func (m *Map[T, K]) Get(k K) (*node.Node[T, K], bool) {
 	if m.hash == nil {
+		// Deferred: hashing a key of interface type panics if its
+		// dynamic type is not comparable, and the lock must not stay
+		// held (the scheduler checks keys first; this is the backstop).
 		m.other.mu.RLock()
+		defer m.other.mu.RUnlock()
 		e, ok := m.other.m[k]
-		m.other.mu.RUnlock()
 		return e, ok
 	}
 	h := m.hash(k)
@@ -364,8 +367,8 @@ func (m *Map[T, K]) unlockAll() {
 func (m *Map[T, K]) Delete(k K) {
 	if m.hash == nil {
 		m.other.mu.Lock()
+		defer m.other.mu.Unlock() // see Get
 		delete(m.other.m, k)
-		m.other.mu.Unlock()
 		return
 	}
 	s := m.shardOf(m.hash(k))

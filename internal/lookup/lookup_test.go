@@ -329,3 +329,28 @@ func TestProbePassesSlotsWhoseHashDiffers(t *testing.T) {
 		t.Fatalf("Get(a) under another hash read the entry (%v) of a slot whose hash differs", e)
 	}
 }
+
+func TestAPanickingKeyLeavesNoLockHeld(t *testing.T) {
+	m := newMap[any]()
+	for name, op := range map[string]func(){
+		"Get":    func() { m.Get([]int{1}) },
+		"Delete": func() { m.Delete([]int{1}) },
+		"Insert": func() { m.Insert([]int{1}, newItem[any](nil, 0)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("%s of an unhashable key did not panic", name)
+				}
+			}()
+			op()
+		}()
+	}
+	// Would block for good on a lock left held.
+	if _, ok := m.Insert("a", newItem[any]("a", 1)); !ok {
+		t.Fatal("Insert after the panics failed")
+	}
+	if _, ok := m.Get("a"); !ok {
+		t.Fatal("Get after the panics failed")
+	}
+}

@@ -2,8 +2,10 @@
 package node
 
 import (
+	"math"
 	"reflect"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -210,6 +212,21 @@ func (n *Node[T, ID]) Issue() uint64 {
 	return e.Issued
 }
 
+// Never is the deadline that never comes: a rest until Never lasts until
+// something ends it (Include), a lease due at Never does not expire. A
+// deadline past the clock's range saturates to it (see After), and the
+// scheduler's clock reads below it (see Scheduler.now).
+const Never = math.MaxInt64
+
+// After returns now + d, or Never if that is past the range of int64.
+// now and d are not negative.
+func After(now int64, d time.Duration) int64 {
+	if int64(d) >= Never-now {
+		return Never
+	}
+	return now + int64(d)
+}
+
 // Bucket is a token bucket: Rate tokens a second up to Burst, one taken
 // per hand-out. A Rate of 0 means unlimited.
 type Bucket struct {
@@ -258,7 +275,13 @@ func (b *Bucket) Empty(now int64) int64 {
 	if b.Tokens >= 1 {
 		return 0
 	}
-	return now + int64((1-b.Tokens)/b.Rate*1e9) + 1
+	// In float64 first: for a tiny rate the wait is past int64, and a
+	// conversion of that would wrap to no wait at all.
+	wait := (1-b.Tokens)/b.Rate*1e9 + 1
+	if wait >= float64(Never-now) {
+		return Never
+	}
+	return now + int64(wait)
 }
 
 func (b *Bucket) refill(now int64) {
@@ -272,7 +295,7 @@ func (b *Bucket) refill(now int64) {
 type Lease struct {
 	Token uint64
 	// Deadline is when the lease expires, in scheduler clock nanoseconds;
-	// 0 means never.
+	// 0 or Never means never.
 	Deadline int64
 }
 

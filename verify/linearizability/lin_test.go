@@ -87,7 +87,7 @@ func porcupineModel(sp model.Spec) porcupine.Model {
 		Hash: func(state any) uint64 {
 			s := state.(model.State)
 			var h uint64 = 14695981039346656037
-			for _, e := range s {
+			for _, e := range s.Keys {
 				for _, v := range [...]int32{int32(e.Status), b2i(e.Excluded), e.Prio, e.Cap, e.Anon, e.Leases} {
 					h ^= uint64(uint32(v))
 					h *= 1099511628211

@@ -20,8 +20,10 @@ import (
 	"context"
 	stderrors "errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	crserrors "github.com/crsched/crs/errors"
 )
@@ -76,7 +78,7 @@ const (
 	OpLeaseCooldown     // Cooldown of a lease the caller holds: release and suspend
 	OpLeaseFail         // Fail of a lease the caller holds (no ejection configured)
 	OpStaleLeaseRelease // Release through a copy of a lease already released
-	OpSuspend           // Suspend for longer than any check runs (the clock is frozen)
+	OpSuspend           // Suspend for Dur (Rest if 0)
 	OpUpdate
 	OpExclude
 	OpInclude
@@ -84,6 +86,7 @@ const (
 	OpGet
 	OpLen
 	OpStats
+	OpAdvance // move the clock by Dur: suspensions whose deadline comes end
 	numKinds
 )
 
@@ -93,6 +96,7 @@ var kindNames = [...]string{
 	OpLeaseCooldown: "Lease.Cooldown", OpLeaseFail: "Lease.Fail",
 	OpStaleLeaseRelease: "staleLease.Release", OpSuspend: "Suspend", OpUpdate: "Update", OpExclude: "Exclude",
 	OpInclude: "Include", OpRemove: "Remove", OpGet: "Get", OpLen: "Len", OpStats: "Stats",
+	OpAdvance: "Advance",
 }
 
 func (k Kind) String() string {
@@ -120,6 +124,9 @@ type Input struct {
 	Batch []Item
 	Slot  int
 	Bad   bool
+	// Dur is how long Suspend and Lease.Cooldown rest the resource (0:
+	// Rest), and how far Advance moves the clock.
+	Dur time.Duration
 }
 
 func (in Input) String() string {
@@ -136,7 +143,9 @@ func (in Input) String() string {
 		if in.Bad {
 			return fmt.Sprintf("Suspend(k%d, 0)", in.Key)
 		}
-		return fmt.Sprintf("Suspend(k%d)", in.Key)
+		return fmt.Sprintf("Suspend(k%d, %v)", in.Key, in.Dur)
+	case OpAdvance:
+		return fmt.Sprintf("Advance(%v)", in.Dur)
 	case OpRelease, OpExclude, OpInclude, OpRemove, OpGet, OpLeaseRelease, OpLeaseCooldown, OpLeaseFail, OpStaleLeaseRelease:
 		return fmt.Sprintf("%v(k%d)", in.Kind, in.Key)
 	}
@@ -266,7 +275,10 @@ const (
 type Entry struct {
 	Status    Status
 	Excluded  bool
-	Suspended bool // until Include or Exclude: the clock never reaches the deadline
+	Suspended bool // until RestUntil, or until Include or Exclude end it
+	// RestUntil is when the suspension ends (0 when not suspended;
+	// Never: only Include or Exclude end it).
+	RestUntil int64
 	Prio      int32
 	Cap       int32 // as given; the scheduler treats values below 1 as 1
 	Anon      int32 // holds taken by Acquire/AcquireContext (Exclusive)
@@ -277,7 +289,34 @@ type Entry struct {
 func (e Entry) Holders() int32 { return e.Anon + e.Leases }
 
 // State is the whole pool: one entry per key index.
-type State [MaxKeys]Entry
+type State struct {
+	Keys [MaxKeys]Entry
+	// Now is the scheduler's clock, in nanoseconds since New: moved only
+	// by Advance, and kept below Never as the scheduler keeps it.
+	Now int64
+}
+
+// Never is the deadline past the clock's range: a rest until Never lasts
+// until Include or Exclude ends it.
+const Never = math.MaxInt64
+
+// after is now + d, saturated at Never, as the scheduler computes a
+// deadline.
+func after(now int64, d time.Duration) int64 {
+	if int64(d) >= Never-now {
+		return Never
+	}
+	return now + int64(d)
+}
+
+// suspend marks e suspended until d from now, unless its suspension
+// ends later already.
+func suspend(e *Entry, now int64, d time.Duration) {
+	if d == 0 {
+		d = Rest
+	}
+	e.Suspended, e.RestUntil = true, max(e.RestUntil, after(now, d))
+}
 
 // Exactness is how closely the model fixes Acquire's choice.
 type Exactness uint8
@@ -344,7 +383,7 @@ func (sp Spec) StateName(e Entry) string {
 // Counts is what Stats must report in state s.
 func (sp Spec) Counts(s State) Counts {
 	var c Counts
-	for _, e := range s {
+	for _, e := range s.Keys {
 		switch {
 		case e.Status == Absent:
 			continue
@@ -367,7 +406,7 @@ func (sp Spec) Counts(s State) Counts {
 // Len is what Len must report in state s.
 func (sp Spec) Len(s State) int {
 	n := 0
-	for _, e := range s {
+	for _, e := range s.Keys {
 		if e.Status == Live {
 			n++
 		}
@@ -378,7 +417,7 @@ func (sp Spec) Len(s State) int {
 // FreeSlots is how many Acquire calls in a row succeed under Exclusive.
 func (sp Spec) FreeSlots(s State) int {
 	n := 0
-	for _, e := range s {
+	for _, e := range s.Keys {
 		if e.Status == Live && !e.Excluded && !e.Suspended && sp.Exclusive {
 			n += int(max(capOf(e)-e.Holders(), 0))
 		}
@@ -391,8 +430,8 @@ func (sp Spec) best(s State, k int) bool {
 	if sp.Order == AnyActive {
 		return true
 	}
-	e := s[k]
-	for j, o := range s {
+	e := s.Keys[k]
+	for j, o := range s.Keys {
 		if j == k || !sp.Active(o) {
 			continue
 		}
@@ -406,8 +445,8 @@ func (sp Spec) best(s State, k int) bool {
 // Candidates lists the keys Acquire may return in s.
 func (sp Spec) Candidates(s State) []int {
 	var ks []int
-	for k := range s {
-		if sp.Active(s[k]) && sp.best(s, k) {
+	for k := range s.Keys {
+		if sp.Active(s.Keys[k]) && sp.best(s, k) {
 			ks = append(ks, k)
 		}
 	}
@@ -435,15 +474,15 @@ func (sp Spec) Step(s State, in Input, out Output) (bool, State) {
 		// succeeds (leases here have no deadline). Fail only counts a
 		// failure, which without Ejection changes nothing else; Cooldown
 		// suspends the resource in the same step unless it drains.
-		e := s[in.Key]
+		e := s.Keys[in.Key]
 		if e.Status == Absent || e.Leases == 0 || out.Err != OK {
 			return false, s
 		}
 		e.Leases--
 		if in.Kind == OpLeaseCooldown && e.Status == Live {
-			e.Suspended = true
+			suspend(&e, s.Now, in.Dur)
 		}
-		s[in.Key] = afterUnhold(e)
+		s.Keys[in.Key] = afterUnhold(e)
 		return true, s
 	}
 	want, next := sp.Expect(s, in)
@@ -484,10 +523,10 @@ func (sp Spec) stepTake(s State, in Input, out Output) (bool, State) {
 		return false, s
 	}
 	k := out.Key
-	if k < 0 || k >= len(s) || !sp.Active(s[k]) || !sp.best(s, k) {
+	if k < 0 || k >= len(s.Keys) || !sp.Active(s.Keys[k]) || !sp.best(s, k) {
 		return false, s
 	}
-	e := s[k]
+	e := s.Keys[k]
 	if int(e.Prio) != out.Prio || int(e.Cap) != out.Cap {
 		return false, s // a stale or foreign value
 	}
@@ -497,7 +536,7 @@ func (sp Spec) stepTake(s State, in Input, out Output) (bool, State) {
 	case sp.Exclusive:
 		e.Anon++
 	}
-	s[k] = e
+	s.Keys[k] = e
 	return true, s
 }
 
@@ -509,13 +548,13 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 	fail := func(e Err) (Output, State) { out.Err = e; return out, s }
 	switch in.Kind {
 	case OpAdd:
-		switch s[in.Key].Status {
+		switch s.Keys[in.Key].Status {
 		case Live:
 			return fail(ErrDuplicate)
 		case Draining:
 			return fail(ErrDuplicateDraining)
 		}
-		s[in.Key] = Entry{Status: Live, Prio: int32(in.Prio), Cap: int32(in.Cap)}
+		s.Keys[in.Key] = Entry{Status: Live, Prio: int32(in.Prio), Cap: int32(in.Cap)}
 		return out, s
 	case OpBatchAdd:
 		var seen [MaxKeys]bool
@@ -526,7 +565,7 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 			seen[it.Key] = true
 		}
 		for _, it := range in.Batch {
-			switch s[it.Key].Status {
+			switch s.Keys[it.Key].Status {
 			case Live:
 				return fail(ErrDuplicate)
 			case Draining:
@@ -534,7 +573,7 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 			}
 		}
 		for _, it := range in.Batch {
-			s[it.Key] = Entry{Status: Live, Prio: int32(it.Prio), Cap: int32(it.Cap)}
+			s.Keys[it.Key] = Entry{Status: Live, Prio: int32(it.Prio), Cap: int32(it.Cap)}
 		}
 		return out, s
 	case OpStaleLeaseRelease:
@@ -545,6 +584,16 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 	case OpStats:
 		out.Counts = sp.Counts(s)
 		return out, s
+	case OpAdvance:
+		// The scheduler's timer ends the suspensions that come due, in
+		// the call (the checks' clock fires its timers there).
+		s.Now = min(after(s.Now, in.Dur), Never-1)
+		for k := range s.Keys {
+			if e := &s.Keys[k]; e.Suspended && e.RestUntil <= s.Now {
+				e.Suspended, e.RestUntil = false, 0
+			}
+		}
+		return out, s
 	case OpSuspend:
 		if in.Bad {
 			return fail(ErrInvalidDuration) // refused before the key is looked up
@@ -553,13 +602,13 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 		if !sp.Exclusive {
 			return fail(ErrNotExclusive) // refused before the key is looked up
 		}
-		e := s[in.Key]
+		e := s.Keys[in.Key]
 		switch {
 		case e.Status == Absent:
 			return fail(ErrNotFound)
 		case e.Anon > 0: // a draining key is released too: that is how it leaves
 			e.Anon--
-			s[in.Key] = afterUnhold(e)
+			s.Keys[in.Key] = afterUnhold(e)
 			return out, s
 		case e.Holders() > 0:
 			return fail(ErrLeased)
@@ -570,7 +619,7 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 	}
 
 	// The rest find only live keys: a draining key is not found.
-	e := s[in.Key]
+	e := s.Keys[in.Key]
 	if e.Status != Live {
 		return fail(ErrNotFound)
 	}
@@ -585,7 +634,7 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 		if !sp.Active(e) && !sp.Resting(e) {
 			return fail(ErrNotActive)
 		}
-		e.Excluded, e.Suspended = true, false
+		e.Excluded, e.Suspended, e.RestUntil = true, false, 0
 	case OpInclude:
 		// Of an excluded or suspended resource; ends both.
 		switch {
@@ -594,19 +643,19 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 		case sp.Held(e):
 			return fail(ErrNotExcluded)
 		}
-		e.Excluded, e.Suspended = false, false
+		e.Excluded, e.Suspended, e.RestUntil = false, false, 0
 	case OpSuspend:
-		e.Suspended = true
+		suspend(&e, s.Now, in.Dur)
 	case OpRemove:
 		if e.Holders() > 0 {
-			e.Status, e.Excluded, e.Suspended = Draining, false, false
+			e.Status, e.Excluded, e.Suspended, e.RestUntil = Draining, false, false, 0
 		} else {
 			e = Entry{}
 		}
 	default:
 		panic(fmt.Sprintf("model: no rule for %v", in.Kind))
 	}
-	s[in.Key] = e
+	s.Keys[in.Key] = e
 	return out, s
 }
 
@@ -624,11 +673,11 @@ func (sp Spec) Allowed(s State, in Input) string {
 		}
 		parts := make([]string, len(c))
 		for i, k := range c {
-			parts[i] = fmt.Sprintf("k%d p=%d c=%d", k, s[k].Prio, s[k].Cap)
+			parts[i] = fmt.Sprintf("k%d p=%d c=%d", k, s.Keys[k].Prio, s.Keys[k].Cap)
 		}
 		return "one of " + strings.Join(parts, " | ")
 	case OpLeaseRelease, OpLeaseCooldown, OpLeaseFail:
-		if s[in.Key].Leases == 0 {
+		if s.Keys[in.Key].Leases == 0 {
 			return "nothing: the model has no lease on that key"
 		}
 		return "ok"
@@ -645,7 +694,7 @@ func Describe(in Input, out Output) string {
 // DescribeState renders s, one key per line part.
 func (sp Spec) DescribeState(s State) string {
 	var parts []string
-	for k, e := range s[:sp.keys()] {
+	for k, e := range s.Keys[:sp.keys()] {
 		if e.Status == Absent {
 			parts = append(parts, fmt.Sprintf("k%d absent", k))
 			continue

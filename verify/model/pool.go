@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 	"github.com/crsched/crs/stats"
 )
@@ -38,13 +39,20 @@ type Pool interface {
 	Get(string) (*Res, error)
 	Len() int
 	Stats() stats.Stats
+	// Advance moves the scheduler's clock by d; the timers that come due
+	// fire before it returns.
+	Advance(d time.Duration)
 	Shutdown()
 }
 
-// Real is the scheduler as a Pool.
+// Real is the scheduler as a Pool, with the clock it runs on.
 type Real struct {
 	*scheduler.Scheduler[*Res, string]
+	clock *fakeclock.Clock
 }
+
+// Advance moves the clock by d and fires the timers that come due.
+func (r Real) Advance(d time.Duration) { r.clock.Advance(d) }
 
 // ReleaseLease releases l.
 func (Real) ReleaseLease(l *Lease) error { return l.Release() }
@@ -55,22 +63,11 @@ func (Real) CooldownLease(l *Lease, d time.Duration) error { return l.Cooldown(d
 // FailLease ends l as a failure.
 func (Real) FailLease(l *Lease) error { return l.Fail() }
 
-// Rest is the duration every Suspend and Cooldown asks for. The checks'
-// clock never moves, so a suspension lasts until Include or Exclude ends
-// it, as the model assumes.
+// Rest is the duration a Suspend or Cooldown asks for when its input
+// names none. The checks' clock moves only at Advance, which only the
+// model-based check calls; elsewhere a suspension lasts until Include or
+// Exclude ends it.
 const Rest = time.Hour
-
-// frozenClock is a config.Clock that never moves and whose timers never
-// fire: deadlines exist, but none is ever reached.
-type frozenClock struct{ now time.Time }
-
-func (c frozenClock) Now() time.Time { return c.now }
-
-func (frozenClock) AfterFunc(time.Duration, func()) config.Timer { return neverTimer{} }
-
-type neverTimer struct{}
-
-func (neverTimer) Stop() bool { return true }
 
 // Config describes the scheduler a check runs against.
 type Config struct {
@@ -109,11 +106,12 @@ func (c Config) String() string {
 
 // New starts a scheduler for c.
 func (c Config) New() (Real, error) {
+	clock := fakeclock.New()
 	cfg := config.Config[*Res, string]{
 		HeapCount:  c.HeapCount,
 		Comparator: Compare,
 		KeyFunc:    Key,
-		Clock:      frozenClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		Clock:      clock,
 	}
 	if c.Global {
 		cfg.Ordering = config.GlobalOrder
@@ -125,7 +123,7 @@ func (c Config) New() (Real, error) {
 		cfg.Capacity = Capacity
 	}
 	s, err := scheduler.New(cfg)
-	return Real{s}, err
+	return Real{s, clock}, err
 }
 
 // Spec is the model of a scheduler built from c.
@@ -225,7 +223,7 @@ func (c *Client) Do(in Input) (out Output) {
 		case OpLeaseRelease:
 			err = c.P.ReleaseLease(&l)
 		case OpLeaseCooldown:
-			err = c.P.CooldownLease(&l, Rest)
+			err = c.P.CooldownLease(&l, restOf(in))
 		default:
 			err = c.P.FailLease(&l)
 		}
@@ -241,8 +239,10 @@ func (c *Client) Do(in Input) (out Output) {
 		if err == nil {
 			c.forget(in.Key)
 		}
+	case OpAdvance:
+		c.P.Advance(in.Dur)
 	case OpSuspend:
-		d := Rest
+		d := restOf(in)
 		if in.Bad {
 			d = 0
 		}
@@ -380,4 +380,12 @@ func (c *Client) Next(r *rand.Rand, cfg Config, mix Mix) Input {
 		}
 	}
 	return in
+}
+
+// restOf is how long in asks a resource to rest.
+func restOf(in Input) time.Duration {
+	if in.Dur == 0 {
+		return Rest
+	}
+	return in.Dur
 }

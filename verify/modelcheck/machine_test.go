@@ -2,7 +2,9 @@ package modelcheck
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -96,8 +98,9 @@ func (m *machine) actions() map[string]func(*rapid.T) {
 		"LeaseCooldown":  m.endLease(model.OpLeaseCooldown),
 		"LeaseFail":      m.endLease(model.OpLeaseFail),
 		"Suspend": func(t *rapid.T) {
-			m.apply(t, model.Input{Kind: model.OpSuspend, Key: m.key(t), Bad: rapid.IntRange(0, 7).Draw(t, "zero") == 0})
+			m.apply(t, model.Input{Kind: model.OpSuspend, Key: m.key(t), Bad: rapid.IntRange(0, 7).Draw(t, "zero") == 0, Dur: duration(t)})
 		},
+		"Advance": func(t *rapid.T) { m.apply(t, model.Input{Kind: model.OpAdvance, Dur: duration(t)}) },
 		"StaleLeaseRelease": func(t *rapid.T) {
 			if m.c.Stale() == 0 {
 				t.Skip("no released lease to retry")
@@ -120,9 +123,16 @@ func (m *machine) endLease(k model.Kind) func(*rapid.T) {
 			t.Skip("no lease to end")
 		}
 		slot := rapid.IntRange(0, len(m.c.Leases)-1).Draw(t, "lease")
-		m.apply(t, model.Input{Kind: k, Slot: slot, Key: model.KeyIndex(m.c.Leases[slot].Key())})
+		m.apply(t, model.Input{Kind: k, Slot: slot, Key: model.KeyIndex(m.c.Leases[slot].Key()), Dur: duration(t)})
 	}
 }
+
+// durations are what Suspend, Lease.Cooldown and Advance take: small,
+// large, and so large that a deadline would pass the end of int64.
+var durations = []time.Duration{time.Millisecond, time.Second, time.Hour,
+	100 * 365 * 24 * time.Hour, math.MaxInt64}
+
+func duration(t *rapid.T) time.Duration { return rapid.SampledFrom(durations).Draw(t, "duration") }
 
 // check runs after every action: what the public API reports about the
 // whole pool must match the model. It changes nothing.
