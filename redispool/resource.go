@@ -14,7 +14,9 @@ import (
 // these fields; what the ID stands for (an API key, a proxy, a GPU) is
 // the application's.
 type Resource struct {
-	// ID identifies the resource in the pool; required.
+	// ID identifies the resource in the pool; required. It is any
+	// non-empty byte string: the pool's keys and scripts are binary
+	// safe.
 	ID string
 	// Priority orders resources: the lowest value is handed out first.
 	// Among equal priorities the resource with fewer holders goes first,

@@ -49,10 +49,12 @@ local function eligible(r)
   return not r.x and not r.s and not r.d and r.h < r.c
 end
 
--- listing is r's member in AVAIL, or nil when r is not leasable.
+-- listing is r's member in AVAIL, or nil when r is not leasable. The ID
+-- is concatenated, not formatted: Lua 5.1's '%s' stops at a NUL byte in
+-- strings under 100 bytes, which would list a resource under another ID.
 local function listing(r)
   if eligible(r) then
-    return string.format('%010d:%s', r.h, r.id)
+    return string.format('%010d', r.h) .. ':' .. r.id
   end
   return nil
 end
