@@ -29,7 +29,9 @@ type Pool struct {
 	bg       sync.WaitGroup // abandon calls in the background
 	bgClosed bool           // Close is waiting for bg: no more Add
 	closed   atomic.Bool
-	parked   func() // test hook: a waiter is about to block
+	// wakeFailures counts announcements the server refused (Stats).
+	wakeFailures atomic.Int64
+	parked       func() // test hook: a waiter is about to block
 }
 
 // New returns a handle on the pool opts.Name of client. It sends

@@ -13,23 +13,24 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one server-side operation: the shared prelude followed by
-// the operation's body, so that each one is a single atomic step.
+// script is one server-side operation: the shared prelude, the
+// operation's body as the function main, and the epilogue that runs it
+// and replies, so that each one is a single atomic step.
 type script struct {
 	name string
 	*redis.Script
 }
 
 func newScript(name string) script {
-	prelude, err := luaFiles.ReadFile("lua/prelude.lua")
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
+	src := func(file string) string {
+		b, err := luaFiles.ReadFile("lua/" + file + ".lua")
+		if err != nil {
+			panic(err) // embedded at build time: cannot happen
+		}
+		return string(b)
 	}
-	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return script{name: name, Script: redis.NewScript(string(prelude) + "\n" + string(body))}
+	return script{name: name, Script: redis.NewScript(src("prelude") +
+		"\nlocal function main()\n" + src(name) + "\nend\n" + src("epilogue"))}
 }
 
 // The scripts, built once per process: the SHA-1 of each is computed
@@ -62,8 +63,10 @@ const (
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
-// returns the reply after its status, or the status's sentinel (or the
-// client's error), for the caller to wrap with the operation.
+// returns the reply after its status and wake-up report, or the
+// status's sentinel (or the client's error), for the caller to wrap
+// with the operation. A wake-up that the server refused to publish is
+// counted, not returned: the change it announced was made.
 // Script.Run sends EVALSHA and, only when the server answers NOSCRIPT
 // (a restarted or flushed server), EVAL with the source, which loads the
 // script again for the following EVALSHAs.
@@ -79,13 +82,17 @@ func (p *Pool) run(ctx context.Context, s script, args ...any) (status int64, re
 		return 0, nil, fmt.Errorf("script %s: empty reply", s.name)
 	}
 	status, ok := res[0].(int64)
-	if !ok {
+	if !ok || len(res) < 2 {
 		return 0, nil, fmt.Errorf("script %s: unexpected reply %v", s.name, res)
+	}
+	if _, refused := res[1].(string); refused {
+		// The change is made; only its announcement was refused.
+		p.wakeFailures.Add(1)
 	}
 	if err := statusError(status); err != nil {
 		return status, nil, err
 	}
-	return status, res[1:], nil
+	return status, res[2:], nil
 }
 
 // statusError maps a script's refusal to the core's sentinel of the same

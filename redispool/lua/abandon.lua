@@ -5,5 +5,4 @@ local token = redis.call('HGET', REQ, ARGV[2])
 if token then
   end_lease(token, 0)
 end
-finish()
 return { OK }

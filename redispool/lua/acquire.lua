@@ -8,13 +8,11 @@ if prior then
   -- lease, not a second one.
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
-    finish()
     return { OK, prior, string.sub(owner, 18) }
   end
 end
 local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
 if not best then
-  finish()
   return { NONE, next_event() }
 end
 local r = load(string.sub(best, 12))
@@ -33,5 +31,4 @@ redis.call('HSET', REQ, request, token)
 if freed > 0 then
   freed = freed - 1
 end
-finish()
 return { OK, token, r.id }

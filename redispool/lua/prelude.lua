@@ -19,6 +19,10 @@
 --             abandoned one (its reply lost) can be given back
 -- ARGV[1] is always the pub/sub channel that wakes waiters.
 --
+-- The operation's body follows, as the function main (see scripts.go);
+-- epilogue.lua runs it and finish, and replies {status, wake error or
+-- 0, the rest of main's reply}.
+--
 -- Time is the server's (TIME), read once per script: with effect
 -- replication (the only mode since Redis 7, the default since 5) a
 -- script that reads TIME replicates its writes, not itself, so replicas
@@ -185,18 +189,32 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- finish wakes waiters for the slots this script freed and deletes every
--- key of a pool left with no resource.
-local function finish()
+-- tidy deletes every key of a pool left with no resource.
+local function tidy()
   if dropped then
+    dropped = false
     local n = redis.call('HMGET', RES, '#n', '#d')
     if (tonumber(n[1]) or 0) == 0 and (tonumber(n[2]) or 0) == 0 then
       redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
     end
   end
+end
+
+-- finish tidies and wakes waiters for the slots this script freed. It
+-- runs after the script's change, so nothing in it may fail the script:
+-- a script that applied its change and then raised an error would
+-- report a failure for a change made, and its retry the wrong outcome.
+-- So PUBLISH, which an ACL can deny, goes through pcall; finish returns
+-- its error (or 0) for the client to count.
+local function finish()
+  tidy()
   if freed > 0 then
-    redis.call('PUBLISH', WAKE, freed)
+    local res = redis.pcall('PUBLISH', WAKE, freed)
+    if type(res) == 'table' and res.err then
+      return res.err
+    end
   end
+  return 0
 end
 
 reclaim()
