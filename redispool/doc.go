@@ -57,7 +57,8 @@
 // subscription (opened by its first wait, closed by Close) and wakes
 // that many of its waiters, oldest first. A waiter also looks again when
 // the server will next free a slot by itself (known from the lease and
-// suspension deadlines), and every RecheckInterval as a safety net.
+// suspension deadlines), and every RecheckInterval (at least
+// MinRecheckInterval) as a safety net.
 // The announcement cannot fail the script that made the change: when
 // the server refuses it (an ACL without the channel), the write still
 // succeeds and Stats.WakeFailures counts it.
