@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -76,8 +75,8 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)
 	}
 	start := time.Now()
-	request := fmt.Sprintf("%016x", rand.Uint64())
-	status, reply, err := p.run(ctx, scriptAcquire, p.ttlMs, request)
+	request := newRequest()
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
 	if err != nil {
 		if mayHaveRun(err) {
 			p.abandon(request)
@@ -119,7 +118,22 @@ func (p *Pool) abandon(request string) {
 	giveBack := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
 		defer cancel()
-		_, _, _ = p.run(ctx, scriptAbandon, request)
+		// Abandon is idempotent (the server records it under the
+		// request), so it is sent again while the network fails it.
+		for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+			_, _, err := p.run(ctx, scriptAbandon, request, request)
+			var refused redis.Error
+			if err == nil || errors.As(err, &refused) {
+				return
+			}
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 	}
 	p.bgMu.Lock()
 	closed := p.bgClosed

@@ -46,11 +46,33 @@
 //	{NAME}:avail   zset  resources with a free slot, by priority then
 //	                     holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
-//	{NAME}:owner   hash  lease token -> resource ID
+//	{NAME}:owner   hash  lease token -> acquire request and resource ID
 //	{NAME}:susp    zset  resource ID -> end of its suspension
+//	{NAME}:req     hash  acquire request -> its lease's token
+//	{NAME}:done:R  string, with a TTL: the status of write request R,
+//	                     or that acquire request R was abandoned
 //
-// They hold one entry per resource and per running lease, nothing more;
-// when the last resource leaves, the scripts delete all of them.
+// They hold one entry per resource and per running lease, and one done
+// key per recent write; when the last resource leaves, the scripts
+// delete all of them but the done keys, which expire by themselves.
+//
+// # Errors and retries
+//
+// Every call is a request with a random 128-bit ID. go-redis sends a
+// command again when its connection breaks before the reply; the server
+// records each write's status under its request for max(LeaseTTL,
+// MinRequestWindow), and answers a copy of the request with that status
+// without applying it again (an acquire request, with the same lease).
+// So a write that returns nil was applied, once; one that returns a
+// sentinel or an error reply of the server was not applied; one that
+// returns the client's network error was applied once or not at all.
+// Repeating Release, Cooldown or Extend on the same Lease sends the same
+// request and so reports the first attempt's outcome; a repeated pool
+// write is a new request, whose answer (ErrDuplicateKey for Add,
+// ErrResourceNotFound for Remove...) tells that the first was applied.
+// Acquire and TryAcquire return a lease or an error, never an error
+// while a lease is held: a lease granted to a request whose reply was
+// lost is given back in the background.
 //
 // Waiting takes no polling: a script that frees slots PUBLISHes their
 // number on the channel {NAME}:wake; each Pool value has one

@@ -19,6 +19,14 @@ const (
 	MinRecheckInterval = 10 * time.Millisecond
 )
 
+// MinRequestWindow is how long, at least, the server keeps the outcome
+// of a write for the request that made it: a copy of the request that
+// arrives within max(LeaseTTL, MinRequestWindow) gets that outcome
+// instead of applying again. It covers go-redis's own resends with its
+// default timeouts and retries, and a caller repeating a Lease's
+// Release on the same handle.
+const MinRequestWindow = 30 * time.Second
+
 // MaxCapacity is the largest Resource.Capacity: holder counts are stored
 // as 10-digit numbers (see doc.go).
 const MaxCapacity = 1_000_000_000

@@ -18,10 +18,12 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
+	tag      string    // "{name}:", the prefix of every key
 	keys     [6]string // res, avail, leases, owner, susp, req: see lua/prelude.lua
 	channel  string    // pub/sub channel on which freed slots are announced
 	ttl      time.Duration
 	ttlMs    int64
+	windowMs int64 // how long the server keeps the status of a write
 	recheck  time.Duration
 	clock    config.Clock
 	hub      *hub
@@ -48,14 +50,16 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	}
 	tag := "{" + opts.Name + "}:"
 	p := &Pool{
-		client:  client,
-		name:    opts.Name,
-		keys:    [6]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req"},
-		channel: tag + "wake",
-		ttl:     opts.LeaseTTL,
-		ttlMs:   millis(opts.LeaseTTL),
-		recheck: opts.RecheckInterval,
-		clock:   opts.Clock,
+		client:   client,
+		name:     opts.Name,
+		keys:     [6]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req"},
+		tag:      tag,
+		channel:  tag + "wake",
+		ttl:      opts.LeaseTTL,
+		ttlMs:    millis(opts.LeaseTTL),
+		windowMs: millis(max(opts.LeaseTTL, MinRequestWindow)),
+		recheck:  opts.RecheckInterval,
+		clock:    opts.Clock,
 	}
 	p.hub = newHub(client, p.channel)
 	return p, nil

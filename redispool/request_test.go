@@ -58,7 +58,7 @@ func TestARepeatedAcquireRequestGetsTheSameLease(t *testing.T) {
 	add(t, p, Resource{ID: "a", Capacity: 2})
 	ctx := context.Background()
 	grant := func() []any {
-		_, reply, err := p.run(ctx, scriptAcquire, p.ttlMs, "00000000000000ff")
+		_, reply, err := p.run(ctx, scriptAcquire, "000000000000000000000000000000ff", p.ttlMs, "000000000000000000000000000000ff")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,10 +19,13 @@ var luaFiles embed.FS
 // and replies, so that each one is a single atomic step.
 type script struct {
 	name string
+	// record: the server records the script's status under its request
+	// (lua/epilogue.lua), so that the request sent again gets it.
+	record bool
 	*redis.Script
 }
 
-func newScript(name string) script {
+func newScript(name string, record bool) script {
 	src := func(file string) string {
 		b, err := luaFiles.ReadFile("lua/" + file + ".lua")
 		if err != nil {
@@ -29,25 +33,25 @@ func newScript(name string) script {
 		}
 		return string(b)
 	}
-	return script{name: name, Script: redis.NewScript(src("prelude") +
+	return script{name: name, record: record, Script: redis.NewScript(src("prelude") +
 		"\nlocal function main()\n" + src(name) + "\nend\n" + src("epilogue"))}
 }
 
 // The scripts, built once per process: the SHA-1 of each is computed
 // here and every call is an EVALSHA.
 var (
-	scriptAcquire  = newScript("acquire")
-	scriptAbandon  = newScript("abandon")
-	scriptRelease  = newScript("release")
-	scriptCooldown = newScript("cooldown")
-	scriptExtend   = newScript("extend")
-	scriptAdd      = newScript("add")
-	scriptUpdate   = newScript("update")
-	scriptRemove   = newScript("remove")
-	scriptExclude  = newScript("exclude")
-	scriptInclude  = newScript("include")
-	scriptSuspend  = newScript("suspend")
-	scriptStats    = newScript("stats")
+	scriptAcquire  = newScript("acquire", false) // REQ holds its lease
+	scriptAbandon  = newScript("abandon", true)
+	scriptRelease  = newScript("release", true)
+	scriptCooldown = newScript("cooldown", true)
+	scriptExtend   = newScript("extend", true)
+	scriptAdd      = newScript("add", true)
+	scriptUpdate   = newScript("update", true)
+	scriptRemove   = newScript("remove", true)
+	scriptExclude  = newScript("exclude", true)
+	scriptInclude  = newScript("include", true)
+	scriptSuspend  = newScript("suspend", true)
+	scriptStats    = newScript("stats", false)
 )
 
 // Status codes, the first element of every script's reply (prelude.lua).
@@ -67,14 +71,31 @@ const (
 // status's sentinel (or the client's error), for the caller to wrap
 // with the operation. A wake-up that the server refused to publish is
 // counted, not returned: the change it announced was made.
+//
+// request (newRequest; "" for Stats, which writes nothing of its own)
+// identifies the call: go-redis resends the same command, request
+// included, when a connection breaks before the reply, and the server
+// answers a resent write with the status it recorded for the request
+// (for p.window), not by applying it again. Its record key is KEYS[7]
+// and the record's lifetime the last ARGV.
+//
 // Script.Run sends EVALSHA and, only when the server answers NOSCRIPT
 // (a restarted or flushed server), EVAL with the source, which loads the
 // script again for the following EVALSHAs.
-func (p *Pool) run(ctx context.Context, s script, args ...any) (status int64, reply []any, err error) {
-	argv := make([]any, 0, len(args)+1)
+func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
+	keys := p.keys[:]
+	argv := make([]any, 0, len(args)+2)
 	argv = append(argv, p.channel)
 	argv = append(argv, args...)
-	res, err := s.Run(ctx, p.client, p.keys[:], argv...).Slice()
+	if request != "" {
+		keys = append(keys[:len(keys):len(keys)], p.tag+"done:"+request)
+		var window int64
+		if s.record {
+			window = p.windowMs
+		}
+		argv = append(argv, window)
+	}
+	res, err := s.Run(ctx, p.client, keys, argv...).Slice()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -115,4 +136,10 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotInactive
 	}
 	return fmt.Errorf("unknown script status %d", status)
+}
+
+// newRequest is a random 128-bit request identity: unique among every
+// call of every process that a record can outlive.
+func newRequest() string {
+	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }

@@ -43,7 +43,7 @@ type Stats struct {
 
 // Stats returns a snapshot of the pool.
 func (p *Pool) Stats(ctx context.Context) (Stats, error) {
-	_, r, err := p.run(ctx, scriptStats)
+	_, r, err := p.run(ctx, scriptStats, "")
 	if err != nil {
 		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
 	}

@@ -1,14 +1,22 @@
--- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3].
+-- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3]
+-- (KEYS[7] is its record key, and nothing is recorded there: the lease
+-- in REQ is the record).
 -- Reply: {OK, token, id} or {NONE, ms until the server frees something
 -- by itself, or -1}.
 local request = ARGV[3]
+if redis.call('EXISTS', DONE) == 1 then
+  -- The client gave this request up (abandon ran first): whoever sent it
+  -- is gone, so it takes nothing.
+  return { NONE, next_event() }
+end
 local prior = redis.call('HGET', REQ, request)
 if prior then
   -- The client sent this request again (its reply was lost): the same
   -- lease, not a second one.
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
-    return { OK, prior, string.sub(owner, 18) }
+    local _, id = split_owner(owner)
+    return { OK, prior, id }
   end
 end
 local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]

@@ -12,12 +12,20 @@
 --             member = 10-digit holders .. ':' .. ID, so that among
 --             equal priorities fewer holders sort first
 --   3 leases  zset: token -> deadline (ms, server clock)
---   4 owner   hash: token -> request .. ':' .. ID (request: 16 hex digits)
+--   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex digits)
 --   5 susp    zset: ID -> end of suspension (ms, server clock)
 --   6 req     hash: request -> token, the lease an acquire request got,
 --             so that a retried request gets the same lease and an
 --             abandoned one (its reply lost) can be given back
--- ARGV[1] is always the pub/sub channel that wakes waiters.
+--   7 done    string '{name}:done:' .. request, with a TTL: the recorded
+--             status of a write, so that the same request sent again
+--             (go-redis resends a command whose connection broke before
+--             its reply) gets the first answer instead of applying
+--             twice; for an acquire request, that it was abandoned.
+--             Absent for Stats, which changes nothing of its own.
+-- ARGV[1] is always the pub/sub channel that wakes waiters; when KEYS[7]
+-- is given, the last ARGV is how long to keep the record (ms; 0: keep
+-- none).
 --
 -- The operation's body follows, as the function main (see scripts.go);
 -- epilogue.lua runs it and finish, and replies {status, wake error or
@@ -27,8 +35,12 @@
 -- replication (the only mode since Redis 7, the default since 5) a
 -- script that reads TIME replicates its writes, not itself, so replicas
 -- and the AOF stay exact.
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ, DONE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local WAKE = ARGV[1]
+local WINDOW = 0
+if DONE then
+  WINDOW = tonumber(ARGV[#ARGV])
+end
 
 local clock = redis.call('TIME')
 local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
@@ -114,6 +126,13 @@ end
 -- resource leaves with its last lease. cool > 0 suspends the resource
 -- until now + cool in the same step (Cooldown). owner is the token's
 -- entry in OWNER if the caller has read it already.
+-- split_owner returns the acquire request and the resource ID of an
+-- entry of OWNER.
+local function split_owner(owner)
+  local sep = string.find(owner, ':', 1, true)
+  return string.sub(owner, 1, sep - 1), string.sub(owner, sep + 1)
+end
+
 local function end_lease(token, cool, owner)
   owner = owner or redis.call('HGET', OWNER, token)
   redis.call('ZREM', LEASES, token)
@@ -121,8 +140,9 @@ local function end_lease(token, cool, owner)
   if not owner then
     return
   end
-  redis.call('HDEL', REQ, string.sub(owner, 1, 16))
-  local r = load(string.sub(owner, 18))
+  local request, id = split_owner(owner)
+  redis.call('HDEL', REQ, request)
+  local r = load(id)
   if not r then
     return
   end
