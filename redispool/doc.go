@@ -65,7 +65,8 @@
 // without applying it again (an acquire request, with the same lease).
 // So a write that returns nil was applied, once; one that returns a
 // sentinel or an error reply of the server was not applied; one that
-// returns the client's network error was applied once or not at all.
+// returns the client's network error, or the context's error while the
+// command was in flight, was applied once or not at all.
 // Repeating Release, Cooldown or Extend on the same Lease sends the same
 // request and so reports the first attempt's outcome; a repeated pool
 // write is a new request, whose answer (ErrDuplicateKey for Add,
@@ -93,7 +94,12 @@
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports
 // ErrLeaseExpired: none is handed out twice, and fencing tokens, which
-// derive from the server clock, keep increasing. A command's time is
-// bounded by the client's timeouts; set ContextTimeoutEnabled on the
-// client for the context's deadline to bound it too.
+// derive from the server clock, keep increasing.
+//
+// Every call returns when its context ends, whether or not the server
+// answers and whatever the client's ContextTimeoutEnabled: the command
+// runs in a goroutine that lives on until the client gets the reply or
+// gives up (the context's deadline with ContextTimeoutEnabled, which is
+// recommended, or the client's timeouts), under a context of its own
+// that carries the deadline but not the values of the caller's.
 package redispool

@@ -76,9 +76,9 @@ func (l *Lease) Deadline() time.Time {
 // Release ends the lease and wakes a waiter (in any process) if the
 // slot can be handed out. ErrLeaseReleased: this handle already ended
 // it; ErrLeaseExpired: the pool no longer has it. A Release that failed
-// with the client's error (outcome unknown) may be repeated on this
-// handle: the repeat is the same request, so if the first attempt was
-// applied the repeat reports success (or, once the server no longer
+// with the client's error or ctx's (outcome unknown) may be repeated on
+// this handle: the repeat is the same request, so if the first attempt
+// was applied the repeat reports success (or, once the server no longer
 // remembers the request, after max(LeaseTTL, MinRequestWindow),
 // ErrLeaseExpired).
 func (l *Lease) Release(ctx context.Context) error {

@@ -30,6 +30,7 @@ type Pool struct {
 	bgMu     sync.Mutex
 	bg       sync.WaitGroup // abandon calls in the background
 	bgClosed bool           // Close is waiting for bg: no more Add
+	late     sync.WaitGroup // commands whose caller left before the reply
 	closed   atomic.Bool
 	// wakeFailures counts announcements the server refused (Stats).
 	wakeFailures atomic.Int64
@@ -73,7 +74,8 @@ func (p *Pool) Name() string { return p.name }
 // subscription that woke waiters is closed. Everything else keeps
 // working, so that a process shutting down can still release its leases
 // (which other processes are waiting for). Close waits (5 s at most)
-// for the give-back of leases whose grant was lost (see Acquire); it
+// for the give-back of leases whose grant was lost (see Acquire), but
+// not for commands still in flight whose caller's ctx ended; it
 // does not touch the pool's state in Redis, nor close the client. It is
 // idempotent.
 func (p *Pool) Close() error {

@@ -20,6 +20,10 @@ type proxy struct {
 	loseNext atomic.Int64 // replies still to lose
 	lost     atomic.Int64 // replies lost so far
 
+	// Each chunk from a client, once written to the server or held by
+	// a partition, is signalled here (dropped when full).
+	passed chan struct{}
+
 	mu     sync.Mutex
 	links  map[*link]struct{}
 	gate   chan struct{} // closed while bytes flow; open during a partition
@@ -51,7 +55,7 @@ func startProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, target: target, links: map[*link]struct{}{}, gate: make(chan struct{})}
+	p := &proxy{ln: ln, target: target, links: map[*link]struct{}{}, gate: make(chan struct{}), passed: make(chan struct{}, 64)}
 	close(p.gate)
 	p.wg.Add(1)
 	go p.accept()
@@ -112,12 +116,40 @@ func (p *proxy) forward(l *link, src, dst net.Conn, replies bool) {
 			p.mu.Lock()
 			gate := p.gate
 			p.mu.Unlock()
-			<-gate // held during a partition; close opens it
+			select {
+			case <-gate:
+			default: // held during a partition; heal opens it
+				if !replies {
+					p.signal()
+				}
+				<-gate
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
+			if !replies {
+				p.signal()
+			}
 		}
 		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *proxy) signal() {
+	select {
+	case p.passed <- struct{}{}:
+	default:
+	}
+}
+
+// drain forgets the chunks signalled so far.
+func (p *proxy) drain() {
+	for {
+		select {
+		case <-p.passed:
+		default:
 			return
 		}
 	}
@@ -151,6 +183,18 @@ func (p *proxy) resetAll() {
 	p.mu.Unlock()
 	for _, l := range links {
 		l.cut(true)
+	}
+}
+
+// partition stops forwarding (bytes are held, connections stay open)
+// until heal.
+func (p *proxy) partition() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.gate:
+		p.gate = make(chan struct{})
+	default:
 	}
 }
 

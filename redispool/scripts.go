@@ -3,8 +3,11 @@ package redispool
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -95,7 +98,7 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 		}
 		argv = append(argv, window)
 	}
-	res, err := s.Run(ctx, p.client, keys, argv...).Slice()
+	res, err := p.eval(ctx, s, request, keys, argv)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -136,6 +139,84 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotInactive
 	}
 	return fmt.Errorf("unknown script status %d", status)
+}
+
+// leftError is the error of a call whose ctx ended while its command
+// was in flight: the command may still run on the server.
+type leftError struct{ err error }
+
+func (e leftError) Error() string { return e.err.Error() }
+func (e leftError) Unwrap() error { return e.err }
+
+// Who answers a call of eval: the command, or the caller's ctx.
+const (
+	evalPending int32 = iota
+	evalAnswered
+	evalLeft
+)
+
+// eval runs the script and returns its reply, or ctx's error as soon as
+// ctx ends, whether or not the client honours contexts
+// (ContextTimeoutEnabled) and the server answers: the command runs in a
+// goroutine, which lives on until the client gets the reply or gives up
+// (its own timeouts, or ctx's deadline with ContextTimeoutEnabled). What the command did then is not lost: a write's
+// outcome is recorded under its request on the server, for a repeat to
+// learn; an acquire's lease is given back (abandon, which also stops the
+// request if it has not run yet).
+func (p *Pool) eval(ctx context.Context, s script, request string, keys []string, argv []any) ([]any, error) {
+	if ctx.Done() == nil {
+		return s.Run(ctx, p.client, keys, argv...).Slice()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // sent nothing
+	}
+	type result struct {
+		res []any
+		err error
+	}
+	// The command outlives the call when ctx ends first, so it must not
+	// use ctx (the caller may reuse or recycle it): it runs under a
+	// context of its own with the same deadline, and without ctx's
+	// values.
+	cmdCtx, cancel := context.Background(), context.CancelFunc(func() {})
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		cmdCtx, cancel = context.WithDeadline(cmdCtx, deadline)
+	}
+	done := make(chan result, 1)
+	var state atomic.Int32
+	p.late.Add(1)
+	go func() {
+		defer p.late.Done()
+		res, err := s.Run(cmdCtx, p.client, keys, argv...).Slice()
+		cancel()
+		if state.CompareAndSwap(evalPending, evalAnswered) {
+			done <- result{res, err}
+			return
+		}
+		// The caller has gone: nobody will know a lease granted now.
+		var refused redis.Error
+		if s.name == scriptAcquire.name && !errors.As(err, &refused) {
+			p.giveBack(request) // already in the background
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && hasDeadline && !time.Now().Before(deadline) {
+			// The command met the deadline that ctx is about to meet:
+			// the caller gets ctx's error, as from a call that ctx
+			// ended.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return r.res, r.err
+	case <-ctx.Done():
+		if state.CompareAndSwap(evalPending, evalLeft) {
+			return nil, leftError{ctx.Err()}
+		}
+		r := <-done // answered at the same moment
+		return r.res, r.err
+	}
 }
 
 // newRequest is a random 128-bit request identity: unique among every
