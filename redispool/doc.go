@@ -49,19 +49,21 @@
 //	{NAME}:owner   hash  lease token -> acquire request and resource ID
 //	{NAME}:susp    zset  resource ID -> end of its suspension
 //	{NAME}:req     hash  acquire request -> its lease's token
-//	{NAME}:done:R  string, with a TTL: the status of write request R,
-//	                     or that acquire request R was abandoned
+//	{NAME}:done0   hash  write request -> its status (or an acquire
+//	{NAME}:done1         request's abandonment), in two buckets that
+//	                     take turns by server time, with a TTL
 //
-// They hold one entry per resource and per running lease, and one done
-// key per recent write; when the last resource leaves, the scripts
-// delete all of them but the done keys, which expire by themselves.
+// They hold one entry per resource and per running lease, and one per
+// write of the last one or two RequestWindows; when the last resource
+// leaves, the scripts delete all of them but the two done buckets,
+// which expire by themselves.
 //
 // # Errors and retries
 //
 // Every call is a request with a random 128-bit ID. go-redis sends a
 // command again when its connection breaks before the reply; the server
-// records each write's status under its request for max(LeaseTTL,
-// MinRequestWindow), and answers a copy of the request with that status
+// records each write's status under its request for RequestWindow at
+// least, and answers a copy of the request with that status
 // without applying it again (an acquire request, with the same lease).
 // So a write that returns nil was applied, once; one that returns a
 // sentinel or an error reply of the server was not applied; one that

@@ -79,8 +79,7 @@ func (l *Lease) Deadline() time.Time {
 // with the client's error or ctx's (outcome unknown) may be repeated on
 // this handle: the repeat is the same request, so if the first attempt
 // was applied the repeat reports success (or, once the server no longer
-// remembers the request, after max(LeaseTTL, MinRequestWindow),
-// ErrLeaseExpired).
+// remembers the request, after RequestWindow, ErrLeaseExpired).
 func (l *Lease) Release(ctx context.Context) error {
 	return l.end(ctx, "release", scriptRelease)
 }

@@ -19,13 +19,17 @@ const (
 	MinRecheckInterval = 10 * time.Millisecond
 )
 
-// MinRequestWindow is how long, at least, the server keeps the outcome
-// of a write for the request that made it: a copy of the request that
-// arrives within max(LeaseTTL, MinRequestWindow) gets that outcome
-// instead of applying again. It covers go-redis's own resends with its
-// default timeouts and retries, and a caller repeating a Lease's
-// Release on the same handle.
-const MinRequestWindow = 30 * time.Second
+// RequestWindow is how long, at least, the server keeps the outcome of
+// a write for the request that made it (at most twice as long): a copy
+// of the request that arrives within it gets that outcome instead of
+// applying again. It covers go-redis's own resends with its default
+// timeouts and retries, and a caller repeating a Lease's call on the
+// same handle. Every process of a pool must use the same window, so it
+// is not an option.
+const RequestWindow = 30 * time.Second
+
+// requestWindowMs is RequestWindow as the scripts take it.
+const requestWindowMs = int64(RequestWindow / time.Millisecond)
 
 // MaxCapacity is the largest Resource.Capacity: holder counts are stored
 // as 10-digit numbers (see doc.go).

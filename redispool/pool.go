@@ -18,12 +18,11 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	tag      string    // "{name}:", the prefix of every key
-	keys     [6]string // res, avail, leases, owner, susp, req: see lua/prelude.lua
+	keys     [8]string // res, avail, leases, owner, susp, req, done0, done1: see lua/prelude.lua
 	channel  string    // pub/sub channel on which freed slots are announced
 	ttl      time.Duration
 	ttlMs    int64
-	windowMs int64 // how long the server keeps the status of a write
+	windowMs int64 // RequestWindow; tests shorten it
 	recheck  time.Duration
 	clock    config.Clock
 	hub      *hub
@@ -53,12 +52,11 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [6]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req"},
-		tag:      tag,
+		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1"},
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),
-		windowMs: millis(max(opts.LeaseTTL, MinRequestWindow)),
+		windowMs: requestWindowMs,
 		recheck:  opts.RecheckInterval,
 		clock:    opts.Clock,
 	}

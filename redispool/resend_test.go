@@ -216,3 +216,49 @@ func TestReleasesThroughResetConnectionsNeverReportExpiry(t *testing.T) {
 	}
 	checkInvariants(t, clientOf(t, testAddr), p)
 }
+
+// The records of write requests take two keys whatever the number of
+// writes: each lives until its epoch's bucket comes round again, after
+// which the same request is a new one.
+func TestRequestRecordsAreForgottenAfterTwoWindowsAndStayInTwoKeys(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	p.windowMs = 50 // the window of every call of this handle
+	ctx := context.Background()
+	const request = "0123456789abcdef0123456789abcdef"
+	if _, _, err := p.run(ctx, scriptAdd, request, "a", "1", 1); err != nil {
+		t.Fatal(err)
+	}
+	first := serverMillis(t, c)
+	// Writes in later epochs, until the first one's bucket has been
+	// reused (two epochs later at least).
+	for i := 0; serverMillis(t, c) < (first/p.windowMs+3)*p.windowMs; i++ {
+		if i == 10_000 {
+			t.Fatal("the server's clock did not move")
+		}
+		if err := p.Update(ctx, "a", float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Update(ctx, "a", 0); err != nil { // in the epoch reached
+		t.Fatal(err)
+	}
+	_, _, err := p.run(ctx, scriptAdd, request, "a", "1", 1)
+	if !errors.Is(err, crserrors.ErrDuplicateKey) {
+		t.Fatalf("the request sent again after its record's time: %v, want ErrDuplicateKey (applied again)", err)
+	}
+	keys, err := c.Keys(ctx, "{"+p.name+"}:done*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 2 {
+		t.Fatalf("request records in %d keys: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		ttl := c.PTTL(ctx, k).Val()
+		if ttl <= 0 || ttl > 2*time.Duration(p.windowMs)*time.Millisecond {
+			t.Errorf("%s expires in %v, want within two windows", k, ttl)
+		}
+	}
+	poolKeys(t, c, p)
+}

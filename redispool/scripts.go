@@ -79,26 +79,22 @@ const (
 // identifies the call: go-redis resends the same command, request
 // included, when a connection breaks before the reply, and the server
 // answers a resent write with the status it recorded for the request
-// (for p.window), not by applying it again. Its record key is KEYS[7]
-// and the record's lifetime the last ARGV.
+// (for RequestWindow at least, in {NAME}:done0 and done1), not by
+// applying it again.
 //
 // Script.Run sends EVALSHA and, only when the server answers NOSCRIPT
 // (a restarted or flushed server), EVAL with the source, which loads the
 // script again for the following EVALSHAs.
 func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
-	keys := p.keys[:]
-	argv := make([]any, 0, len(args)+2)
+	argv := make([]any, 0, len(args)+4)
 	argv = append(argv, p.channel)
 	argv = append(argv, args...)
-	if request != "" {
-		keys = append(keys[:len(keys):len(keys)], p.tag+"done:"+request)
-		var window int64
-		if s.record {
-			window = p.windowMs
-		}
-		argv = append(argv, window)
+	record := 0
+	if s.record && request != "" {
+		record = 1
 	}
-	res, err := p.eval(ctx, s, request, keys, argv)
+	argv = append(argv, request, p.windowMs, record)
+	res, err := p.eval(ctx, s, request, p.keys[:], argv)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,10 +1,9 @@
 -- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3]
--- (KEYS[7] is its record key, and nothing is recorded there: the lease
--- in REQ is the record).
+-- (nothing is recorded in DONE for it: the lease in REQ is the record).
 -- Reply: {OK, token, id} or {NONE, ms until the server frees something
 -- by itself, or -1}.
 local request = ARGV[3]
-if redis.call('EXISTS', DONE) == 1 then
+if recorded(request) then
   -- The client gave this request up (abandon ran first): whoever sent it
   -- is gone, so it takes nothing.
   return { NONE, next_event() }

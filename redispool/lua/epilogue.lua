@@ -5,13 +5,13 @@
 -- Every write's reply is {status}, so the status is all there is to
 -- record.
 local reply
-local seen = WINDOW > 0 and redis.call('GET', DONE)
+local seen = RECORD and recorded(REQUEST)
 if seen then
   reply = { tonumber(seen) }
 else
   reply = main()
-  if WINDOW > 0 then
-    redis.call('SET', DONE, reply[1], 'PX', WINDOW)
+  if RECORD then
+    record(REQUEST, reply[1])
   end
 end
 local wake_err = finish()

@@ -17,15 +17,18 @@
 --   6 req     hash: request -> token, the lease an acquire request got,
 --             so that a retried request gets the same lease and an
 --             abandoned one (its reply lost) can be given back
---   7 done    string '{name}:done:' .. request, with a TTL: the recorded
---             status of a write, so that the same request sent again
---             (go-redis resends a command whose connection broke before
---             its reply) gets the first answer instead of applying
---             twice; for an acquire request, that it was abandoned.
---             Absent for Stats, which changes nothing of its own.
--- ARGV[1] is always the pub/sub channel that wakes waiters; when KEYS[7]
--- is given, the last ARGV is how long to keep the record (ms; 0: keep
--- none).
+--   7 done0   hash: '#e' an epoch (server ms / window), and for each
+--   8 done1   write request of that epoch its status; for an acquire
+--             request, that it was abandoned. A write's status is
+--             recorded in the bucket of the current epoch, so that the
+--             same request sent again (go-redis resends a command whose
+--             connection broke before its reply) gets the first answer
+--             instead of applying twice. A bucket is emptied when its
+--             epoch comes round again: a record lives one to two
+--             windows, and the two keys hold no more than that.
+-- ARGV[1] is always the pub/sub channel that wakes waiters; the last
+-- three are the call's request ('' for none), the window (ms) and '1'
+-- when the call's status is to be recorded.
 --
 -- The operation's body follows, as the function main (see scripts.go);
 -- epilogue.lua runs it and finish, and replies {status, wake error or
@@ -35,16 +38,41 @@
 -- replication (the only mode since Redis 7, the default since 5) a
 -- script that reads TIME replicates its writes, not itself, so replicas
 -- and the AOF stay exact.
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ, DONE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local DONE = { KEYS[7], KEYS[8] }
 local WAKE = ARGV[1]
-local WINDOW = 0
-if DONE then
-  WINDOW = tonumber(ARGV[#ARGV])
-end
+local REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
 
 local clock = redis.call('TIME')
 local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local now = math.floor(now_us / 1000)
+
+-- recorded is the status recorded for request in this epoch or the
+-- last, or nil.
+local function recorded(request)
+  local epoch = math.floor(now / WINDOW)
+  for _, key in ipairs(DONE) do
+    local v = redis.call('HMGET', key, '#e', request)
+    if v[2] and (tonumber(v[1]) or -1) >= epoch - 1 then
+      return v[2]
+    end
+  end
+  return nil
+end
+
+-- record keeps status for request in the bucket of this epoch, emptied
+-- first if it holds an older one. The bucket expires two windows after
+-- its last record, so that an idle pool's records go.
+local function record(request, status)
+  local epoch = math.floor(now / WINDOW)
+  local key = DONE[epoch % 2 + 1]
+  if tonumber(redis.call('HGET', key, '#e')) ~= epoch then
+    redis.call('UNLINK', key)
+    redis.call('HSET', key, '#e', epoch)
+  end
+  redis.call('HSET', key, request, status)
+  redis.call('PEXPIRE', key, 2 * WINDOW)
+end
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
