@@ -73,3 +73,26 @@ func TestARepeatedAcquireRequestGetsTheSameLease(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// An acquire request that reaches the server after its give-back (sent
+// before it, on another connection, or held by the network) takes
+// nothing: the give-back recorded the request as abandoned.
+func TestAnAcquireArrivingAfterItsAbandonTakesNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a"})
+	ctx := context.Background()
+	const request = "000000000000000000000000000000ab"
+	if _, _, err := p.run(ctx, scriptAbandon, request, request); err != nil {
+		t.Fatal(err)
+	}
+	status, _, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
+	if err != nil || status != statusNone {
+		t.Fatalf("the abandoned request, arriving late: status %d, %v; want none", status, err)
+	}
+	if s := stats(t, p); s.Leases != 0 || s.Available != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	mustAcquire(t, p) // another request is served
+	checkInvariants(t, c, p)
+}

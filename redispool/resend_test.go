@@ -262,3 +262,22 @@ func TestRequestRecordsAreForgottenAfterTwoWindowsAndStayInTwoKeys(t *testing.T)
 	}
 	poolKeys(t, c, p)
 }
+
+// An acquire whose reply is lost and which go-redis sends again gets the
+// lease it was granted, and no second one.
+func TestAnAcquireSentAgainAfterItsReplyWasLostGetsOneLease(t *testing.T) {
+	c, px := proxied(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a", Capacity: 2})
+	loadScripts(t, c)
+	px.loseReplies(1)
+	l := mustAcquire(t, p)
+	if n := px.lost.Load(); n != 1 {
+		t.Fatalf("%d replies lost, want 1", n)
+	}
+	if s := stats(t, p); s.Leases != 1 {
+		t.Fatalf("a resent acquire took %d leases: %+v", s.Leases, s)
+	}
+	mustRelease(t, l)
+	checkInvariants(t, c, p)
+}

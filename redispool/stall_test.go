@@ -112,3 +112,38 @@ func TestAReleaseCutOffByAPartitionReturnsWithItsContext(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// A deadline bounds a call even when the client ignores contexts and
+// the network holds the command; the lease that the command gets once
+// the network heals is given back.
+func TestADeadlineBoundsTryAcquireThroughAPartition(t *testing.T) {
+	needRedis(t)
+	px := startProxy(t, testAddr)
+	c := patientClient(t, px.addr())
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a"})
+	loadScripts(t, c)
+	px.drain()
+	px.partition()
+	defer px.heal()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		l, err := p.TryAcquire(ctx)
+		if l != nil {
+			err = errors.New("got a lease")
+		}
+		got <- err
+	}()
+	if err := returnsBeforeTheServer(t, got, "TryAcquire"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TryAcquire past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	px.heal()
+	p.late.Wait()
+	if s := stats(t, p); s.Leases != 0 || s.Available != 1 {
+		t.Fatalf("the lease granted after the deadline is still out: %+v", s)
+	}
+	checkInvariants(t, c, p)
+}
