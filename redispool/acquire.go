@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -31,8 +30,10 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // Acquire leases the best available resource, waiting until one is
 // available, ctx ends (the error wraps ctx.Err()) or the Pool is closed
 // (ErrSchedulerClosed). A Redis error ends the wait too: the caller
-// decides whether to try again. A lease granted by a call whose reply
-// was lost (ctx ended while the command was in flight) is given back.
+// decides whether to try again. Acquire returns as soon as ctx ends,
+// even while the server does not answer; a lease granted by a command
+// whose reply was lost, or that the server runs after ctx ended, is
+// given back in the background.
 //
 // Waiting sends nothing while nothing changes: a waiter is woken by the
 // announcement of a freed slot (from any process), by the moment the
@@ -76,10 +77,11 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)
 	}
 	start := time.Now()
-	request := fmt.Sprintf("%016x", rand.Uint64())
-	status, reply, err := p.run(ctx, scriptAcquire, p.ttlMs, request)
+	request := newRequest()
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
 	if err != nil {
-		if mayHaveRun(err) {
+		// A call left in flight is given back by eval once it ends.
+		if _, left := err.(leftError); !left && mayHaveRun(err) {
 			p.abandon(request)
 		}
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)
@@ -111,16 +113,34 @@ func mayHaveRun(err error) bool {
 // abandonTimeout bounds the give-back of a lease whose grant was lost.
 const abandonTimeout = 5 * time.Second
 
+// giveBack ends the lease that acquire request got, if any, and records
+// the request as abandoned; it retries while the network fails it (it
+// is idempotent), for abandonTimeout at most.
+func (p *Pool) giveBack(request string) {
+	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
+	defer cancel()
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		_, _, err := p.run(ctx, scriptAbandon, request, request)
+		var refused redis.Error
+		if err == nil || errors.As(err, &refused) {
+			return
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // abandon gives back the lease that request got, if it got one: in the
 // background, since the caller's ctx may have ended, unless the Pool is
 // closed (Close waits for those in the background, and no longer can).
 // If Redis cannot be reached, the lease ends at its deadline.
 func (p *Pool) abandon(request string) {
-	giveBack := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
-		defer cancel()
-		_, _, _ = p.run(ctx, scriptAbandon, request)
-	}
+	giveBack := func() { p.giveBack(request) }
 	p.bgMu.Lock()
 	closed := p.bgClosed
 	if !closed {

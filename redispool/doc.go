@@ -46,18 +46,47 @@
 //	{NAME}:avail   zset  resources with a free slot, by priority then
 //	                     holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
-//	{NAME}:owner   hash  lease token -> resource ID
+//	{NAME}:owner   hash  lease token -> acquire request and resource ID
 //	{NAME}:susp    zset  resource ID -> end of its suspension
+//	{NAME}:req     hash  acquire request -> its lease's token
+//	{NAME}:done0   hash  write request -> its status (or an acquire
+//	{NAME}:done1         request's abandonment), in two buckets that
+//	                     take turns by server time, with a TTL
 //
-// They hold one entry per resource and per running lease, nothing more;
-// when the last resource leaves, the scripts delete all of them.
+// They hold one entry per resource and per running lease, and one per
+// write of the last one or two RequestWindows; when the last resource
+// leaves, the scripts delete all of them but the two done buckets,
+// which expire by themselves.
+//
+// # Errors and retries
+//
+// Every call is a request with a random 128-bit ID. go-redis sends a
+// command again when its connection breaks before the reply; the server
+// records each write's status under its request for RequestWindow at
+// least, and answers a copy of the request with that status
+// without applying it again (an acquire request, with the same lease).
+// So a write that returns nil was applied, once; one that returns a
+// sentinel or an error reply of the server was not applied; one that
+// returns the client's network error, or the context's error while the
+// command was in flight, was applied once or not at all.
+// Repeating Release, Cooldown or Extend on the same Lease sends the same
+// request and so reports the first attempt's outcome; a repeated pool
+// write is a new request, whose answer (ErrDuplicateKey for Add,
+// ErrResourceNotFound for Remove...) tells that the first was applied.
+// Acquire and TryAcquire return a lease or an error, never an error
+// while a lease is held: a lease granted to a request whose reply was
+// lost is given back in the background.
 //
 // Waiting takes no polling: a script that frees slots PUBLISHes their
 // number on the channel {NAME}:wake; each Pool value has one
 // subscription (opened by its first wait, closed by Close) and wakes
 // that many of its waiters, oldest first. A waiter also looks again when
 // the server will next free a slot by itself (known from the lease and
-// suspension deadlines), and every RecheckInterval as a safety net.
+// suspension deadlines), and every RecheckInterval (at least
+// MinRecheckInterval) as a safety net.
+// The announcement cannot fail the script that made the change: when
+// the server refuses it (an ACL without the channel), the write still
+// succeeds and Stats.WakeFailures counts it.
 //
 // # Redis
 //
@@ -67,7 +96,12 @@
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports
 // ErrLeaseExpired: none is handed out twice, and fencing tokens, which
-// derive from the server clock, keep increasing. A command's time is
-// bounded by the client's timeouts; set ContextTimeoutEnabled on the
-// client for the context's deadline to bound it too.
+// derive from the server clock, keep increasing.
+//
+// Every call returns when its context ends, whether or not the server
+// answers and whatever the client's ContextTimeoutEnabled: the command
+// runs in a goroutine that lives on until the client gets the reply or
+// gives up (the context's deadline with ContextTimeoutEnabled, which is
+// recommended, or the client's timeouts), under a context of its own
+// that carries the deadline but not the values of the caller's.
 package redispool

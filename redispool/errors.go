@@ -17,7 +17,8 @@ var (
 	// ErrInvalidName: Options.Name is empty or contains '{' or '}' (the
 	// name is the hash tag of every key of the pool).
 	ErrInvalidName = stderrors.New("redispool: invalid pool name")
-	// ErrInvalidID: a resource id is empty.
+	// ErrInvalidID: a resource id is empty. Any other byte string is an
+	// ID (NUL and control bytes, invalid UTF-8, ':' included).
 	ErrInvalidID = stderrors.New("redispool: invalid resource id")
 	// ErrInvalidPriority: a priority is NaN or infinite.
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")

@@ -95,14 +95,28 @@ func stats(t testing.TB, p *Pool) Stats {
 	return s
 }
 
-// poolKeys lists the keys of p on the server (SCAN, as an operator
-// would).
+// poolKeys lists the keys of p's state on the server (SCAN, as an
+// operator would). The records of write requests, which expire by
+// themselves, are left out once checked to have a TTL of two windows
+// at most.
 func poolKeys(t testing.TB, c redis.UniversalClient, p *Pool) []string {
 	t.Helper()
+	ctx := context.Background()
 	var keys []string
-	iter := c.Scan(context.Background(), 0, "{"+p.name+"}*", 100).Iterator()
-	for iter.Next(context.Background()) {
-		keys = append(keys, iter.Val())
+	iter := c.Scan(ctx, 0, "{"+p.name+"}*", 100).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		if k != p.keys[6] && k != p.keys[7] {
+			keys = append(keys, k)
+			continue
+		}
+		ttl, err := c.PTTL(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("PTTL %s: %v", k, err)
+		}
+		if ttl != -2 && (ttl <= 0 || ttl > 2*RequestWindow) {
+			t.Errorf("request records %s have TTL %v, want at most %v", k, ttl, 2*RequestWindow)
+		}
 	}
 	if err := iter.Err(); err != nil {
 		t.Fatalf("SCAN: %v", err)

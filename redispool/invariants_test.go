@@ -167,7 +167,7 @@ func invariantProblems(s rawState) []string {
 		token := z.Member.(string)
 		owner, ok := s.owner[token]
 		request, id, _ := strings.Cut(owner, ":")
-		if !ok || len(request) != 16 || s.req[request] != token {
+		if !ok || len(request) != 32 || s.req[request] != token {
 			fail("lease %v has owner %q, request's lease %q", token, owner, s.req[request])
 		}
 		holders[id]++
@@ -197,8 +197,8 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			counters:  map[string]string{"#n": "1", "#t": "5"},
 			avail:     []redis.Z{{Score: 1, Member: "0000000001:a"}},
 			leases:    []redis.Z{{Score: 99, Member: "5"}},
-			owner:     map[string]string{"5": "0123456789abcdef:a"},
-			req:       map[string]string{"0123456789abcdef": "5"},
+			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
+			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
 		}
 	}
 	if bad := invariantProblems(ok()); len(bad) != 0 {
@@ -209,7 +209,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		"stale availability":       func(s *rawState) { s.avail[0].Member = "0000000000:a" },
 		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
 		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
-		"request of another lease": func(s *rawState) { s.req["0123456789abcdef"] = "6" },
+		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
 		"wrong counter":            func(s *rawState) { s.counters["#n"] = "2" },
 		"over capacity":            func(s *rawState) { s.resources["a"].capacity = 0 },
 		"suspended but listed":     func(s *rawState) { s.resources["a"].suspEnd = "7" },

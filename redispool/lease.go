@@ -2,6 +2,7 @@ package redispool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -37,6 +38,30 @@ type Lease struct {
 	mu       sync.Mutex // serialises this handle's calls
 	ended    bool       // released or cooled down through this handle
 	deadline time.Time
+
+	// The call whose outcome this handle does not know (the client's
+	// error, or ctx ended, while it was in flight): a repeat of the same
+	// call reuses its request, so that the server answers with the
+	// outcome of the first if it was applied.
+	pending      string    // its request, "" if none
+	pendingCall  string    // the operation and its arguments
+	pendingStart time.Time // when it was first sent
+}
+
+// request returns the request for call, the pending one if call repeats
+// it, and when that request was first sent.
+func (l *Lease) request(call string) (string, time.Time) {
+	if l.pending == "" || l.pendingCall != call {
+		l.pending, l.pendingCall, l.pendingStart = newRequest(), call, time.Now()
+	}
+	return l.pending, l.pendingStart
+}
+
+// settle forgets the pending request once the call has an answer.
+func (l *Lease) settle(err error) {
+	if err == nil || errors.Is(err, crserrors.ErrLeaseExpired) {
+		l.pending = ""
+	}
 }
 
 // Deadline is when the lease ends unless extended, by the local clock.
@@ -51,9 +76,10 @@ func (l *Lease) Deadline() time.Time {
 // Release ends the lease and wakes a waiter (in any process) if the
 // slot can be handed out. ErrLeaseReleased: this handle already ended
 // it; ErrLeaseExpired: the pool no longer has it. A Release that failed
-// with a Redis error may be repeated; if its first attempt did reach
-// Redis, the repeat reports ErrLeaseExpired (the pool no longer has the
-// lease), which is as final.
+// with the client's error or ctx's (outcome unknown) may be repeated on
+// this handle: the repeat is the same request, so if the first attempt
+// was applied the repeat reports success (or, once the server no longer
+// remembers the request, after RequestWindow, ErrLeaseExpired).
 func (l *Lease) Release(ctx context.Context) error {
 	return l.end(ctx, "release", scriptRelease)
 }
@@ -76,12 +102,14 @@ func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error
 	if l.ended || l.pool == nil {
 		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseReleased)
 	}
-	status, _, err := l.pool.run(ctx, s, append([]any{l.token()}, args...)...)
+	request, _ := l.request(fmt.Sprint(op, args))
+	status, _, err := l.pool.run(ctx, s, request, append([]any{l.token()}, args...)...)
+	if err == nil && status == statusNone {
+		err = crserrors.ErrLeaseExpired
+	}
+	l.settle(err)
 	if err != nil {
 		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
-	}
-	if status == statusNone {
-		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseExpired)
 	}
 	l.ended = true
 	return nil
@@ -99,13 +127,16 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	if l.ended || l.pool == nil {
 		return fmt.Errorf("redispool: extend %q: %w", l.ID, crserrors.ErrLeaseReleased)
 	}
-	start := time.Now()
-	status, _, err := l.pool.run(ctx, scriptExtend, l.token(), millis(d))
+	// A repeat's answer may be the first attempt's: the deadline counts
+	// from when that was sent.
+	request, start := l.request(fmt.Sprint("extend", d))
+	status, _, err := l.pool.run(ctx, scriptExtend, request, l.token(), millis(d))
+	if err == nil && status == statusNone {
+		err = crserrors.ErrLeaseExpired
+	}
+	l.settle(err)
 	if err != nil {
 		return fmt.Errorf("redispool: extend %q: %w", l.ID, err)
-	}
-	if status == statusNone {
-		return fmt.Errorf("redispool: extend %q: %w", l.ID, crserrors.ErrLeaseExpired)
 	}
 	l.deadline = start.Add(d)
 	return nil

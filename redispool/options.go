@@ -13,7 +13,23 @@ import (
 const (
 	DefaultLeaseTTL        = 30 * time.Second
 	DefaultRecheckInterval = 500 * time.Millisecond
+	// MinRecheckInterval is the shortest RecheckInterval: each re-check
+	// of each waiter is a script on the server, and the re-check is only
+	// a safety net for a lost wake-up.
+	MinRecheckInterval = 10 * time.Millisecond
 )
+
+// RequestWindow is how long, at least, the server keeps the outcome of
+// a write for the request that made it (at most twice as long): a copy
+// of the request that arrives within it gets that outcome instead of
+// applying again. It covers go-redis's own resends with its default
+// timeouts and retries, and a caller repeating a Lease's call on the
+// same handle. Every process of a pool must use the same window, so it
+// is not an option.
+const RequestWindow = 30 * time.Second
+
+// requestWindowMs is RequestWindow as the scripts take it.
+const requestWindowMs = int64(RequestWindow / time.Millisecond)
 
 // MaxCapacity is the largest Resource.Capacity: holder counts are stored
 // as 10-digit numbers (see doc.go).
@@ -33,7 +49,8 @@ type Options struct {
 	LeaseTTL time.Duration
 	// RecheckInterval is how often a waiting Acquire asks Redis again
 	// when it has not been woken: a safety net for a wake-up lost with a
-	// connection. 0 means DefaultRecheckInterval.
+	// connection. 0 means DefaultRecheckInterval; otherwise at least
+	// MinRecheckInterval (New refuses less with ErrInvalidDuration).
 	RecheckInterval time.Duration
 	// Clock times the waits of Acquire (tests inject one); nil means
 	// config.SystemClock. Lease deadlines and suspensions use the Redis
@@ -55,8 +72,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.RecheckInterval == 0:
 		o.RecheckInterval = DefaultRecheckInterval
-	case o.RecheckInterval < 0:
-		return o, fmt.Errorf("redispool: recheck interval %v: %w", o.RecheckInterval, crserrors.ErrInvalidDuration)
+	case o.RecheckInterval < MinRecheckInterval:
+		return o, fmt.Errorf("redispool: recheck interval %v, under %v: %w", o.RecheckInterval, MinRecheckInterval, crserrors.ErrInvalidDuration)
 	}
 	if o.Clock == nil {
 		o.Clock = config.SystemClock{}

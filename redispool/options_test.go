@@ -27,11 +27,26 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"negative lease TTL", c, Options{Name: "p", LeaseTTL: -time.Second}, crserrors.ErrInvalidDuration},
 		{"lease TTL under a millisecond", c, Options{Name: "p", LeaseTTL: time.Microsecond}, crserrors.ErrInvalidDuration},
 		{"negative recheck", c, Options{Name: "p", RecheckInterval: -1}, crserrors.ErrInvalidDuration},
+		{"recheck of a nanosecond", c, Options{Name: "p", RecheckInterval: time.Nanosecond}, crserrors.ErrInvalidDuration},
+		{"recheck under the floor", c, Options{Name: "p", RecheckInterval: MinRecheckInterval - 1}, crserrors.ErrInvalidDuration},
 	}
 	for _, tc := range cases {
 		if p, err := New(tc.client, tc.opts); !errors.Is(err, tc.want) || p != nil {
 			t.Errorf("%s: New = %v, %v; want nil, %v", tc.name, p, err, tc.want)
 		}
+	}
+}
+
+func TestNewAcceptsTheRecheckFloor(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	p, err := New(c, Options{Name: "p", RecheckInterval: MinRecheckInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.recheck != MinRecheckInterval {
+		t.Fatalf("recheck %v, want %v", p.recheck, MinRecheckInterval)
 	}
 }
 

@@ -18,18 +18,22 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [6]string // res, avail, leases, owner, susp, req: see lua/prelude.lua
+	keys     [8]string // res, avail, leases, owner, susp, req, done0, done1: see lua/prelude.lua
 	channel  string    // pub/sub channel on which freed slots are announced
 	ttl      time.Duration
 	ttlMs    int64
+	windowMs int64 // RequestWindow; tests shorten it
 	recheck  time.Duration
 	clock    config.Clock
 	hub      *hub
 	bgMu     sync.Mutex
 	bg       sync.WaitGroup // abandon calls in the background
 	bgClosed bool           // Close is waiting for bg: no more Add
+	late     sync.WaitGroup // commands whose caller left before the reply
 	closed   atomic.Bool
-	parked   func() // test hook: a waiter is about to block
+	// wakeFailures counts announcements the server refused (Stats).
+	wakeFailures atomic.Int64
+	parked       func() // test hook: a waiter is about to block
 }
 
 // New returns a handle on the pool opts.Name of client. It sends
@@ -46,14 +50,15 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	}
 	tag := "{" + opts.Name + "}:"
 	p := &Pool{
-		client:  client,
-		name:    opts.Name,
-		keys:    [6]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req"},
-		channel: tag + "wake",
-		ttl:     opts.LeaseTTL,
-		ttlMs:   millis(opts.LeaseTTL),
-		recheck: opts.RecheckInterval,
-		clock:   opts.Clock,
+		client:   client,
+		name:     opts.Name,
+		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1"},
+		channel:  tag + "wake",
+		ttl:      opts.LeaseTTL,
+		ttlMs:    millis(opts.LeaseTTL),
+		windowMs: requestWindowMs,
+		recheck:  opts.RecheckInterval,
+		clock:    opts.Clock,
 	}
 	p.hub = newHub(client, p.channel)
 	return p, nil
@@ -67,7 +72,8 @@ func (p *Pool) Name() string { return p.name }
 // subscription that woke waiters is closed. Everything else keeps
 // working, so that a process shutting down can still release its leases
 // (which other processes are waiting for). Close waits (5 s at most)
-// for the give-back of leases whose grant was lost (see Acquire); it
+// for the give-back of leases whose grant was lost (see Acquire), but
+// not for commands still in flight whose caller's ctx ended; it
 // does not touch the pool's state in Redis, nor close the client. It is
 // idempotent.
 func (p *Pool) Close() error {

@@ -58,7 +58,7 @@ func TestARepeatedAcquireRequestGetsTheSameLease(t *testing.T) {
 	add(t, p, Resource{ID: "a", Capacity: 2})
 	ctx := context.Background()
 	grant := func() []any {
-		_, reply, err := p.run(ctx, scriptAcquire, p.ttlMs, "00000000000000ff")
+		_, reply, err := p.run(ctx, scriptAcquire, "000000000000000000000000000000ff", p.ttlMs, "000000000000000000000000000000ff")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,5 +71,28 @@ func TestARepeatedAcquireRequestGetsTheSameLease(t *testing.T) {
 	if s := stats(t, p); s.Leases != 1 {
 		t.Fatalf("a resent request took a second lease: %+v", s)
 	}
+	checkInvariants(t, c, p)
+}
+
+// An acquire request that reaches the server after its give-back (sent
+// before it, on another connection, or held by the network) takes
+// nothing: the give-back recorded the request as abandoned.
+func TestAnAcquireArrivingAfterItsAbandonTakesNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a"})
+	ctx := context.Background()
+	const request = "000000000000000000000000000000ab"
+	if _, _, err := p.run(ctx, scriptAbandon, request, request); err != nil {
+		t.Fatal(err)
+	}
+	status, _, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
+	if err != nil || status != statusNone {
+		t.Fatalf("the abandoned request, arriving late: status %d, %v; want none", status, err)
+	}
+	if s := stats(t, p); s.Leases != 0 || s.Available != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	mustAcquire(t, p) // another request is served
 	checkInvariants(t, c, p)
 }

@@ -14,7 +14,9 @@ import (
 // these fields; what the ID stands for (an API key, a proxy, a GPU) is
 // the application's.
 type Resource struct {
-	// ID identifies the resource in the pool; required.
+	// ID identifies the resource in the pool; required. It is any
+	// non-empty byte string: the pool's keys and scripts are binary
+	// safe.
 	ID string
 	// Priority orders resources: the lowest value is handed out first.
 	// Among equal priorities the resource with fewer holders goes first,
@@ -57,7 +59,7 @@ func (p *Pool) Add(ctx context.Context, r Resource) error {
 	if capacity > MaxCapacity {
 		return fmt.Errorf("redispool: add %q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
 	}
-	if _, _, err := p.run(ctx, scriptAdd, r.ID, prio, capacity); err != nil {
+	if _, _, err := p.run(ctx, scriptAdd, newRequest(), r.ID, prio, capacity); err != nil {
 		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
 	}
 	return nil
@@ -121,7 +123,7 @@ func (p *Pool) idOp(ctx context.Context, op string, s script, id string, args ..
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("redispool: %s: %w", op, err)
 	}
-	if _, _, err := p.run(ctx, s, append([]any{id}, args...)...); err != nil {
+	if _, _, err := p.run(ctx, s, newRequest(), append([]any{id}, args...)...); err != nil {
 		return fmt.Errorf("redispool: %s %q: %w", op, id, err)
 	}
 	return nil

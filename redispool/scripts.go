@@ -3,7 +3,11 @@ package redispool
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,40 +17,44 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one server-side operation: the shared prelude followed by
-// the operation's body, so that each one is a single atomic step.
+// script is one server-side operation: the shared prelude, the
+// operation's body as the function main, and the epilogue that runs it
+// and replies, so that each one is a single atomic step.
 type script struct {
 	name string
+	// record: the server records the script's status under its request
+	// (lua/epilogue.lua), so that the request sent again gets it.
+	record bool
 	*redis.Script
 }
 
-func newScript(name string) script {
-	prelude, err := luaFiles.ReadFile("lua/prelude.lua")
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
+func newScript(name string, record bool) script {
+	src := func(file string) string {
+		b, err := luaFiles.ReadFile("lua/" + file + ".lua")
+		if err != nil {
+			panic(err) // embedded at build time: cannot happen
+		}
+		return string(b)
 	}
-	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	return script{name: name, Script: redis.NewScript(string(prelude) + "\n" + string(body))}
+	return script{name: name, record: record, Script: redis.NewScript(src("prelude") +
+		"\nlocal function main()\n" + src(name) + "\nend\n" + src("epilogue"))}
 }
 
 // The scripts, built once per process: the SHA-1 of each is computed
 // here and every call is an EVALSHA.
 var (
-	scriptAcquire  = newScript("acquire")
-	scriptAbandon  = newScript("abandon")
-	scriptRelease  = newScript("release")
-	scriptCooldown = newScript("cooldown")
-	scriptExtend   = newScript("extend")
-	scriptAdd      = newScript("add")
-	scriptUpdate   = newScript("update")
-	scriptRemove   = newScript("remove")
-	scriptExclude  = newScript("exclude")
-	scriptInclude  = newScript("include")
-	scriptSuspend  = newScript("suspend")
-	scriptStats    = newScript("stats")
+	scriptAcquire  = newScript("acquire", false) // REQ holds its lease
+	scriptAbandon  = newScript("abandon", true)
+	scriptRelease  = newScript("release", true)
+	scriptCooldown = newScript("cooldown", true)
+	scriptExtend   = newScript("extend", true)
+	scriptAdd      = newScript("add", true)
+	scriptUpdate   = newScript("update", true)
+	scriptRemove   = newScript("remove", true)
+	scriptExclude  = newScript("exclude", true)
+	scriptInclude  = newScript("include", true)
+	scriptSuspend  = newScript("suspend", true)
+	scriptStats    = newScript("stats", false)
 )
 
 // Status codes, the first element of every script's reply (prelude.lua).
@@ -62,16 +70,31 @@ const (
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
-// returns the reply after its status, or the status's sentinel (or the
-// client's error), for the caller to wrap with the operation.
+// returns the reply after its status and wake-up report, or the
+// status's sentinel (or the client's error), for the caller to wrap
+// with the operation. A wake-up that the server refused to publish is
+// counted, not returned: the change it announced was made.
+//
+// request (newRequest; "" for Stats, which writes nothing of its own)
+// identifies the call: go-redis resends the same command, request
+// included, when a connection breaks before the reply, and the server
+// answers a resent write with the status it recorded for the request
+// (for RequestWindow at least, in {NAME}:done0 and done1), not by
+// applying it again.
+//
 // Script.Run sends EVALSHA and, only when the server answers NOSCRIPT
 // (a restarted or flushed server), EVAL with the source, which loads the
 // script again for the following EVALSHAs.
-func (p *Pool) run(ctx context.Context, s script, args ...any) (status int64, reply []any, err error) {
-	argv := make([]any, 0, len(args)+1)
+func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
+	argv := make([]any, 0, len(args)+4)
 	argv = append(argv, p.channel)
 	argv = append(argv, args...)
-	res, err := s.Run(ctx, p.client, p.keys[:], argv...).Slice()
+	record := 0
+	if s.record && request != "" {
+		record = 1
+	}
+	argv = append(argv, request, p.windowMs, record)
+	res, err := p.eval(ctx, s, request, p.keys[:], argv)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -79,13 +102,17 @@ func (p *Pool) run(ctx context.Context, s script, args ...any) (status int64, re
 		return 0, nil, fmt.Errorf("script %s: empty reply", s.name)
 	}
 	status, ok := res[0].(int64)
-	if !ok {
+	if !ok || len(res) < 2 {
 		return 0, nil, fmt.Errorf("script %s: unexpected reply %v", s.name, res)
+	}
+	if _, refused := res[1].(string); refused {
+		// The change is made; only its announcement was refused.
+		p.wakeFailures.Add(1)
 	}
 	if err := statusError(status); err != nil {
 		return status, nil, err
 	}
-	return status, res[1:], nil
+	return status, res[2:], nil
 }
 
 // statusError maps a script's refusal to the core's sentinel of the same
@@ -108,4 +135,88 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotInactive
 	}
 	return fmt.Errorf("unknown script status %d", status)
+}
+
+// leftError is the error of a call whose ctx ended while its command
+// was in flight: the command may still run on the server.
+type leftError struct{ err error }
+
+func (e leftError) Error() string { return e.err.Error() }
+func (e leftError) Unwrap() error { return e.err }
+
+// Who answers a call of eval: the command, or the caller's ctx.
+const (
+	evalPending int32 = iota
+	evalAnswered
+	evalLeft
+)
+
+// eval runs the script and returns its reply, or ctx's error as soon as
+// ctx ends, whether or not the client honours contexts
+// (ContextTimeoutEnabled) and the server answers: the command runs in a
+// goroutine, which lives on until the client gets the reply or gives up
+// (its own timeouts, or ctx's deadline with ContextTimeoutEnabled). What the command did then is not lost: a write's
+// outcome is recorded under its request on the server, for a repeat to
+// learn; an acquire's lease is given back (abandon, which also stops the
+// request if it has not run yet).
+func (p *Pool) eval(ctx context.Context, s script, request string, keys []string, argv []any) ([]any, error) {
+	if ctx.Done() == nil {
+		return s.Run(ctx, p.client, keys, argv...).Slice()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // sent nothing
+	}
+	type result struct {
+		res []any
+		err error
+	}
+	// The command outlives the call when ctx ends first, so it must not
+	// use ctx (the caller may reuse or recycle it): it runs under a
+	// context of its own with the same deadline, and without ctx's
+	// values.
+	cmdCtx, cancel := context.Background(), context.CancelFunc(func() {})
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		cmdCtx, cancel = context.WithDeadline(cmdCtx, deadline)
+	}
+	done := make(chan result, 1)
+	var state atomic.Int32
+	p.late.Add(1)
+	go func() {
+		defer p.late.Done()
+		res, err := s.Run(cmdCtx, p.client, keys, argv...).Slice()
+		cancel()
+		if state.CompareAndSwap(evalPending, evalAnswered) {
+			done <- result{res, err}
+			return
+		}
+		// The caller has gone: nobody will know a lease granted now.
+		var refused redis.Error
+		if s.name == scriptAcquire.name && !errors.As(err, &refused) {
+			p.giveBack(request) // already in the background
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && hasDeadline && !time.Now().Before(deadline) {
+			// The command met the deadline that ctx is about to meet:
+			// the caller gets ctx's error, as from a call that ctx
+			// ended.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return r.res, r.err
+	case <-ctx.Done():
+		if state.CompareAndSwap(evalPending, evalLeft) {
+			return nil, leftError{ctx.Err()}
+		}
+		r := <-done // answered at the same moment
+		return r.res, r.err
+	}
+}
+
+// newRequest is a random 128-bit request identity: unique among every
+// call of every process that a record can outlive.
+func newRequest() string {
+	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
 }

@@ -34,11 +34,16 @@ type Stats struct {
 	// Waiters is the number of Acquire calls of this Pool value waiting
 	// now (other processes' are not known).
 	Waiters int
+	// WakeFailures counts the writes of this Pool value that freed slots
+	// but could not announce them (the server refused the PUBLISH, as for
+	// a user without the pool's channel in its ACL). The writes were
+	// applied; waiters find the slots at their next re-check instead.
+	WakeFailures int64
 }
 
 // Stats returns a snapshot of the pool.
 func (p *Pool) Stats(ctx context.Context) (Stats, error) {
-	_, r, err := p.run(ctx, scriptStats)
+	_, r, err := p.run(ctx, scriptStats, "")
 	if err != nil {
 		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
 	}
@@ -58,6 +63,7 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 		Leases:        int(n[5]),
 		ExpiredLeases: n[6],
 		Waiters:       p.hub.waiting(),
+		WakeFailures:  p.wakeFailures.Load(),
 	}
 	s.Held = s.Resources - s.Available - s.Excluded - s.Suspended
 	return s, nil

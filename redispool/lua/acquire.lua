@@ -1,20 +1,25 @@
--- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3].
+-- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3]
+-- (nothing is recorded in DONE for it: the lease in REQ is the record).
 -- Reply: {OK, token, id} or {NONE, ms until the server frees something
 -- by itself, or -1}.
 local request = ARGV[3]
+if recorded(request) then
+  -- The client gave this request up (abandon ran first): whoever sent it
+  -- is gone, so it takes nothing.
+  return { NONE, next_event() }
+end
 local prior = redis.call('HGET', REQ, request)
 if prior then
   -- The client sent this request again (its reply was lost): the same
   -- lease, not a second one.
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
-    finish()
-    return { OK, prior, string.sub(owner, 18) }
+    local _, id = split_owner(owner)
+    return { OK, prior, id }
   end
 end
 local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
 if not best then
-  finish()
   return { NONE, next_event() }
 end
 local r = load(string.sub(best, 12))
@@ -33,5 +38,4 @@ redis.call('HSET', REQ, request, token)
 if freed > 0 then
   freed = freed - 1
 end
-finish()
 return { OK, token, r.id }

@@ -3,7 +3,6 @@
 -- resource removed while leased.
 local r = load(ARGV[2])
 if r then
-  finish()
   if r.d then
     return { DRAINING }
   end
@@ -14,5 +13,4 @@ redis.call('HINCRBY', RES, '#n', 1)
 r = load(ARGV[2])
 relist(r, nil)
 freed = freed + r.c
-finish()
 return { OK }

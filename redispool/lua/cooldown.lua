@@ -3,9 +3,7 @@
 -- Reply: {OK} or {NONE} as release.
 local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
-  finish()
   return { NONE }
 end
 end_lease(ARGV[2], tonumber(ARGV[3]), owner)
-finish()
 return { OK }

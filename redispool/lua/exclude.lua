@@ -3,11 +3,9 @@
 -- Reply: {OK}, {NOT_FOUND}, or {NOT_ACTIVE} when already excluded.
 local r = load(ARGV[2])
 if not r or r.d then
-  finish()
   return { NOT_FOUND }
 end
 if r.x then
-  finish()
   return { NOT_ACTIVE }
 end
 local old = listing(r)
@@ -20,5 +18,4 @@ if r.s then
   redis.call('ZREM', SUSP, r.id)
 end
 relist(r, old)
-finish()
 return { OK }

@@ -1,9 +1,7 @@
 -- extend: move the deadline of lease ARGV[2] to ARGV[3] ms from now.
 -- Reply: {OK} or {NONE} as release.
 if not redis.call('HGET', OWNER, ARGV[2]) then
-  finish()
   return { NONE }
 end
 redis.call('ZADD', LEASES, now + tonumber(ARGV[3]), ARGV[2])
-finish()
 return { OK }

@@ -4,11 +4,9 @@
 -- resource from a held one.
 local r = load(ARGV[2])
 if not r or r.d then
-  finish()
   return { NOT_FOUND }
 end
 if not r.x and not r.s then
-  finish()
   if r.h == 0 then
     return { NOT_INACTIVE }
   end
@@ -28,5 +26,4 @@ relist(r, nil)
 if eligible(r) then
   freed = freed + (r.c - r.h)
 end
-finish()
 return { OK }

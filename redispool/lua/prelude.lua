@@ -12,23 +12,67 @@
 --             member = 10-digit holders .. ':' .. ID, so that among
 --             equal priorities fewer holders sort first
 --   3 leases  zset: token -> deadline (ms, server clock)
---   4 owner   hash: token -> request .. ':' .. ID (request: 16 hex digits)
+--   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex digits)
 --   5 susp    zset: ID -> end of suspension (ms, server clock)
 --   6 req     hash: request -> token, the lease an acquire request got,
 --             so that a retried request gets the same lease and an
 --             abandoned one (its reply lost) can be given back
--- ARGV[1] is always the pub/sub channel that wakes waiters.
+--   7 done0   hash: '#e' an epoch (server ms / window), and for each
+--   8 done1   write request of that epoch its status; for an acquire
+--             request, that it was abandoned. A write's status is
+--             recorded in the bucket of the current epoch, so that the
+--             same request sent again (go-redis resends a command whose
+--             connection broke before its reply) gets the first answer
+--             instead of applying twice. A bucket is emptied when its
+--             epoch comes round again: a record lives one to two
+--             windows, and the two keys hold no more than that.
+-- ARGV[1] is always the pub/sub channel that wakes waiters; the last
+-- three are the call's request ('' for none), the window (ms) and '1'
+-- when the call's status is to be recorded.
+--
+-- The operation's body follows, as the function main (see scripts.go);
+-- epilogue.lua runs it and finish, and replies {status, wake error or
+-- 0, the rest of main's reply}.
 --
 -- Time is the server's (TIME), read once per script: with effect
 -- replication (the only mode since Redis 7, the default since 5) a
 -- script that reads TIME replicates its writes, not itself, so replicas
 -- and the AOF stay exact.
 local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local DONE = { KEYS[7], KEYS[8] }
 local WAKE = ARGV[1]
+local REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
 
 local clock = redis.call('TIME')
 local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local now = math.floor(now_us / 1000)
+
+-- recorded is the status recorded for request in this epoch or the
+-- last, or nil.
+local function recorded(request)
+  local epoch = math.floor(now / WINDOW)
+  for _, key in ipairs(DONE) do
+    local v = redis.call('HMGET', key, '#e', request)
+    if v[2] and (tonumber(v[1]) or -1) >= epoch - 1 then
+      return v[2]
+    end
+  end
+  return nil
+end
+
+-- record keeps status for request in the bucket of this epoch, emptied
+-- first if it holds an older one. The bucket expires two windows after
+-- its last record, so that an idle pool's records go.
+local function record(request, status)
+  local epoch = math.floor(now / WINDOW)
+  local key = DONE[epoch % 2 + 1]
+  if tonumber(redis.call('HGET', key, '#e')) ~= epoch then
+    redis.call('UNLINK', key)
+    redis.call('HSET', key, '#e', epoch)
+  end
+  redis.call('HSET', key, request, status)
+  redis.call('PEXPIRE', key, 2 * WINDOW)
+end
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
@@ -49,10 +93,12 @@ local function eligible(r)
   return not r.x and not r.s and not r.d and r.h < r.c
 end
 
--- listing is r's member in AVAIL, or nil when r is not leasable.
+-- listing is r's member in AVAIL, or nil when r is not leasable. The ID
+-- is concatenated, not formatted: Lua 5.1's '%s' stops at a NUL byte in
+-- strings under 100 bytes, which would list a resource under another ID.
 local function listing(r)
   if eligible(r) then
-    return string.format('%010d:%s', r.h, r.id)
+    return string.format('%010d', r.h) .. ':' .. r.id
   end
   return nil
 end
@@ -108,6 +154,13 @@ end
 -- resource leaves with its last lease. cool > 0 suspends the resource
 -- until now + cool in the same step (Cooldown). owner is the token's
 -- entry in OWNER if the caller has read it already.
+-- split_owner returns the acquire request and the resource ID of an
+-- entry of OWNER.
+local function split_owner(owner)
+  local sep = string.find(owner, ':', 1, true)
+  return string.sub(owner, 1, sep - 1), string.sub(owner, sep + 1)
+end
+
 local function end_lease(token, cool, owner)
   owner = owner or redis.call('HGET', OWNER, token)
   redis.call('ZREM', LEASES, token)
@@ -115,8 +168,9 @@ local function end_lease(token, cool, owner)
   if not owner then
     return
   end
-  redis.call('HDEL', REQ, string.sub(owner, 1, 16))
-  local r = load(string.sub(owner, 18))
+  local request, id = split_owner(owner)
+  redis.call('HDEL', REQ, request)
+  local r = load(id)
   if not r then
     return
   end
@@ -183,18 +237,32 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- finish wakes waiters for the slots this script freed and deletes every
--- key of a pool left with no resource.
-local function finish()
+-- tidy deletes every key of a pool left with no resource.
+local function tidy()
   if dropped then
+    dropped = false
     local n = redis.call('HMGET', RES, '#n', '#d')
     if (tonumber(n[1]) or 0) == 0 and (tonumber(n[2]) or 0) == 0 then
       redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
     end
   end
+end
+
+-- finish tidies and wakes waiters for the slots this script freed. It
+-- runs after the script's change, so nothing in it may fail the script:
+-- a script that applied its change and then raised an error would
+-- report a failure for a change made, and its retry the wrong outcome.
+-- So PUBLISH, which an ACL can deny, goes through pcall; finish returns
+-- its error (or 0) for the client to count.
+local function finish()
+  tidy()
   if freed > 0 then
-    redis.call('PUBLISH', WAKE, freed)
+    local res = redis.pcall('PUBLISH', WAKE, freed)
+    if type(res) == 'table' and res.err then
+      return res.err
+    end
   end
+  return 0
 end
 
 reclaim()

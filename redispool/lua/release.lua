@@ -2,9 +2,7 @@
 -- does not have it (expired, or lost with the server's data).
 local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
-  finish()
   return { NONE }
 end
 end_lease(ARGV[2], 0, owner)
-finish()
 return { OK }

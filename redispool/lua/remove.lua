@@ -3,7 +3,6 @@
 -- last one. Reply: {OK} or {NOT_FOUND}.
 local r = load(ARGV[2])
 if not r or r.d then
-  finish()
   return { NOT_FOUND }
 end
 local old = listing(r)
@@ -22,5 +21,4 @@ else
   redis.call('HSET', RES, 'd:' .. r.id, 1)
   redis.call('HINCRBY', RES, '#d', 1)
 end
-finish()
 return { OK }

@@ -1,7 +1,7 @@
 -- stats: {OK, resources, available, excluded, suspended, draining,
 -- leases, expired leases}, after reclaim, so that it counts only leases
--- that are still running.
-finish()
+-- that are still running, and of a pool that reclaim emptied, nothing.
+tidy()
 local c = redis.call('HMGET', RES, '#n', '#x', '#d', '#e')
 return {
   OK,

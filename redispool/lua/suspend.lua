@@ -4,15 +4,12 @@
 -- (Include ends both, so suspending it would mean nothing).
 local r = load(ARGV[2])
 if not r or r.d then
-  finish()
   return { NOT_FOUND }
 end
 if r.x then
-  finish()
   return { NOT_ACTIVE }
 end
 local old = listing(r)
 suspend(r, now + tonumber(ARGV[3]))
 relist(r, old)
-finish()
 return { OK }

@@ -2,7 +2,6 @@
 -- Reply: {OK} or {NOT_FOUND}.
 local r = load(ARGV[2])
 if not r or r.d then
-  finish()
   return { NOT_FOUND }
 end
 redis.call('HSET', RES, 'p:' .. r.id, ARGV[3])
@@ -10,5 +9,4 @@ local member = listing(r)
 if member then
   redis.call('ZADD', AVAIL, ARGV[3], member)
 end
-finish()
 return { OK }

@@ -195,8 +195,19 @@ func noKeysLeft(t *testing.T, pool string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) > 0 {
-		t.Fatalf("keys left behind: %v", keys)
+	// The records of the last writes (redispool's "{pool}:done0" and
+	// "done1") expire by themselves.
+	var left []string
+	for _, k := range keys {
+		if k == "{"+pool+"}:done0" || k == "{"+pool+"}:done1" {
+			if ttl, err := c.PTTL(context.Background(), k).Result(); err == nil && ttl > 0 {
+				continue
+			}
+		}
+		left = append(left, k)
+	}
+	if len(left) > 0 {
+		t.Fatalf("keys left behind: %v", left)
 	}
 }
 

@@ -1,0 +1,18 @@
+-- Appended after the operation's body, which scripts.go wraps in the
+-- function main. A write whose request has a recorded status (it was
+-- applied, and this is the same command sent again) replies that status
+-- and applies nothing; otherwise it applies and records its status.
+-- Every write's reply is {status}, so the status is all there is to
+-- record.
+local reply
+local seen = RECORD and recorded(REQUEST)
+if seen then
+  reply = { tonumber(seen) }
+else
+  reply = main()
+  if RECORD then
+    record(REQUEST, reply[1])
+  end
+end
+local wake_err = finish()
+return { reply[1], wake_err, unpack(reply, 2) }
