@@ -159,6 +159,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
+	defer s.resourcesChanged(id)
 	return s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.begin()
 		defer sh.end()
@@ -173,7 +174,6 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
-			s.membershipChanged()
 		} else {
 			n.Leaving.Store(true)
 		}

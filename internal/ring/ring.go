@@ -257,3 +257,16 @@ func first[V comparable](t *node[V]) []Point[V] {
 	}
 	return t.pts
 }
+
+// Owner returns the value of a point at exactly pos for which match
+// holds, or the zero value.
+func (r *Ring[V]) Owner(pos uint64, match func(V) bool) V {
+	var zero V
+	leaf, i := seek(r.root, pos, 0)
+	for ; leaf != nil && i < len(leaf) && leaf[i].Pos == pos; i++ {
+		if match(leaf[i].Val) {
+			return leaf[i].Val
+		}
+	}
+	return zero
+}
