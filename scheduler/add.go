@@ -31,6 +31,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	}
 	n.Init(v, s.word, nil)
 	id := n.Key
+	defer s.resourcesChanged(id) // also after a panic: the ring may have seen n
 	served, present := s.add(n)
 	yieldTo(served)
 	if present != nil {
@@ -97,13 +98,11 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	defer func() {
 		if !done {
 			s.nodes.Delete(n.Key)
-			s.membershipChanged() // an affinity table built meanwhile may hold n
 		}
 	}()
 	sh.activate(n, false)
 	done = true
 	s.size.Add(1)
-	s.membershipChanged()
 	return s.serve(sh), nil
 }
 
@@ -177,6 +176,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 			}
 		}
 	}
+	defer s.batchChanged(slab) // also after a failure: the ring may have seen the batch
 	served, met, failed := s.batchAdd(slab, first)
 	yieldTo(served)
 	if failed {
@@ -286,8 +286,6 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		begun = i + 1
 	}
 	if i, _, leaving := s.nodes.InsertAll(slab); i >= 0 {
-		// An affinity table built meanwhile may hold nodes of the batch.
-		s.membershipChanged()
 		return false, collision[ID]{slab[i].Key, leaving}, true
 	}
 	done := false
@@ -322,7 +320,6 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	done = true
 	s.size.Add(int64(len(slab)))
-	s.membershipChanged()
 	if s.global {
 		return s.serveBest(added), collision[ID]{}, false
 	}
@@ -394,5 +391,4 @@ func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
 		n.State = node.Removed
 		s.nodes.Delete(n.Key)
 	}
-	s.membershipChanged() // an affinity table built meanwhile may hold the batch
 }

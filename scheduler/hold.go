@@ -175,8 +175,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	if n.State == node.Draining {
 		if n.Holders == 0 {
 			sh.setState(n, node.Removed)
-			s.nodes.Delete(n.Key)
-			s.membershipChanged()
+			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
 		}
 		if i >= 0 {
 			s.expiry.drop(ended.Deadline, n, ended.Token)

@@ -163,6 +163,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
+	defer s.resourcesChanged(id)
 	return s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.begin()
 		defer sh.end()
@@ -184,7 +185,6 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		if to == node.Removed {
 			s.nodes.Delete(id)
-			s.membershipChanged()
 		} else {
 			n.Leaving.Store(true)
 		}

@@ -12,12 +12,12 @@ func TestRunPrintsTheExpectedOutput(t *testing.T) {
 	if err := run(&out); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	const want = `alice -> upstream-6, upstream-6, upstream-6
-bob   -> upstream-8, upstream-8, upstream-8
-carol -> upstream-1, upstream-1, upstream-1
+	const want = `alice -> upstream-8, upstream-8, upstream-8
+bob   -> upstream-7, upstream-7, upstream-7
+carol -> upstream-8, upstream-8, upstream-8
 dave  -> upstream-2, upstream-2, upstream-2
 after every score changed, 4 of 4 users kept their upstream
-alice while upstream-6 is excluded -> upstream-4; after -> upstream-6
+alice while upstream-8 is excluded -> upstream-4; after -> upstream-8
 Acquire without affinity -> upstream-5, upstream-6, upstream-7, upstream-8
 `
 	if got := out.String(); got != want {

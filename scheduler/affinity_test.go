@@ -1,0 +1,125 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/scheduler"
+)
+
+func homes(t *testing.T, s *scheduler.Scheduler[*worker, string], ids []acquire.AffinityIdentifier) []string {
+	t.Helper()
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		v, err := s.AcquireByAffinity(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = v.ID
+	}
+	return out
+}
+
+// Removing one of n resources moves its own identifiers and at most
+// three times as many others (about as many are expected).
+func TestAffinityRemovingAResourceMovesFewOthers(t *testing.T) {
+	const resources, identifiers = 200, 40_000
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, numbered(resources)...)
+	ids := make([]acquire.AffinityIdentifier, identifiers)
+	for i := range ids {
+		ids[i] = acquire.StringIdentifier(fmt.Sprintf("user-%d", i))
+	}
+	before := homes(t, s, ids)
+	if err := s.Remove("w17"); err != nil {
+		t.Fatal(err)
+	}
+	after := homes(t, s, ids)
+	own, others := 0, 0
+	for i := range ids {
+		switch {
+		case before[i] == "w17":
+			own++
+		case after[i] != before[i]:
+			others++
+		}
+	}
+	if own == 0 || others > 3*identifiers/resources {
+		t.Fatalf("removing w17 moved its %d identifiers and %d others, want at most %d others", own, others, 3*identifiers/resources)
+	}
+}
+
+// Every resource serves between 0.7 and 1.3 times its fair share of
+// 100,000 identifiers.
+func TestAffinitySharesAreEven(t *testing.T) {
+	const resources, identifiers = 100, 100_000
+	s := newScheduler(t, baseConfig(8, config.Shared))
+	addAll(t, s, numbered(resources)...)
+	load := map[string]int{}
+	for i := 0; i < identifiers; i++ {
+		v, err := s.AcquireByAffinity(acquire.StringIdentifier(fmt.Sprintf("user-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		load[v.ID]++
+	}
+	fair := float64(identifiers) / resources
+	for i := 0; i < resources; i++ {
+		if r := float64(load[fmt.Sprint("w", i)]) / fair; r < 0.7 || r > 1.3 {
+			t.Errorf("w%d serves %.2fx its fair share", i, r)
+		}
+	}
+}
+
+// Concurrent Adds, Removes and affinity acquisitions leave the ring
+// holding exactly the resources present: identifiers then map as in a
+// scheduler given the same resources in one batch.
+func TestAffinityAfterConcurrentChangesMatchesAFreshScheduler(t *testing.T) {
+	s := newScheduler(t, baseConfig(4, config.Shared))
+	addAll(t, s, numbered(64)...)
+	ids := make([]acquire.AffinityIdentifier, 500)
+	for i := range ids {
+		ids[i] = acquire.StringIdentifier(fmt.Sprintf("user-%d", i))
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				k := fmt.Sprint("w", (g*7+i)%80)
+				if i%2 == 0 {
+					_ = s.Remove(k)
+				} else {
+					_ = s.Add(w(k, i))
+				}
+				if _, err := s.AcquireByAffinity(ids[(g+i)%len(ids)]); err != nil && s.Len() > 0 {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	var present []*worker
+	for i := 0; i < 80; i++ {
+		if v, err := s.Get(fmt.Sprint("w", i)); err == nil {
+			present = append(present, v)
+		}
+	}
+	if len(present) == 0 {
+		t.Skip("every resource ended removed")
+	}
+	fresh := newScheduler(t, baseConfig(4, config.Shared))
+	if err := fresh.BatchAdd(present); err != nil {
+		t.Fatal(err)
+	}
+	got, want := homes(t, s, ids), homes(t, fresh, ids)
+	for i := range ids {
+		if got[i] != want[i] {
+			t.Fatalf("%v maps to %s, in a fresh scheduler to %s", ids[i], got[i], want[i])
+		}
+	}
+}
