@@ -6,7 +6,7 @@
 // own lock. Acquire asks the configured acquire.AcquireStrategy for a
 // shard and returns that shard's best resource (or, with GlobalOrder, the
 // best of all shards); AcquireByAffinity maps an identifier to one
-// resource through a Maglev table over the resources. Under the Shared
+// resource through a consistent-hash ring over the resources. Under the Shared
 // policy an acquired resource stays in the pool; under Exclusive it leaves
 // the pool until Release.
 //
