@@ -230,7 +230,8 @@ func (p *redisPool) State() (loadtest.PoolState, error) {
 }
 
 // Close leaves the session for good; the last process out removes the
-// resources, so that the pool leaves no key behind.
+// resources, so that the pool leaves no key behind but its request
+// records, which expire by themselves.
 func (p *redisPool) Close() {
 	defer p.client.Close()
 	last, err := p.session.done()
