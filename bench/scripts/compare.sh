@@ -11,7 +11,7 @@
 # Usage: bench/scripts/compare.sh [-o REPORT.md] [RAW]
 #
 #   RAW        where to save the raw output (go test's, then benchstat's
-#              tables); default docs/bench/compare-raw.txt in the repo root
+#              tables); default bench/out/compare-raw.txt (git-ignored)
 #   -o FILE    also write the markdown to FILE (it always goes to stdout)
 #
 # Environment:
@@ -61,7 +61,7 @@ fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RAW=${1:+$(abs "$1")}
-RAW=${RAW:-$ROOT/docs/bench/compare-raw.txt}
+RAW=${RAW:-$ROOT/bench/out/compare-raw.txt}
 COUNT=${COUNT:-6}
 BENCH=${BENCH:-.}
 BENCHTIME=${BENCHTIME:-}

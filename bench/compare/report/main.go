@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go run ./compare/report -raw docs/bench/compare-raw.txt
+//	go run ./compare/report -raw out/compare-raw.txt
 //
 // Ratios are of medians taken in one run, never of figures from two runs:
 // on a shared machine only what was measured side by side compares.
