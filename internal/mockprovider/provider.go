@@ -383,7 +383,7 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		k.stats.Received++
 		k.stats.BadRequests++
-		p.writeLimitHeaders(w, k)
+		p.writeLimitHeaders(w, k, p.now())
 		p.mu.Unlock()
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "")
 		return
@@ -429,7 +429,7 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 	s.CompletionTokens += usage.CompletionTokens
 	s.TotalTokens += usage.TotalTokens
 	s.TokensCharged += charged
-	p.writeLimitHeaders(w, k)
+	p.writeLimitHeaders(w, k, now)
 	p.mu.Unlock()
 
 	finish := "stop"
@@ -478,7 +478,7 @@ func (p *Provider) admit(w http.ResponseWriter, k *key, now time.Time, estimate 
 		if estimate > k.tokens.max {
 			k.stats.RateLimited++
 			k.stats.TooLarge++
-			p.writeLimitHeaders(w, k)
+			p.writeLimitHeaders(w, k, now)
 			writeError(w, http.StatusTooManyRequests, fmt.Sprintf(
 				"Request too large on tokens per min (TPM): Limit %d, Requested %d. The input or output tokens must be reduced in order to run successfully.",
 				k.tokens.max, estimate), "tokens", "rate_limit_exceeded")
@@ -504,7 +504,7 @@ func (p *Provider) admit(w http.ResponseWriter, k *key, now time.Time, estimate 
 		ms := ceilDiv(int64(wait), int64(time.Millisecond))
 		w.Header().Set("Retry-After", strconv.FormatInt(ceilDiv(int64(wait), int64(time.Second)), 10))
 		w.Header().Set("retry-after-ms", strconv.FormatInt(ms, 10))
-		p.writeLimitHeaders(w, k)
+		p.writeLimitHeaders(w, k, now)
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s Please try again in %v.", message, time.Duration(ms)*time.Millisecond), kind, "rate_limit_exceeded")
 		return true
 	}
@@ -537,8 +537,8 @@ func (p *Provider) latency() time.Duration {
 }
 
 // writeLimitHeaders sets OpenAI's x-ratelimit-* headers for k's buckets,
-// as they stand. Requires p.mu.
-func (p *Provider) writeLimitHeaders(w http.ResponseWriter, k *key) {
+// as they stand at now. Requires p.mu.
+func (p *Provider) writeLimitHeaders(w http.ResponseWriter, k *key, now time.Time) {
 	h := w.Header()
 	for _, b := range []struct {
 		name string
@@ -547,6 +547,7 @@ func (p *Provider) writeLimitHeaders(w http.ResponseWriter, k *key) {
 		if b.l == nil {
 			continue
 		}
+		b.l.refill(now)
 		h.Set("x-ratelimit-limit-"+b.name, strconv.FormatInt(b.l.max, 10))
 		h.Set("x-ratelimit-remaining-"+b.name, strconv.FormatInt(b.l.remaining(), 10))
 		h.Set("x-ratelimit-reset-"+b.name, FormatReset(b.l.reset()))

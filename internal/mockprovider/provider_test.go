@@ -538,3 +538,16 @@ func TestFormatResetRoundsUpToTheMillisecond(t *testing.T) {
 		}
 	}
 }
+
+// The headers of a 400 give the buckets as they stand when it is
+// answered, refilled since the last call, like those of any answer.
+func TestBadRequestHeadersShowTheRefilledBuckets(t *testing.T) {
+	h := newHarness(t, Config{RequestsPerMinute: 60})
+	h.post(t, "k1", call(1, 5))
+	h.clock.Advance(time.Second) // refills the request taken
+	r := h.post(t, "k1", `{"messages": []}`)
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("status %d", r.status)
+	}
+	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-requests": "60", "x-ratelimit-reset-requests": "0s"})
+}
