@@ -11,7 +11,8 @@
 // The arithmetic is exact: the level is kept as a whole number of units
 // plus a remainder in units of 1/Per, and refills, waits and clamps use
 // 128-bit intermediate products, so no sequence of calls gains or loses a
-// fraction of a unit to rounding. Where a true result does not fit (a wait
+// fraction of a unit to rounding (Resize alone rounds, down, when it
+// rescales the remainder to a new Per). Where a true result does not fit (a wait
 // longer than the longest time.Duration, a debt below -math.MaxInt64) it
 // saturates instead of wrapping.
 package bucket
@@ -28,8 +29,9 @@ import (
 // go lower saturates here, so that no later sum can wrap around.
 const minWhole = -math.MaxInt64
 
-// Never is the wait Wait reports, with ok false, for a cost that the
-// bucket can never cover.
+// Never is the longest time.Duration: the wait Wait reports, with ok
+// false, for a cost that the bucket can never cover, and, with ok true,
+// for one it will cover only after longer than a Duration can hold.
 const Never = time.Duration(math.MaxInt64)
 
 // Bucket is one limit's state. The zero value is not usable; call New.
