@@ -19,10 +19,12 @@
 // # How a call is charged
 //
 // OpenAI checks a call against its tokens limit before running it, on an
-// estimate: the prompt's tokens plus max_tokens, the most the call can
-// spend ("contexts (prompts+max_tokens)" in its rate-limit advice; its
-// guide tells clients to keep max_tokens close to the expected completion
-// for that reason). The mock does the same. Its prompt count has no
+// estimate made from max_tokens: its rate-limit advice speaks of
+// "contexts (prompts+max_tokens)", its guide of the larger of max_tokens
+// and a character-count estimate of the request, and both tell clients to
+// keep max_tokens close to the expected completion for that reason. The
+// mock takes the sum, prompt tokens plus max_tokens: the most the call
+// can spend, and the stricter of the two readings. Its prompt count has no
 // tokenizer: it is PromptTokens, a quarter of each message's length in
 // bytes rounded up, OpenAI's rule of thumb, so a client can compute the
 // same estimate (Estimate). A call is admitted only if its key's requests
@@ -39,7 +41,7 @@
 // A call that a bucket does not cover gets 429 with an OpenAI-style error
 // body (type "requests" or "tokens", code "rate_limit_exceeded"), a
 // Retry-After in whole seconds rounded up, and retry-after-ms in
-// milliseconds rounded up (the header OpenAI's own SDKs prefer): after
+// milliseconds rounded up (which OpenAI's Python SDK reads first): after
 // that long, both buckets cover the call, if nothing else spends from
 // them meanwhile. A call whose estimate is above the tokens limit itself
 // can never be served: it gets 429 with no Retry-After (OpenAI answers
