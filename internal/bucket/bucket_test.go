@@ -346,3 +346,42 @@ func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
 		t.Fatalf("Wait(Max) at Max per Per = %v, %v, want Per", d, ok)
 	}
 }
+
+// Products whose high 64 bits equal the divisor exactly: the quotient
+// does not fit in 64 bits, and must saturate rather than reach the
+// division (which would panic).
+func TestProductsOfExactly64BitsOverTheDivisorSaturate(t *testing.T) {
+	huge := config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}
+	// Refill: 4 ns x (2^63-1) units per ns is 2^65-4, high word 1 = Per.
+	b := New(huge, 0)
+	b.Take(0, math.MaxInt64)
+	b.Refill(4)
+	if b.whole != math.MaxInt64 || b.frac != 0 {
+		t.Fatalf("refill: %d+%d/per, want full", b.whole, b.frac)
+	}
+	// Clamp: a reset of 4 ns gives the same product; the bound is far
+	// below the deepest debt.
+	b.Clamp(4, math.MaxInt64, 4)
+	if b.whole != minWhole {
+		t.Fatalf("clamp: level %d, want %d", b.whole, int64(minWhole))
+	}
+	// Wait: a debt of 2 at 1 unit per MaxInt64 ns is 3 x (2^63-1) ns to
+	// cover 1, high word 1 = Max.
+	slow := New(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, 0)
+	slow.Take(0, 1)
+	slow.Settle(0, 0, 2)
+	if d, ok := slow.Wait(0, 1); !ok || d != Never {
+		t.Fatalf("wait: %v, %v, want Never, true", d, ok)
+	}
+}
+
+// A bound that lands a fraction below the deepest debt recorded is
+// recorded as that debt, not one unit below it: 3 units per 2 ns and a
+// reset of 6148914691236517207 ns give 3 - (2^63 + 2) - 1/2 units.
+func TestClampJustBelowTheDeepestDebtSaturates(t *testing.T) {
+	b := New(config.Limit{Name: "x", Max: 3, Per: 2}, 0)
+	b.Clamp(0, 3, 6148914691236517207)
+	if b.whole != minWhole || b.frac != 0 {
+		t.Fatalf("level %d+%d/per, want %d", b.whole, b.frac, int64(minWhole))
+	}
+}

@@ -551,3 +551,53 @@ func TestBadRequestHeadersShowTheRefilledBuckets(t *testing.T) {
 	}
 	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-requests": "60", "x-ratelimit-reset-requests": "0s"})
 }
+
+func TestPromptTokensRoundsEachMessageUp(t *testing.T) {
+	for _, tt := range []struct {
+		contents []string
+		want     int64
+	}{
+		{nil, 1},
+		{[]string{""}, 1},
+		{[]string{"x"}, 1},
+		{[]string{"hello"}, 2},
+		{[]string{"abcd", "abcde", "a"}, 1 + 2 + 1},
+	} {
+		var msgs []Message
+		for _, c := range tt.contents {
+			msgs = append(msgs, Message{Role: "user", Content: c})
+		}
+		if got := PromptTokens(msgs); got != tt.want {
+			t.Errorf("PromptTokens(%q) = %d, want %d", tt.contents, got, tt.want)
+		}
+	}
+}
+
+// When both buckets are short, Retry-After is the longer of the two
+// waits: only then does the call fit.
+func TestRetryAfterIsTheLongerWaitWhenBothBucketsAreShort(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		rpm   int64
+		first int // calls of 500 tokens (1 + 499) before the one refused
+	}{
+		// 1 rpm: the request is 60 s away, the 500 tokens missing 30 s.
+		{"requests wait longer", 1, 1},
+		// 2 rpm: the request is 30 s away, the 1000 tokens missing 60 s.
+		{"tokens wait longer", 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Config{RequestsPerMinute: tt.rpm, TokensPerMinute: 1000, Completion: fixed(499), KeepEstimate: true})
+			for i := 0; i < tt.first; i++ {
+				if r := h.post(t, "k1", call(1, 499)); r.status != http.StatusOK {
+					t.Fatalf("call %d: status %d", i, r.status)
+				}
+			}
+			r := h.post(t, "k1", call(1, 999)) // needs the tokens bucket full
+			if r.status != http.StatusTooManyRequests || r.errorType() != "requests" {
+				t.Fatalf("status %d, %s", r.status, r.body)
+			}
+			wantHeaders(t, r, map[string]string{"retry-after-ms": "60000", "Retry-After": "60"})
+		})
+	}
+}
