@@ -100,3 +100,19 @@ var (
 	// held and still has holders; the key is free once they release.
 	ErrResourceDraining = stderrors.New("crs: removed resource still has holders")
 )
+
+// Budget errors, for token-bucket limits (config.Limit) and what a call
+// spends against them (config.Cost).
+var (
+	// ErrInvalidLimit: a config.Limit with an empty Name, a Max that is
+	// not in [1, config.MaxUnits], or a Per that is not positive.
+	ErrInvalidLimit = stderrors.New("crs: invalid limit")
+	// ErrDuplicateLimit: two limits of one resource have the same Name.
+	ErrDuplicateLimit = stderrors.New("crs: duplicate limit name")
+	// ErrInvalidCost: a config.Cost with an amount that is negative or
+	// above config.MaxUnits.
+	ErrInvalidCost = stderrors.New("crs: invalid cost")
+	// ErrUnknownLimit: a config.Cost names a limit that none of the limits
+	// it was checked against has (Cost.ValidateNames).
+	ErrUnknownLimit = stderrors.New("crs: cost names an unknown limit")
+)

@@ -1,0 +1,161 @@
+// Command mockprovider serves a mock LLM provider on a local port: the
+// chat-completions shape of OpenAI's API, with per-key requests and tokens
+// per minute enforced by token buckets, 429s with Retry-After and
+// OpenAI's x-ratelimit-* headers. Point any OpenAI-compatible client at
+// it to see how it keeps a provider's limits.
+//
+//	go run ./cmd/mockprovider -keys 4 -rpm 600 -tpm 40000
+//	go run ./cmd/mockprovider -h        # every flag, on stdout
+//
+// It prints its URL and its keys, then serves until SIGINT or SIGTERM,
+// and prints each key's counters when it stops (a second signal ends it
+// at once). The counters are also at GET /stats, as JSON, while it runs:
+//
+//	curl -s $URL/v1/chat/completions -H "Authorization: Bearer sk-mock-1" \
+//	  -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 50}'
+//	curl -s $URL/stats
+//
+// How calls are charged and answered is documented in the
+// internal/mockprovider package (go doc ./internal/mockprovider): a call
+// is admitted on its prompt plus max_tokens, and settled to its usage
+// when it ends, unless -keep-estimate.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/crsched/crs/internal/mockprovider"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command, minus the process: it serves until ctx ends or a
+// SIGINT or SIGTERM arrives, and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mockprovider", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	keys := fs.Int("keys", 4, "`N` API keys, named sk-mock-1, sk-mock-2, ...")
+	rpm := fs.Int64("rpm", 600, "requests per minute per key (0: no limit)")
+	tpm := fs.Int64("tpm", 40000, "tokens per minute per key (0: no limit)")
+	addr := fs.String("addr", "127.0.0.1:0", "`address` to listen on (port 0 picks a free one)")
+	latency := fs.String("latency", "fixed:0", "how long a call takes: fixed:D or uniform:MIN-MAX")
+	maxTokens := fs.Int64("max-tokens", mockprovider.DefaultMaxTokens, "max_tokens of a request that gives none")
+	keep := fs.Bool("keep-estimate", false, "keep each call charged its estimate (prompt + max_tokens) instead of settling it to its usage")
+	seed := fs.Uint64("seed", 1, "seed of the completion lengths and latencies")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "mockprovider: %v (see -h)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mockprovider: unexpected argument %q (see -h)\n", fs.Arg(0))
+		return 2
+	}
+	lat, err := mockprovider.ParseLatency(*latency)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockprovider: -latency: %v (see -h)\n", err)
+		return 2
+	}
+	if *keys < 1 {
+		fmt.Fprintf(stderr, "mockprovider: -keys %d: want at least 1 (see -h)\n", *keys)
+		return 2
+	}
+	cfg := mockprovider.Config{
+		RequestsPerMinute: *rpm,
+		TokensPerMinute:   *tpm,
+		DefaultMaxTokens:  *maxTokens,
+		KeepEstimate:      *keep,
+		Latency:           lat,
+		Seed:              *seed,
+	}
+	for i := 1; i <= *keys; i++ {
+		cfg.Keys = append(cfg.Keys, "sk-mock-"+strconv.Itoa(i))
+	}
+	p, err := mockprovider.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v (see -h)\n", err)
+		return 2
+	}
+
+	// The first signal stops the server; after it the signals' default
+	// action is back, so a second one ends a slow shutdown at once.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := mockprovider.Listen(*addr, p)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockprovider: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "mockprovider: %s (POST /v1/chat/completions, GET /stats)\n", s.URL)
+	fmt.Fprintf(stdout, "limits per key: %s requests/min, %s tokens/min; latency %v\n", limit(*rpm), limit(*tpm), lat)
+	if *keep {
+		fmt.Fprintln(stdout, "a call is charged prompt + max_tokens")
+	} else {
+		fmt.Fprintln(stdout, "a call is admitted on prompt + max_tokens and settled to its usage")
+	}
+	for _, k := range cfg.Keys {
+		fmt.Fprintf(stdout, "key %s\n", k)
+	}
+
+	<-ctx.Done()
+	stop()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(shutdown); err != nil {
+		fmt.Fprintf(stderr, "mockprovider: shutdown: %v\n", err)
+	}
+	report(stdout, s.Stats())
+	return 0
+}
+
+func limit(n int64) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage: mockprovider [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Serves a mock OpenAI-compatible chat-completions API on a local port, with")
+	fmt.Fprintln(w, "per-key requests and tokens per minute, until SIGINT or SIGTERM.")
+	fmt.Fprintln(w)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// report prints each key's counters and the share of its token budget
+// spent.
+func report(w io.Writer, s mockprovider.Stats) {
+	fmt.Fprintf(w, "mockprovider: stopped after %v; %d unauthorized calls\n", s.Elapsed.Round(time.Millisecond), s.Unauthorized)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "key\tserved\t429s\ttoo large\t400s\ttokens spent\ttokens allowed\tshare\t")
+	for _, k := range append(s.Keys, s.Total) {
+		name, share := k.Key, "-"
+		if name == "" {
+			name = "total"
+		}
+		if k.TokensAllowed > 0 {
+			share = fmt.Sprintf("%.1f%%", 100*float64(k.TotalTokens)/float64(k.TokensAllowed))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, k.Served, k.RateLimited, k.TooLarge, k.BadRequests, k.TotalTokens, k.TokensAllowed, share)
+	}
+	tw.Flush()
+}
