@@ -32,7 +32,9 @@
 // (EVALSHA, and EVAL once when the server answers NOSCRIPT). There is no
 // read-modify-write on the client, so processes never need a lock.
 // Every script first ends, by the server's clock (TIME), the leases past
-// their deadline and the suspensions that are over. So a process killed
+// their deadline and the suspensions that are over (so a step forward of
+// that clock ends leases early, while Lease.Deadline, the holder's
+// estimate, still shows time left). So a process killed
 // while holding leases loses them LeaseTTL after it took them at the
 // latest, with nothing to run on any surviving process: the next call
 // on the pool, from anyone, gives the slots back.
@@ -52,11 +54,26 @@
 //	{NAME}:done0   hash  write request -> its status (or an acquire
 //	{NAME}:done1         request's abandonment), in two buckets that
 //	                     take turns by server time, with a TTL
+//	{NAME}:token   string the last fencing token
 //
 // They hold one entry per resource and per running lease, and one per
 // write of the last one or two RequestWindows; when the last resource
 // leaves, the scripts delete all of them but the two done buckets,
-// which expire by themselves.
+// which expire by themselves, and the token, which stays.
+//
+// # Fencing tokens
+//
+// Each token is the later of the last one plus one and the server's
+// clock in microseconds. While the pool's data survives (the server runs
+// on, restarts from a persistence file that holds the last grant, or a
+// replica that had it is promoted), tokens therefore increase strictly,
+// whatever the clocks do. When it is lost (a restart without
+// persistence, a promoted replica that lacked the last grants, the keys
+// deleted), the next token is greater than every earlier one if the
+// server's clock is past the last of them, as it is when the clocks
+// agree; a server whose clock is behind hands out lower tokens until its
+// clock passes them, which a guarded system that keeps the highest token
+// it has seen refuses: it turns holders away, it never lets two in.
 //
 // # Errors and retries
 //
@@ -95,8 +112,8 @@
 // pool's Redis persistent (AOF) if leases must survive a restart; a
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports
-// ErrLeaseExpired: none is handed out twice, and fencing tokens, which
-// derive from the server clock, keep increasing.
+// ErrLeaseExpired: none is handed out twice (see Fencing tokens for the
+// tokens).
 //
 // Every call returns when its context ends, whether or not the server
 // answers and whatever the client's ContextTimeoutEnabled: the command

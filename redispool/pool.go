@@ -18,7 +18,7 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [8]string // res, avail, leases, owner, susp, req, done0, done1: see lua/prelude.lua
+	keys     [9]string // res, avail, leases, owner, susp, req, done0, done1, token: see lua/prelude.lua
 	channel  string    // pub/sub channel on which freed slots are announced
 	ttl      time.Duration
 	ttlMs    int64
@@ -52,7 +52,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1"},
+		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1", tag + "token"},
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),

@@ -80,7 +80,9 @@ func (p *Pool) Update(ctx context.Context, id string, priority float64) error {
 // Remove deletes resource id, in any state. A resource with leases
 // drains: every operation but the end of those leases treats it as gone,
 // its ID cannot be added again until they end, and it leaves with the
-// last one. When the last resource leaves, no key of the pool remains.
+// last one. When the last resource leaves, no key of the pool remains
+// but the last fencing token (and the records of recent writes, which
+// expire by themselves).
 func (p *Pool) Remove(ctx context.Context, id string) error {
 	return p.idOp(ctx, "remove", scriptRemove, id)
 }

@@ -16,18 +16,69 @@ import (
 // stop and restart it.
 func ownServer(t *testing.T) *redisServer {
 	t.Helper()
-	if redisBin == "" {
-		if os.Getenv(envRequire) == "1" {
-			t.Fatal("this test starts its own redis-server, and there is none in PATH")
-		}
-		t.Skip("this test starts its own redis-server, and there is none in PATH")
-	}
+	needServerBinary(t)
 	srv, err := startServer(0, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.stop)
 	return srv
+}
+
+// needServerBinary skips a test that starts its own redis-server when
+// there is none, or fails it under CRS_REQUIRE_REDIS=1.
+func needServerBinary(t *testing.T) {
+	t.Helper()
+	if redisBin == "" {
+		if os.Getenv(envRequire) == "1" {
+			t.Fatal("this test starts its own redis-server, and there is none in PATH")
+		}
+		t.Skip("this test starts its own redis-server, and there is none in PATH")
+	}
+}
+
+// restartable is a redis-server of the test's own that it can stop and
+// start again on the same port and directory; stopped at the end.
+type restartable struct {
+	t     *testing.T
+	args  []string
+	srv   *redisServer
+	alive bool
+}
+
+// ownRestartable starts a server with the extra arguments of launch.
+func ownRestartable(t *testing.T, extra ...string) *restartable {
+	t.Helper()
+	needServerBinary(t)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restartable{t: t, args: extra, srv: &redisServer{port: port, dir: t.TempDir()}}
+	r.start()
+	t.Cleanup(func() {
+		if r.alive {
+			r.srv.stop()
+		}
+	})
+	return r
+}
+
+func (r *restartable) addr() string { return r.srv.addr }
+
+func (r *restartable) stop() {
+	r.srv.stop()
+	r.alive = false
+}
+
+// start starts the server (again): the same port and directory.
+func (r *restartable) start() {
+	r.t.Helper()
+	srv, err := launch(r.srv.port, r.srv.dir, r.args...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.srv, r.alive = srv, true
 }
 
 func TestARestartThatLosesTheDataExpiresLeasesAndThePoolWorksAgain(t *testing.T) {

@@ -25,12 +25,7 @@ end
 local r = load(string.sub(best, 12))
 set_holders(r, r.h + 1)
 relist(r, best)
--- The token is the later of the last one plus one and the server clock
--- in microseconds, so it keeps increasing even when the counter is lost
--- (the pool's keys deleted, or a Redis without persistence restarted).
-local token = math.max((tonumber(redis.call('HGET', RES, '#t')) or 0) + 1, now_us)
-token = string.format('%.0f', token)
-redis.call('HSET', RES, '#t', token)
+local token = next_token()
 redis.call('ZADD', LEASES, now + tonumber(ARGV[2]), token)
 redis.call('HSET', OWNER, token, request .. ':' .. r.id)
 redis.call('HSET', REQ, request, token)

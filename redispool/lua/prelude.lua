@@ -7,7 +7,7 @@
 --             'h:ID' holders (absent = 0), 'x:ID' excluded, 's:ID' end
 --             of its suspension (ms), 'd:ID' removed while leased;
 --             pool counters '#n' resources, '#x' excluded, '#d'
---             draining, '#e' expired leases, '#t' last fencing token
+--             draining, '#e' expired leases
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 10-digit holders .. ':' .. ID, so that among
 --             equal priorities fewer holders sort first
@@ -26,6 +26,9 @@
 --             instead of applying twice. A bucket is emptied when its
 --             epoch comes round again: a record lives one to two
 --             windows, and the two keys hold no more than that.
+--   9 token   string: the last fencing token granted. It outlives the
+--             pool's other keys (tidy leaves it), so that tokens never go
+--             back while the data survives, whatever the clocks do.
 -- ARGV[1] is always the pub/sub channel that wakes waiters; the last
 -- three are the call's request ('' for none), the window (ms) and '1'
 -- when the call's status is to be recorded.
@@ -40,6 +43,7 @@
 -- and the AOF stay exact.
 local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local DONE = { KEYS[7], KEYS[8] }
+local TOKEN = KEYS[9]
 local WAKE = ARGV[1]
 local REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
 
@@ -237,7 +241,19 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- tidy deletes every key of a pool left with no resource.
+-- next_token records and returns the next fencing token: the later of
+-- the last one plus one, which makes tokens increase by construction
+-- while TOKEN survives, and the server clock in microseconds, so that
+-- they most likely keep increasing when it does not (a restart that lost
+-- the data, a promoted replica that lacked the last grants): see doc.go.
+local function next_token()
+  local token = math.max((tonumber(redis.call('GET', TOKEN)) or 0) + 1, now_us)
+  token = string.format('%.0f', token)
+  redis.call('SET', TOKEN, token)
+  return token
+end
+
+-- tidy deletes every key of a pool left with no resource, but TOKEN.
 local function tidy()
   if dropped then
     dropped = false
