@@ -113,7 +113,10 @@
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports
 // ErrLeaseExpired: none is handed out twice (see Fencing tokens for the
-// tokens).
+// tokens). Acquire then returns ErrPoolEmpty rather than wait: every
+// replica of a service calling Sync with its configured resources at
+// start, on a timer and on ErrPoolEmpty puts them back (Sync is one
+// atomic, idempotent step, so the replicas' calls converge).
 //
 // Every call returns when its context ends, whether or not the server
 // answers and whatever the client's ContextTimeoutEnabled: the command

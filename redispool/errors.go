@@ -24,4 +24,10 @@ var (
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
 	// ErrInvalidCapacity: a capacity is above MaxCapacity.
 	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
+	// ErrPoolEmpty: the pool has no resource at all (none was added, all
+	// were removed, or the server lost its data), so no wait would end
+	// with a lease. Acquire and TryAcquire return it, wrapped together
+	// with the core's ErrNoResourceAvailable; Sync (or Add) puts the
+	// resources back.
+	ErrPoolEmpty = stderrors.New("redispool: pool has no resources")
 )

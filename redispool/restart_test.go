@@ -123,11 +123,17 @@ func TestARestartThatLosesTheDataExpiresLeasesAndThePoolWorksAgain(t *testing.T)
 	if err := old.Release(ctx); !errors.Is(err, crserrors.ErrLeaseExpired) {
 		t.Fatalf("Release of a lease lost with the data: %v, want ErrLeaseExpired", err)
 	}
-	// So did the resources: the application adds them again.
-	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
-		t.Fatalf("TryAcquire on the emptied pool: %v", err)
+	// So did the resources: Acquire says so rather than wait, and the
+	// application puts them back.
+	if _, err := p.TryAcquire(ctx); !errors.Is(err, ErrPoolEmpty) || !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("TryAcquire on the emptied pool: %v, want ErrPoolEmpty", err)
 	}
-	add(t, p, Resource{ID: "a"})
+	if _, err := other.Acquire(bounded); !errors.Is(err, ErrPoolEmpty) {
+		t.Fatalf("Acquire on the emptied pool: %v, want ErrPoolEmpty", err)
+	}
+	if err := p.Sync(ctx, []Resource{{ID: "a"}}); err != nil {
+		t.Fatal(err)
+	}
 	fresh := mustAcquire(t, p)
 	if fresh.Token <= old.Token {
 		t.Fatalf("token %d after the restart, %d before: fencing tokens went back", fresh.Token, old.Token)

@@ -54,6 +54,7 @@ var (
 	scriptExclude  = newScript("exclude", true)
 	scriptInclude  = newScript("include", true)
 	scriptSuspend  = newScript("suspend", true)
+	scriptSync     = newScript("sync", true)
 	scriptStats    = newScript("stats", false)
 )
 
@@ -67,6 +68,7 @@ const (
 	statusNotActive   = -4
 	statusNotExcluded = -5
 	statusNotInactive = -6
+	statusEmpty       = -7
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
@@ -133,6 +135,8 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotExcluded
 	case statusNotInactive:
 		return crserrors.ErrResourceNotInactive
+	case statusEmpty:
+		return fmt.Errorf("%w: %w", crserrors.ErrNoResourceAvailable, ErrPoolEmpty)
 	}
 	return fmt.Errorf("unknown script status %d", status)
 }

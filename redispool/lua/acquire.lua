@@ -1,7 +1,7 @@
 -- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3]
 -- (nothing is recorded in DONE for it: the lease in REQ is the record).
--- Reply: {OK, token, id} or {NONE, ms until the server frees something
--- by itself, or -1}.
+-- Reply: {OK, token, id}, {NONE, ms until the server frees something
+-- by itself, or -1}, or {EMPTY} when the pool has no resource at all.
 local request = ARGV[3]
 if recorded(request) then
   -- The client gave this request up (abandon ran first): whoever sent it
@@ -20,6 +20,9 @@ if prior then
 end
 local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
 if not best then
+  if (tonumber(redis.call('HGET', RES, '#n')) or 0) == 0 then
+    return { EMPTY }
+  end
   return { NONE, next_event() }
 end
 local r = load(string.sub(best, 12))

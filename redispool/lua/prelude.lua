@@ -80,7 +80,7 @@ end
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
-local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE = 1, 0, -1, -2, -3, -4, -5, -6
+local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY = 1, 0, -1, -2, -3, -4, -5, -6, -7
 
 local freed = 0      -- slots made leasable by this script: waiters to wake
 local dropped = false -- a resource left for good: the pool may be empty now
@@ -152,6 +152,68 @@ local function suspend(r, untl)
   r.s = string.format('%.0f', untl)
   redis.call('HSET', RES, 's:' .. r.id, r.s)
   redis.call('ZADD', SUSP, r.s, r.id)
+end
+
+-- add_resource puts a new resource in the pool, available at once.
+local function add_resource(id, prio, cap)
+  redis.call('HSET', RES, 'c:' .. id, cap, 'p:' .. id, prio)
+  redis.call('HINCRBY', RES, '#n', 1)
+  local r = load(id)
+  relist(r, nil)
+  freed = freed + r.c
+end
+
+-- remove_resource deletes r, which is not draining; with holders, r
+-- drains: it is gone for every operation but the end of its leases, and
+-- leaves with the last one.
+local function remove_resource(r)
+  local old = listing(r)
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  redis.call('HINCRBY', RES, '#n', -1)
+  if r.x then
+    redis.call('HINCRBY', RES, '#x', -1)
+  end
+  if r.h == 0 then
+    drop(r)
+  else
+    redis.call('HDEL', RES, 'x:' .. r.id, 's:' .. r.id)
+    redis.call('ZREM', SUSP, r.id)
+    redis.call('HSET', RES, 'd:' .. r.id, 1)
+    redis.call('HINCRBY', RES, '#d', 1)
+  end
+end
+
+-- configure sets r's priority and, unless cap is nil, its capacity (a
+-- lower one than its holders takes effect as leases end); a draining r
+-- is back in the pool, its leases running on.
+local function configure(r, prio, cap)
+  local old = listing(r)
+  local free = eligible(r) and r.c - r.h or 0
+  if r.d then
+    r.d = nil
+    redis.call('HDEL', RES, 'd:' .. r.id)
+    redis.call('HINCRBY', RES, '#d', -1)
+    redis.call('HINCRBY', RES, '#n', 1)
+  end
+  r.p = prio
+  redis.call('HSET', RES, 'p:' .. r.id, prio)
+  if cap then
+    r.c = tonumber(cap)
+    redis.call('HSET', RES, 'c:' .. r.id, cap)
+  end
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  local new = listing(r)
+  if new then
+    redis.call('ZADD', AVAIL, r.p, new)
+  end
+  local now_free = eligible(r) and r.c - r.h or 0
+  if now_free > free then
+    freed = freed + now_free - free
+  end
 end
 
 -- end_lease removes the lease token and frees its slot; a draining
