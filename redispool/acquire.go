@@ -36,7 +36,9 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // Acquire looks (at once, or at its next re-check for a pool emptied
 // while it waits): nothing would ever free a slot, so it says so rather
 // than wait until ctx ends. After a restart that lost the data, this is
-// the sign to put the resources back (Sync). Acquire returns as soon as ctx ends,
+// the sign to put the resources back (Sync). With Options.WaitReplicas,
+// a grant that too few replicas acknowledge in time ends the call with
+// ErrNotReplicated, the lease given back. Acquire returns as soon as ctx ends,
 // even while the server does not answer; a lease granted by a command
 // whose reply was lost, or that the server runs after ctx ended, is
 // given back in the background.
@@ -86,8 +88,9 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 	request := newRequest()
 	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
 	if err != nil {
-		// A call left in flight is given back by eval once it ends.
-		if _, left := err.(leftError); !left && mayHaveRun(err) {
+		// A call left in flight is given back by eval once it ends; a
+		// grant that the replicas did not acknowledge, at once.
+		if _, left := err.(leftError); errors.Is(err, ErrNotReplicated) || !left && mayHaveRun(err) {
 			p.abandon(request)
 		}
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)

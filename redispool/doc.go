@@ -75,6 +75,20 @@
 // clock passes them, which a guarded system that keeps the highest token
 // it has seen refuses: it turns holders away, it never lets two in.
 //
+// # Replicas
+//
+// Options.WaitReplicas makes every grant and every Lease.Extend wait
+// (Redis WAIT, on the connection of the write) until that many replicas
+// have it, so that the usual failover keeps every lease; a grant they
+// do not acknowledge in Options.WaitTimeout is given back and returns
+// ErrNotReplicated. Redis is not a consensus store: WAIT does not make
+// it consistent, and a failover can still lose acknowledged grants (a
+// replica that was not among those that acknowledged is promoted, or
+// one restarts without the data), as Redisson's documentation and
+// Kleppmann's "How to do distributed locking" say of every lock on
+// Redis. The fencing token, checked by what the resource guards, is what
+// protects the resource then.
+//
 // # Errors and retries
 //
 // Every call is a request with a random 128-bit ID. go-redis sends a

@@ -125,6 +125,10 @@ func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error
 // Extend moves the lease's deadline to d from now (by the server's
 // clock), whatever LeaseTTL is: a long task extends its lease before it
 // runs out. ErrInvalidDuration: d <= 0; otherwise the errors of Release.
+// With Options.WaitReplicas, ErrNotReplicated: the primary extended the
+// lease but too few replicas acknowledged it in time, so a failover may
+// undo it; Deadline stays where it was, and a repeat of the same Extend
+// on this handle waits for the replicas again.
 func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("redispool: extend %q by %v: %w", l.ID, d, crserrors.ErrInvalidDuration)

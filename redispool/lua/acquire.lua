@@ -15,6 +15,8 @@ if prior then
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
     local _, id = split_owner(owner)
+    -- Written again, so that a WAIT after this reply covers the grant.
+    redis.call('HSET', REQ, request, prior)
     return { OK, prior, id }
   end
 end
