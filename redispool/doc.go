@@ -6,7 +6,7 @@
 //
 //	pool, err := redispool.New(client, redispool.Options{Name: "llm-keys"})
 //	...
-//	err = pool.Add(ctx, redispool.Resource{ID: "key-1", Priority: 1})
+//	err = pool.Sync(ctx, []redispool.Resource{{ID: "key-1", Priority: 1}})
 //	lease, err := pool.Acquire(ctx) // waits until a resource is free
 //	...
 //	callUpstream(lease.ID, lease.Token)
@@ -44,7 +44,7 @@
 // touches:
 //
 //	{NAME}:res     hash  per resource capacity, priority, holders and
-//	                     flags; pool counters; the last fencing token
+//	                     flags; pool counters
 //	{NAME}:avail   zset  resources with a free slot, by priority then
 //	                     holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
@@ -97,9 +97,11 @@
 // least, and answers a copy of the request with that status
 // without applying it again (an acquire request, with the same lease).
 // So a write that returns nil was applied, once; one that returns a
-// sentinel or an error reply of the server was not applied; one that
-// returns the client's network error, or the context's error while the
-// command was in flight, was applied once or not at all.
+// sentinel or an error reply of the server was not applied (but for
+// ErrNotReplicated from Extend: applied on the primary, not confirmed by
+// the replicas); one that returns the client's network error, or the
+// context's error while the command was in flight, was applied once or
+// not at all.
 // Repeating Release, Cooldown or Extend on the same Lease sends the same
 // request and so reports the first attempt's outcome; a repeated pool
 // write is a new request, whose answer (ErrDuplicateKey for Add,
