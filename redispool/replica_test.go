@@ -15,7 +15,7 @@ import (
 
 // ownReplica starts a redis-server of the test's own as a replica of
 // primary (loopback), and waits until the primary counts it.
-func ownReplica(t *testing.T, primary *redisServer) *redisServer {
+func ownReplica(t testing.TB, primary *redisServer) *redisServer {
 	t.Helper()
 	syncAtOnce(t, primary)
 	port, err := freePort()
@@ -33,7 +33,7 @@ func ownReplica(t *testing.T, primary *redisServer) *redisServer {
 
 // syncAtOnce makes primary send a new replica its data at once, not
 // after the default 5 s it waits for more replicas to share the sync.
-func syncAtOnce(t *testing.T, primary *redisServer) {
+func syncAtOnce(t testing.TB, primary *redisServer) {
 	t.Helper()
 	if err := clientOf(t, primary.addr).ConfigSet(context.Background(), "repl-diskless-sync-delay", "0").Err(); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func syncAtOnce(t *testing.T, primary *redisServer) {
 
 // waitReplicaLinked polls (bounded) until the replica's link to its
 // primary is up and the primary has received an acknowledgement from it.
-func waitReplicaLinked(t *testing.T, primary, replica *redis.Client) {
+func waitReplicaLinked(t testing.TB, primary, replica *redis.Client) {
 	t.Helper()
 	ctx := context.Background()
 	for deadline := time.Now().Add(30 * time.Second); ; {

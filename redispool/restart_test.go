@@ -14,7 +14,7 @@ import (
 
 // ownServer starts a redis-server for this test alone, so that it can
 // stop and restart it.
-func ownServer(t *testing.T) *redisServer {
+func ownServer(t testing.TB) *redisServer {
 	t.Helper()
 	needServerBinary(t)
 	srv, err := startServer(0, t.TempDir())
@@ -27,7 +27,7 @@ func ownServer(t *testing.T) *redisServer {
 
 // needServerBinary skips a test that starts its own redis-server when
 // there is none, or fails it under CRS_REQUIRE_REDIS=1.
-func needServerBinary(t *testing.T) {
+func needServerBinary(t testing.TB) {
 	t.Helper()
 	if redisBin == "" {
 		if os.Getenv(envRequire) == "1" {
