@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,4 +322,62 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 	if _, _, err := waiting.run(ctx, scriptExtend, request, held.token(), int64(60_000)); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("the resent extend, not on the stopped replica: %v, want ErrNotReplicated", err)
 	}
+}
+
+// sentHook signals each command of a name as it is sent.
+type sentHook struct {
+	name string
+	sent chan struct{}
+}
+
+func (h *sentHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *sentHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if strings.EqualFold(cmd.Name(), h.name) {
+			select {
+			case h.sent <- struct{}{}:
+			default:
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *sentHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// An Acquire whose ctx ends while its grant waits for a replica that
+// does not answer returns at once, and the grant is given back when the
+// WAIT ends.
+func TestAnAcquireCancelledWhileWaitingForReplicasLosesNoLease(t *testing.T) {
+	primary := ownServer(t)
+	replica := ownReplica(t, primary)
+	c := clientOf(t, primary.addr)
+	waits := &sentHook{name: "wait", sent: make(chan struct{}, 1)}
+	c.AddHook(waits)
+	p := newPool(t, c, Options{WaitReplicas: 1, WaitTimeout: 500 * time.Millisecond})
+	add(t, p, Resource{ID: "a"})
+	loadScripts(t, c)
+	stopServer(t, replica)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		l, err := p.Acquire(ctx)
+		if l != nil {
+			err = fmt.Errorf("got a lease: %v, %v", l, err)
+		}
+		got <- err
+	}()
+	receive(t, waits.sent, "the WAIT to be sent")
+	cancel()
+	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire cancelled during its WAIT: %v, want context.Canceled", err)
+	}
+	p.late.Wait() // the WAIT's end, and the give-back
+	if s := stats(t, p); s.Leases != 0 || s.Available != 1 {
+		t.Fatalf("the grant whose caller left is still out: %+v", s)
+	}
+	checkInvariants(t, c, p)
 }
