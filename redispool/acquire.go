@@ -89,8 +89,11 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
 	if err != nil {
 		// A call left in flight is given back by eval once it ends; a
-		// grant that the replicas did not acknowledge, at once.
-		if _, left := err.(leftError); errors.Is(err, ErrNotReplicated) || !left && mayHaveRun(err) {
+		// grant that the replicas did not acknowledge, at once. A
+		// refusal by the script (status < 0: an empty pool) granted
+		// nothing.
+		_, left := err.(leftError)
+		if errors.Is(err, ErrNotReplicated) || status >= 0 && !left && mayHaveRun(err) {
 			p.abandon(request)
 		}
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)

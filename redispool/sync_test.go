@@ -211,15 +211,23 @@ func TestConcurrentSyncsFromSeveralClientsConverge(t *testing.T) {
 }
 
 func TestAcquireOnAPoolWithNoResourcesSaysSoAtOnce(t *testing.T) {
-	c := newClient(t)
+	needRedis(t)
+	c, hook := hooked(t, testAddr)
 	p := newPool(t, c, Options{RecheckInterval: 20 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	loadScripts(t, c)
+	n := hook.count()
 	if _, err := p.TryAcquire(ctx); !errors.Is(err, ErrPoolEmpty) || !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatalf("TryAcquire on a pool never filled: %v, want ErrPoolEmpty and ErrNoResourceAvailable", err)
 	}
 	if _, err := p.Acquire(ctx); !errors.Is(err, ErrPoolEmpty) {
 		t.Fatalf("Acquire on a pool never filled: %v, want ErrPoolEmpty", err)
+	}
+	p.bg.Wait()
+	// One script each: nothing was granted, so nothing is given back.
+	if got := hook.since(n); !equal(got, []string{"evalsha", "evalsha"}) {
+		t.Fatalf("TryAcquire and Acquire on an empty pool sent %v", got)
 	}
 	// A pool emptied while Acquire waits: the waiter says so at its
 	// next look.
