@@ -15,7 +15,8 @@ import (
 
 // TryAcquire leases the best available resource without waiting: the
 // lowest priority, then the fewest holders. ErrNoResourceAvailable: none
-// is available.
+// is available; the error also wraps ErrPoolEmpty when the pool has no
+// resource at all.
 func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
@@ -30,7 +31,14 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // Acquire leases the best available resource, waiting until one is
 // available, ctx ends (the error wraps ctx.Err()) or the Pool is closed
 // (ErrSchedulerClosed). A Redis error ends the wait too: the caller
-// decides whether to try again. Acquire returns as soon as ctx ends,
+// decides whether to try again. So does a pool with no resource at all
+// (ErrPoolEmpty, wrapped with ErrNoResourceAvailable), found when
+// Acquire looks (at once, or at its next re-check for a pool emptied
+// while it waits): nothing would ever free a slot, so it says so rather
+// than wait until ctx ends. After a restart that lost the data, this is
+// the sign to put the resources back (Sync). With Options.WaitReplicas,
+// a grant that too few replicas acknowledge in time ends the call with
+// ErrNotReplicated, the lease given back. Acquire returns as soon as ctx ends,
 // even while the server does not answer; a lease granted by a command
 // whose reply was lost, or that the server runs after ctx ended, is
 // given back in the background.
@@ -80,8 +88,12 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 	request := newRequest()
 	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
 	if err != nil {
-		// A call left in flight is given back by eval once it ends.
-		if _, left := err.(leftError); !left && mayHaveRun(err) {
+		// A call left in flight is given back by eval once it ends; a
+		// grant that the replicas did not acknowledge, at once. A
+		// refusal by the script (status < 0: an empty pool) granted
+		// nothing.
+		_, left := err.(leftError)
+		if errors.Is(err, ErrNotReplicated) || status >= 0 && !left && mayHaveRun(err) {
 			p.abandon(request)
 		}
 		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)

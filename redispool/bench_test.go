@@ -81,6 +81,33 @@ func benchAcquireRelease(b *testing.B, goroutines, resources int) {
 	b.ReportMetric(float64(after-usec)/float64(b.N), "server-µs/op")
 }
 
+// BenchmarkAcquireReleaseWaitReplicas: Acquire + Release from one
+// goroutine on a primary with one replica (both on loopback), without
+// and with WaitReplicas: what the WAIT after each grant costs.
+func BenchmarkAcquireReleaseWaitReplicas(b *testing.B) {
+	primary := ownServer(b)
+	ownReplica(b, primary)
+	for _, n := range []int{0, 1} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			c := clientOf(b, primary.addr)
+			p := newPool(b, c, Options{WaitReplicas: n})
+			add(b, p, Resource{ID: "a"})
+			mustRelease(b, mustAcquire(b, p)) // load the scripts
+			ctx := context.Background()
+			b.ResetTimer()
+			for range b.N {
+				l, err := p.Acquire(ctx)
+				if err == nil {
+					err = l.Release(ctx)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkBaselinePing: one PING round trip on the same client and
 // server, the floor under every figure above.
 func BenchmarkBaselinePing(b *testing.B) {

@@ -6,7 +6,7 @@
 //
 //	pool, err := redispool.New(client, redispool.Options{Name: "llm-keys"})
 //	...
-//	err = pool.Add(ctx, redispool.Resource{ID: "key-1", Priority: 1})
+//	err = pool.Sync(ctx, []redispool.Resource{{ID: "key-1", Priority: 1}})
 //	lease, err := pool.Acquire(ctx) // waits until a resource is free
 //	...
 //	callUpstream(lease.ID, lease.Token)
@@ -32,7 +32,9 @@
 // (EVALSHA, and EVAL once when the server answers NOSCRIPT). There is no
 // read-modify-write on the client, so processes never need a lock.
 // Every script first ends, by the server's clock (TIME), the leases past
-// their deadline and the suspensions that are over. So a process killed
+// their deadline and the suspensions that are over (so a step forward of
+// that clock ends leases early, while Lease.Deadline, the holder's
+// estimate, still shows time left). So a process killed
 // while holding leases loses them LeaseTTL after it took them at the
 // latest, with nothing to run on any surviving process: the next call
 // on the pool, from anyone, gives the slots back.
@@ -42,7 +44,7 @@
 // touches:
 //
 //	{NAME}:res     hash  per resource capacity, priority, holders and
-//	                     flags; pool counters; the last fencing token
+//	                     flags; pool counters
 //	{NAME}:avail   zset  resources with a free slot, by priority then
 //	                     holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
@@ -52,11 +54,40 @@
 //	{NAME}:done0   hash  write request -> its status (or an acquire
 //	{NAME}:done1         request's abandonment), in two buckets that
 //	                     take turns by server time, with a TTL
+//	{NAME}:token   string the last fencing token
 //
 // They hold one entry per resource and per running lease, and one per
 // write of the last one or two RequestWindows; when the last resource
 // leaves, the scripts delete all of them but the two done buckets,
-// which expire by themselves.
+// which expire by themselves, and the token, which stays.
+//
+// # Fencing tokens
+//
+// Each token is the later of the last one plus one and the server's
+// clock in microseconds. While the pool's data survives (the server runs
+// on, restarts from a persistence file that holds the last grant, or a
+// replica that had it is promoted), tokens therefore increase strictly,
+// whatever the clocks do. When it is lost (a restart without
+// persistence, a promoted replica that lacked the last grants, the keys
+// deleted), the next token is greater than every earlier one if the
+// server's clock is past the last of them, as it is when the clocks
+// agree; a server whose clock is behind hands out lower tokens until its
+// clock passes them, which a guarded system that keeps the highest token
+// it has seen refuses: it turns holders away, it never lets two in.
+//
+// # Replicas
+//
+// Options.WaitReplicas makes every grant and every Lease.Extend wait
+// (Redis WAIT, on the connection of the write) until that many replicas
+// have it, so that the usual failover keeps every lease; a grant they
+// do not acknowledge in Options.WaitTimeout is given back and returns
+// ErrNotReplicated. Redis is not a consensus store: WAIT does not make
+// it consistent, and a failover can still lose acknowledged grants (a
+// replica that was not among those that acknowledged is promoted, or
+// one restarts without the data), as Redisson's documentation and
+// Kleppmann's "How to do distributed locking" say of every lock on
+// Redis. The fencing token, checked by what the resource guards, is what
+// protects the resource then.
 //
 // # Errors and retries
 //
@@ -66,9 +97,11 @@
 // least, and answers a copy of the request with that status
 // without applying it again (an acquire request, with the same lease).
 // So a write that returns nil was applied, once; one that returns a
-// sentinel or an error reply of the server was not applied; one that
-// returns the client's network error, or the context's error while the
-// command was in flight, was applied once or not at all.
+// sentinel or an error reply of the server was not applied (but for
+// ErrNotReplicated from Extend: applied on the primary, not confirmed by
+// the replicas); one that returns the client's network error, or the
+// context's error while the command was in flight, was applied once or
+// not at all.
 // Repeating Release, Cooldown or Extend on the same Lease sends the same
 // request and so reports the first attempt's outcome; a repeated pool
 // write is a new request, whose answer (ErrDuplicateKey for Add,
@@ -95,8 +128,11 @@
 // pool's Redis persistent (AOF) if leases must survive a restart; a
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports
-// ErrLeaseExpired: none is handed out twice, and fencing tokens, which
-// derive from the server clock, keep increasing.
+// ErrLeaseExpired: none is handed out twice (see Fencing tokens for the
+// tokens). Acquire then returns ErrPoolEmpty rather than wait: every
+// replica of a service calling Sync with its configured resources at
+// start, on a timer and on ErrPoolEmpty puts them back (Sync is one
+// atomic, idempotent step, so the replicas' calls converge).
 //
 // Every call returns when its context ends, whether or not the server
 // answers and whatever the client's ContextTimeoutEnabled: the command

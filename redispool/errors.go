@@ -24,4 +24,19 @@ var (
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
 	// ErrInvalidCapacity: a capacity is above MaxCapacity.
 	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
+	// ErrInvalidReplicas: Options.WaitReplicas is negative, or set with a
+	// client other than a *redis.Client or a *redis.ClusterClient.
+	ErrInvalidReplicas = stderrors.New("redispool: invalid WaitReplicas")
+	// ErrNotReplicated: fewer than Options.WaitReplicas replicas
+	// acknowledged a grant or an Extend within Options.WaitTimeout. A
+	// grant is given back (the caller holds nothing); an Extend was
+	// applied on the primary but may be lost in a failover, so the lease
+	// keeps its former Deadline.
+	ErrNotReplicated = stderrors.New("redispool: not acknowledged by enough replicas")
+	// ErrPoolEmpty: the pool has no resource at all (none was added, all
+	// were removed, or the server lost its data), so no wait would end
+	// with a lease. Acquire and TryAcquire return it, wrapped together
+	// with the core's ErrNoResourceAvailable; Sync (or Add) puts the
+	// resources back.
+	ErrPoolEmpty = stderrors.New("redispool: pool has no resources")
 )

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/redispool"
 )
 
@@ -25,17 +24,26 @@ func Example() {
 	}
 	defer pool.Close()
 
-	// Each replica adds the configured keys; the first one wins.
-	for i, key := range []string{"key-a", "key-b"} {
-		err := pool.Add(ctx, redispool.Resource{ID: key, Priority: float64(i), Capacity: 4})
-		if err != nil && !errors.Is(err, crserrors.ErrDuplicateKey) {
-			log.Fatal(err)
-		}
+	// Each replica syncs the configured keys at start (and may on a
+	// timer): the pool converges to them, whoever runs it.
+	keys := []redispool.Resource{
+		{ID: "key-a", Priority: 0, Capacity: 4},
+		{ID: "key-b", Priority: 1, Capacity: 4},
+	}
+	if err := pool.Sync(ctx, keys); err != nil {
+		log.Fatal(err)
 	}
 
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	lease, err := pool.Acquire(wctx) // waits for a free slot, in any replica
+	if errors.Is(err, redispool.ErrPoolEmpty) {
+		// Redis lost its data (a restart without persistence): put the
+		// keys back and try again.
+		if err = pool.Sync(ctx, keys); err == nil {
+			lease, err = pool.Acquire(wctx)
+		}
+	}
 	if err != nil {
 		log.Fatal(err)
 	}

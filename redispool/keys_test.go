@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestRemovingEveryResourceLeavesNoKeys(t *testing.T) {
+func TestRemovingEveryResourceLeavesOnlyTheTokenCounter(t *testing.T) {
 	c := newClient(t)
 	p := newPool(t, c, Options{})
 	ctx := context.Background()
@@ -52,7 +52,15 @@ func TestRemovingEveryResourceLeavesNoKeys(t *testing.T) {
 	if s := stats(t, p); s != (Stats{}) {
 		t.Fatalf("stats of an emptied pool: %+v", s)
 	}
+	// The last token stays, so that the next lease's is greater.
 	if keys := poolKeys(t, c, p); len(keys) != 0 {
 		t.Fatalf("keys left: %v (expired lease %s #%d)", keys, expired.ID, expired.Token)
+	}
+	if n := c.Exists(ctx, p.keys[8]).Val(); n != 1 {
+		t.Fatalf("the last token went with the resources")
+	}
+	add(t, p, Resource{ID: "again"})
+	if l := mustAcquire(t, p); l.Token <= expired.Token {
+		t.Fatalf("token %d after the pool was emptied, %d before", l.Token, expired.Token)
 	}
 }

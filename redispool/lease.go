@@ -25,13 +25,15 @@ import (
 type Lease struct {
 	// ID is the leased resource's ID.
 	ID string
-	// Token is the lease's fencing token: strictly greater than that of
-	// every lease of the pool granted before it, of any resource, from
-	// any process. Pass it to the system the resource guards so that it
-	// can refuse a holder whose lease has ended (one that stalled past
-	// its deadline). Tokens are not consecutive: each is at least the
-	// server's clock in microseconds, so they keep increasing even after
-	// the pool's keys are deleted or lost.
+	// Token is the lease's fencing token: while the pool's data
+	// survives, strictly greater than that of every lease of the pool
+	// granted before it, of any resource, from any process, whatever
+	// the servers' clocks do. Pass it to the system the resource guards
+	// so that it can refuse a holder whose lease has ended (one that
+	// stalled past its deadline). Tokens are not consecutive: each is
+	// also at least the server's clock in microseconds, for when the
+	// data is lost (see the package documentation for what is promised
+	// then).
 	Token uint64
 
 	pool     *Pool
@@ -64,9 +66,14 @@ func (l *Lease) settle(err error) {
 	}
 }
 
-// Deadline is when the lease ends unless extended, by the local clock.
-// It is measured from before the request that set it, so it is never
-// later than the server's deadline.
+// Deadline is when the lease ends unless extended: the holder's
+// estimate, by the local clock, measured from before the request that
+// set it, so never later than the server's deadline while the two
+// clocks run at the same pace. The server's clock decides: a step
+// forward on the Redis host, or a failover to a server whose clock is
+// ahead, ends leases early (all of them at once) while Deadline still
+// shows time left. Use Deadline to plan an Extend, not as proof that the
+// lease runs; the fencing token is what protects the resource.
 func (l *Lease) Deadline() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -118,6 +125,10 @@ func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error
 // Extend moves the lease's deadline to d from now (by the server's
 // clock), whatever LeaseTTL is: a long task extends its lease before it
 // runs out. ErrInvalidDuration: d <= 0; otherwise the errors of Release.
+// With Options.WaitReplicas, ErrNotReplicated: the primary extended the
+// lease but too few replicas acknowledged it in time, so a failover may
+// undo it; Deadline stays where it was, and a repeat of the same Extend
+// on this handle waits for the replicas again.
 func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("redispool: extend %q by %v: %w", l.ID, d, crserrors.ErrInvalidDuration)

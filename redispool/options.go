@@ -13,6 +13,7 @@ import (
 const (
 	DefaultLeaseTTL        = 30 * time.Second
 	DefaultRecheckInterval = 500 * time.Millisecond
+	DefaultWaitTimeout     = time.Second
 	// MinRecheckInterval is the shortest RecheckInterval: each re-check
 	// of each waiter is a script on the server, and the re-check is only
 	// a safety net for a lost wake-up.
@@ -52,6 +53,27 @@ type Options struct {
 	// connection. 0 means DefaultRecheckInterval; otherwise at least
 	// MinRecheckInterval (New refuses less with ErrInvalidDuration).
 	RecheckInterval time.Duration
+	// WaitReplicas makes every grant (Acquire, TryAcquire) and every
+	// Lease.Extend wait, before it returns, until this many replicas of
+	// the Redis primary have acknowledged it (Redis WAIT), so that a
+	// failover to one of them keeps the lease: without it, a promoted
+	// replica that lagged can grant the same slot again. A grant that
+	// fewer replicas acknowledge within WaitTimeout is given back and
+	// the call returns ErrNotReplicated, holding nothing; an Extend that
+	// is not acknowledged returns ErrNotReplicated and the lease keeps
+	// its former Deadline (see Lease.Extend). Release, Cooldown and the
+	// pool's writes do not wait: losing one in a failover never lets
+	// two holders in (a lost release keeps the slot until its
+	// deadline). This does not make Redis a consistent store; see the
+	// package documentation. 0 (the default) waits for no replica. It
+	// needs a *redis.Client or a *redis.ClusterClient, to send WAIT on
+	// the write's connection.
+	WaitReplicas int
+	// WaitTimeout bounds the wait of WaitReplicas, and the ctx's
+	// deadline bounds it further. 0 means DefaultWaitTimeout; otherwise
+	// at least a millisecond (WAIT counts in milliseconds, and 0 would
+	// be forever).
+	WaitTimeout time.Duration
 	// Clock times the waits of Acquire (tests inject one); nil means
 	// config.SystemClock. Lease deadlines and suspensions use the Redis
 	// server's clock, never this one.
@@ -74,6 +96,15 @@ func (o Options) withDefaults() (Options, error) {
 		o.RecheckInterval = DefaultRecheckInterval
 	case o.RecheckInterval < MinRecheckInterval:
 		return o, fmt.Errorf("redispool: recheck interval %v, under %v: %w", o.RecheckInterval, MinRecheckInterval, crserrors.ErrInvalidDuration)
+	}
+	if o.WaitReplicas < 0 {
+		return o, fmt.Errorf("%w: %d", ErrInvalidReplicas, o.WaitReplicas)
+	}
+	switch {
+	case o.WaitTimeout == 0:
+		o.WaitTimeout = DefaultWaitTimeout
+	case o.WaitTimeout < time.Millisecond:
+		return o, fmt.Errorf("redispool: wait timeout %v: %w", o.WaitTimeout, crserrors.ErrInvalidDuration)
 	}
 	if o.Clock == nil {
 		o.Clock = config.SystemClock{}

@@ -1,6 +1,7 @@
 package redispool
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -18,13 +19,19 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [8]string // res, avail, leases, owner, susp, req, done0, done1: see lua/prelude.lua
+	keys     [9]string // res, avail, leases, owner, susp, req, done0, done1, token: see lua/prelude.lua
 	channel  string    // pub/sub channel on which freed slots are announced
 	ttl      time.Duration
 	ttlMs    int64
 	windowMs int64 // RequestWindow; tests shorten it
 	recheck  time.Duration
 	clock    config.Clock
+	// replicas (Options.WaitReplicas) > 0: grants and extensions wait
+	// for that many replicas, up to waitFor, on the connection of the
+	// write, which primary finds.
+	replicas int
+	waitFor  time.Duration
+	primary  func(context.Context) (*redis.Client, error)
 	hub      *hub
 	bgMu     sync.Mutex
 	bg       sync.WaitGroup // abandon calls in the background
@@ -52,13 +59,27 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1"},
+		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1", tag + "token"},
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),
 		windowMs: requestWindowMs,
 		recheck:  opts.RecheckInterval,
 		clock:    opts.Clock,
+		replicas: opts.WaitReplicas,
+		waitFor:  opts.WaitTimeout,
+	}
+	if p.replicas > 0 {
+		// WAIT counts the replicas that have the writes of its own
+		// connection: it must follow the script on the same one.
+		switch c := client.(type) {
+		case *redis.Client:
+			p.primary = func(context.Context) (*redis.Client, error) { return c, nil }
+		case *redis.ClusterClient:
+			p.primary = func(ctx context.Context) (*redis.Client, error) { return c.MasterForKey(ctx, p.keys[0]) }
+		default:
+			return nil, fmt.Errorf("%w: with a %T (want *redis.Client or *redis.ClusterClient)", ErrInvalidReplicas, client)
+		}
 	}
 	p.hub = newHub(client, p.channel)
 	return p, nil

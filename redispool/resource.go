@@ -48,19 +48,62 @@ func formatPriority(p float64) (string, error) {
 // wrapping ErrResourceDraining if that resource was removed while leased
 // and still has leases (the ID is free once they end).
 func (p *Pool) Add(ctx context.Context, r Resource) error {
-	if err := checkID(r.ID); err != nil {
-		return fmt.Errorf("redispool: add: %w", err)
-	}
-	prio, err := formatPriority(r.Priority)
+	prio, capacity, err := r.check()
 	if err != nil {
-		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
-	}
-	capacity := max(r.Capacity, 1)
-	if capacity > MaxCapacity {
-		return fmt.Errorf("redispool: add %q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
+		return fmt.Errorf("redispool: add: %w", err)
 	}
 	if _, _, err := p.run(ctx, scriptAdd, newRequest(), r.ID, prio, capacity); err != nil {
 		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
+	}
+	return nil
+}
+
+// check validates r and returns its priority and capacity as stored.
+func (r Resource) check() (prio string, capacity int, err error) {
+	if err := checkID(r.ID); err != nil {
+		return "", 0, err
+	}
+	if prio, err = formatPriority(r.Priority); err != nil {
+		return "", 0, fmt.Errorf("%q: %w", r.ID, err)
+	}
+	capacity = max(r.Capacity, 1)
+	if capacity > MaxCapacity {
+		return "", 0, fmt.Errorf("%q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
+	}
+	return prio, capacity, nil
+}
+
+// Sync makes the pool's resources exactly rs, in one step on the server:
+// it adds those that are missing, sets the priority and capacity of
+// those that differ, and removes the others (a resource with leases
+// drains, as with Remove; one that was draining and is in rs is back,
+// its leases running on). Exclusions and suspensions, which are not
+// configuration, are left as they are. Sync is idempotent, and any
+// number of processes may call it at once (each call is atomic, so they
+// converge on the last one's rs): every replica of a service can Sync
+// its configured resources at start and on a timer, which also restores
+// a pool lost with the server's data (see ErrPoolEmpty). It takes time
+// on the server in proportion to the pool's resources and rs.
+//
+// An invalid resource (the errors of Add) or an ID that appears twice
+// (ErrDuplicateKey) is refused before anything is sent. An empty rs
+// removes every resource.
+func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
+	args := make([]any, 0, 3*len(rs))
+	seen := make(map[string]struct{}, len(rs))
+	for _, r := range rs {
+		prio, capacity, err := r.check()
+		if err != nil {
+			return fmt.Errorf("redispool: sync: %w", err)
+		}
+		if _, dup := seen[r.ID]; dup {
+			return fmt.Errorf("redispool: sync: %q twice: %w", r.ID, crserrors.ErrDuplicateKey)
+		}
+		seen[r.ID] = struct{}{}
+		args = append(args, r.ID, prio, capacity)
+	}
+	if _, _, err := p.run(ctx, scriptSync, newRequest(), args...); err != nil {
+		return fmt.Errorf("redispool: sync: %w", err)
 	}
 	return nil
 }
@@ -80,7 +123,9 @@ func (p *Pool) Update(ctx context.Context, id string, priority float64) error {
 // Remove deletes resource id, in any state. A resource with leases
 // drains: every operation but the end of those leases treats it as gone,
 // its ID cannot be added again until they end, and it leaves with the
-// last one. When the last resource leaves, no key of the pool remains.
+// last one. When the last resource leaves, no key of the pool remains
+// but the last fencing token (and the records of recent writes, which
+// expire by themselves).
 func (p *Pool) Remove(ctx context.Context, id string) error {
 	return p.idOp(ctx, "remove", scriptRemove, id)
 }

@@ -14,7 +14,20 @@ import (
 
 // ownServer starts a redis-server for this test alone, so that it can
 // stop and restart it.
-func ownServer(t *testing.T) *redisServer {
+func ownServer(t testing.TB) *redisServer {
+	t.Helper()
+	needServerBinary(t)
+	srv, err := startServer(0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.stop)
+	return srv
+}
+
+// needServerBinary skips a test that starts its own redis-server when
+// there is none, or fails it under CRS_REQUIRE_REDIS=1.
+func needServerBinary(t testing.TB) {
 	t.Helper()
 	if redisBin == "" {
 		if os.Getenv(envRequire) == "1" {
@@ -22,12 +35,50 @@ func ownServer(t *testing.T) *redisServer {
 		}
 		t.Skip("this test starts its own redis-server, and there is none in PATH")
 	}
-	srv, err := startServer(0, t.TempDir())
+}
+
+// restartable is a redis-server of the test's own that it can stop and
+// start again on the same port and directory; stopped at the end.
+type restartable struct {
+	t     *testing.T
+	args  []string
+	srv   *redisServer
+	alive bool
+}
+
+// ownRestartable starts a server with the extra arguments of launch.
+func ownRestartable(t *testing.T, extra ...string) *restartable {
+	t.Helper()
+	needServerBinary(t)
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.stop)
-	return srv
+	r := &restartable{t: t, args: extra, srv: &redisServer{port: port, dir: t.TempDir()}}
+	r.start()
+	t.Cleanup(func() {
+		if r.alive {
+			r.srv.stop()
+		}
+	})
+	return r
+}
+
+func (r *restartable) addr() string { return r.srv.addr }
+
+func (r *restartable) stop() {
+	r.srv.stop()
+	r.alive = false
+}
+
+// start starts the server (again): the same port and directory.
+func (r *restartable) start() {
+	r.t.Helper()
+	srv, err := launch(r.srv.port, r.srv.dir, r.args...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.srv, r.alive = srv, true
 }
 
 func TestARestartThatLosesTheDataExpiresLeasesAndThePoolWorksAgain(t *testing.T) {
@@ -72,11 +123,17 @@ func TestARestartThatLosesTheDataExpiresLeasesAndThePoolWorksAgain(t *testing.T)
 	if err := old.Release(ctx); !errors.Is(err, crserrors.ErrLeaseExpired) {
 		t.Fatalf("Release of a lease lost with the data: %v, want ErrLeaseExpired", err)
 	}
-	// So did the resources: the application adds them again.
-	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
-		t.Fatalf("TryAcquire on the emptied pool: %v", err)
+	// So did the resources: Acquire says so rather than wait, and the
+	// application puts them back.
+	if _, err := p.TryAcquire(ctx); !errors.Is(err, ErrPoolEmpty) || !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("TryAcquire on the emptied pool: %v, want ErrPoolEmpty", err)
 	}
-	add(t, p, Resource{ID: "a"})
+	if _, err := other.Acquire(bounded); !errors.Is(err, ErrPoolEmpty) {
+		t.Fatalf("Acquire on the emptied pool: %v, want ErrPoolEmpty", err)
+	}
+	if err := p.Sync(ctx, []Resource{{ID: "a"}}); err != nil {
+		t.Fatal(err)
+	}
 	fresh := mustAcquire(t, p)
 	if fresh.Token <= old.Token {
 		t.Fatalf("token %d after the restart, %d before: fencing tokens went back", fresh.Token, old.Token)

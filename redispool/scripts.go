@@ -25,6 +25,9 @@ type script struct {
 	// record: the server records the script's status under its request
 	// (lua/epilogue.lua), so that the request sent again gets it.
 	record bool
+	// waits: with Options.WaitReplicas, a success waits for the
+	// replicas (a grant, an extension: what exclusivity rests on).
+	waits bool
 	*redis.Script
 }
 
@@ -43,19 +46,25 @@ func newScript(name string, record bool) script {
 // The scripts, built once per process: the SHA-1 of each is computed
 // here and every call is an EVALSHA.
 var (
-	scriptAcquire  = newScript("acquire", false) // REQ holds its lease
+	scriptAcquire  = waiting(newScript("acquire", false)) // REQ holds its lease
 	scriptAbandon  = newScript("abandon", true)
 	scriptRelease  = newScript("release", true)
 	scriptCooldown = newScript("cooldown", true)
-	scriptExtend   = newScript("extend", true)
+	scriptExtend   = waiting(newScript("extend", true))
 	scriptAdd      = newScript("add", true)
 	scriptUpdate   = newScript("update", true)
 	scriptRemove   = newScript("remove", true)
 	scriptExclude  = newScript("exclude", true)
 	scriptInclude  = newScript("include", true)
 	scriptSuspend  = newScript("suspend", true)
+	scriptSync     = newScript("sync", true)
 	scriptStats    = newScript("stats", false)
 )
+
+func waiting(s script) script {
+	s.waits = true
+	return s
+}
 
 // Status codes, the first element of every script's reply (prelude.lua).
 const (
@@ -67,6 +76,7 @@ const (
 	statusNotActive   = -4
 	statusNotExcluded = -5
 	statusNotInactive = -6
+	statusEmpty       = -7
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
@@ -94,10 +104,11 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 		record = 1
 	}
 	argv = append(argv, request, p.windowMs, record)
-	res, err := p.eval(ctx, s, request, p.keys[:], argv)
-	if err != nil {
-		return 0, nil, err
+	r := p.eval(ctx, s, request, p.keys[:], argv)
+	if r.err != nil {
+		return 0, nil, r.err
 	}
+	res := r.res
 	if len(res) == 0 {
 		return 0, nil, fmt.Errorf("script %s: empty reply", s.name)
 	}
@@ -111,6 +122,13 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 	}
 	if err := statusError(status); err != nil {
 		return status, nil, err
+	}
+	if r.waited && r.acked < p.replicas {
+		err := fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, r.acked, p.replicas, p.waitFor)
+		if r.waitErr != nil {
+			err = fmt.Errorf("%w: %w", err, r.waitErr)
+		}
+		return status, res[2:], err
 	}
 	return status, res[2:], nil
 }
@@ -133,6 +151,8 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotExcluded
 	case statusNotInactive:
 		return crserrors.ErrResourceNotInactive
+	case statusEmpty:
+		return fmt.Errorf("%w: %w", crserrors.ErrNoResourceAvailable, ErrPoolEmpty)
 	}
 	return fmt.Errorf("unknown script status %d", status)
 }
@@ -159,16 +179,12 @@ const (
 // outcome is recorded under its request on the server, for a repeat to
 // learn; an acquire's lease is given back (abandon, which also stops the
 // request if it has not run yet).
-func (p *Pool) eval(ctx context.Context, s script, request string, keys []string, argv []any) ([]any, error) {
+func (p *Pool) eval(ctx context.Context, s script, request string, keys []string, argv []any) result {
 	if ctx.Done() == nil {
-		return s.Run(ctx, p.client, keys, argv...).Slice()
+		return p.exec(ctx, s, keys, argv)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err // sent nothing
-	}
-	type result struct {
-		res []any
-		err error
+		return result{err: err} // sent nothing
 	}
 	// The command outlives the call when ctx ends first, so it must not
 	// use ctx (the caller may reuse or recycle it): it runs under a
@@ -184,15 +200,15 @@ func (p *Pool) eval(ctx context.Context, s script, request string, keys []string
 	p.late.Add(1)
 	go func() {
 		defer p.late.Done()
-		res, err := s.Run(cmdCtx, p.client, keys, argv...).Slice()
+		r := p.exec(cmdCtx, s, keys, argv)
 		cancel()
 		if state.CompareAndSwap(evalPending, evalAnswered) {
-			done <- result{res, err}
+			done <- r
 			return
 		}
 		// The caller has gone: nobody will know a lease granted now.
 		var refused redis.Error
-		if s.name == scriptAcquire.name && !errors.As(err, &refused) {
+		if s.name == scriptAcquire.name && !errors.As(r.err, &refused) {
 			p.giveBack(request) // already in the background
 		}
 	}()
@@ -203,16 +219,62 @@ func (p *Pool) eval(ctx context.Context, s script, request string, keys []string
 			// the caller gets ctx's error, as from a call that ctx
 			// ended.
 			<-ctx.Done()
-			return nil, ctx.Err()
+			return result{err: ctx.Err()}
 		}
-		return r.res, r.err
+		return r
 	case <-ctx.Done():
 		if state.CompareAndSwap(evalPending, evalLeft) {
-			return nil, leftError{ctx.Err()}
+			return result{err: leftError{ctx.Err()}}
 		}
-		r := <-done // answered at the same moment
-		return r.res, r.err
+		return <-done // answered at the same moment
 	}
+}
+
+// result is the outcome of one script call.
+type result struct {
+	res []any
+	err error
+	// waited: the script's success waited for replicas (WaitReplicas),
+	// of which acked acknowledged its writes; waitErr is the error of a
+	// WAIT that failed (acked is then 0).
+	waited  bool
+	acked   int
+	waitErr error
+}
+
+// exec runs the script and, for a success that waits for replicas,
+// WAIT on the same connection, so that it counts the replicas that
+// have the script's writes. A script whose answer repeats an earlier
+// one (a resent request) writes that answer again, so that WAIT covers
+// the first writes too on a server that counts only the connection's
+// own writes (see lua/epilogue.lua).
+func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) result {
+	if p.replicas == 0 || !s.waits {
+		res, err := s.Run(ctx, p.client, keys, argv...).Slice()
+		return result{res: res, err: err}
+	}
+	node, err := p.primary(ctx)
+	if err != nil {
+		return result{err: err}
+	}
+	conn := node.Conn()
+	defer conn.Close()
+	res, err := s.Run(ctx, conn, keys, argv...).Slice()
+	if err != nil || len(res) == 0 || res[0] != int64(statusOK) {
+		return result{res: res, err: err}
+	}
+	timeout := p.waitFor
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(deadline))
+	}
+	if timeout < time.Millisecond { // WAIT 0 would wait forever
+		return result{res: res, waited: true, waitErr: context.DeadlineExceeded}
+	}
+	n, err := conn.Wait(ctx, p.replicas, timeout).Result()
+	if err != nil {
+		return result{res: res, waited: true, waitErr: err}
+	}
+	return result{res: res, waited: true, acked: int(n)}
 }
 
 // newRequest is a random 128-bit request identity: unique among every

@@ -57,11 +57,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func launch(port int, dir string) (*redisServer, error) {
-	cmd := exec.Command(redisBin,
+// launch starts redis-server on port; extra arguments come after the
+// defaults, which they override ("--appendonly", "yes" for a server
+// whose data survives a restart in dir).
+func launch(port int, dir string, extra ...string) (*redisServer, error) {
+	args := append([]string{
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir,
-		"--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", port)), "--loglevel", "warning")
+		"--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", port)), "--loglevel", "warning",
+	}, extra...)
+	cmd := exec.Command(redisBin, args...)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

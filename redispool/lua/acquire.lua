@@ -1,7 +1,7 @@
 -- acquire: lease the best resource for ARGV[2] ms, for request ARGV[3]
 -- (nothing is recorded in DONE for it: the lease in REQ is the record).
--- Reply: {OK, token, id} or {NONE, ms until the server frees something
--- by itself, or -1}.
+-- Reply: {OK, token, id}, {NONE, ms until the server frees something
+-- by itself, or -1}, or {EMPTY} when the pool has no resource at all.
 local request = ARGV[3]
 if recorded(request) then
   -- The client gave this request up (abandon ran first): whoever sent it
@@ -15,22 +15,22 @@ if prior then
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
     local _, id = split_owner(owner)
+    -- Written again, so that a WAIT after this reply covers the grant.
+    redis.call('HSET', REQ, request, prior)
     return { OK, prior, id }
   end
 end
 local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
 if not best then
+  if (tonumber(redis.call('HGET', RES, '#n')) or 0) == 0 then
+    return { EMPTY }
+  end
   return { NONE, next_event() }
 end
 local r = load(string.sub(best, 12))
 set_holders(r, r.h + 1)
 relist(r, best)
--- The token is the later of the last one plus one and the server clock
--- in microseconds, so it keeps increasing even when the counter is lost
--- (the pool's keys deleted, or a Redis without persistence restarted).
-local token = math.max((tonumber(redis.call('HGET', RES, '#t')) or 0) + 1, now_us)
-token = string.format('%.0f', token)
-redis.call('HSET', RES, '#t', token)
+local token = next_token()
 redis.call('ZADD', LEASES, now + tonumber(ARGV[2]), token)
 redis.call('HSET', OWNER, token, request .. ':' .. r.id)
 redis.call('HSET', REQ, request, token)

@@ -8,9 +8,5 @@ if r then
   end
   return { DUPLICATE }
 end
-redis.call('HSET', RES, 'c:' .. ARGV[2], ARGV[4], 'p:' .. ARGV[2], ARGV[3])
-redis.call('HINCRBY', RES, '#n', 1)
-r = load(ARGV[2])
-relist(r, nil)
-freed = freed + r.c
+add_resource(ARGV[2], ARGV[3], ARGV[4])
 return { OK }

@@ -8,6 +8,10 @@ local reply
 local seen = RECORD and recorded(REQUEST)
 if seen then
   reply = { tonumber(seen) }
+  -- Written again, so that a WAIT after this reply (WaitReplicas) counts
+  -- the replicas that have the first write too: they have it if they
+  -- have this later one.
+  record(REQUEST, seen)
 else
   reply = main()
   if RECORD then

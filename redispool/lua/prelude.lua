@@ -7,7 +7,7 @@
 --             'h:ID' holders (absent = 0), 'x:ID' excluded, 's:ID' end
 --             of its suspension (ms), 'd:ID' removed while leased;
 --             pool counters '#n' resources, '#x' excluded, '#d'
---             draining, '#e' expired leases, '#t' last fencing token
+--             draining, '#e' expired leases
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 10-digit holders .. ':' .. ID, so that among
 --             equal priorities fewer holders sort first
@@ -26,6 +26,9 @@
 --             instead of applying twice. A bucket is emptied when its
 --             epoch comes round again: a record lives one to two
 --             windows, and the two keys hold no more than that.
+--   9 token   string: the last fencing token granted. It outlives the
+--             pool's other keys (tidy leaves it), so that tokens never go
+--             back while the data survives, whatever the clocks do.
 -- ARGV[1] is always the pub/sub channel that wakes waiters; the last
 -- three are the call's request ('' for none), the window (ms) and '1'
 -- when the call's status is to be recorded.
@@ -40,6 +43,7 @@
 -- and the AOF stay exact.
 local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local DONE = { KEYS[7], KEYS[8] }
+local TOKEN = KEYS[9]
 local WAKE = ARGV[1]
 local REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
 
@@ -76,7 +80,7 @@ end
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
-local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE = 1, 0, -1, -2, -3, -4, -5, -6
+local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY = 1, 0, -1, -2, -3, -4, -5, -6, -7
 
 local freed = 0      -- slots made leasable by this script: waiters to wake
 local dropped = false -- a resource left for good: the pool may be empty now
@@ -148,6 +152,68 @@ local function suspend(r, untl)
   r.s = string.format('%.0f', untl)
   redis.call('HSET', RES, 's:' .. r.id, r.s)
   redis.call('ZADD', SUSP, r.s, r.id)
+end
+
+-- add_resource puts a new resource in the pool, available at once.
+local function add_resource(id, prio, cap)
+  redis.call('HSET', RES, 'c:' .. id, cap, 'p:' .. id, prio)
+  redis.call('HINCRBY', RES, '#n', 1)
+  local r = load(id)
+  relist(r, nil)
+  freed = freed + r.c
+end
+
+-- remove_resource deletes r, which is not draining; with holders, r
+-- drains: it is gone for every operation but the end of its leases, and
+-- leaves with the last one.
+local function remove_resource(r)
+  local old = listing(r)
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  redis.call('HINCRBY', RES, '#n', -1)
+  if r.x then
+    redis.call('HINCRBY', RES, '#x', -1)
+  end
+  if r.h == 0 then
+    drop(r)
+  else
+    redis.call('HDEL', RES, 'x:' .. r.id, 's:' .. r.id)
+    redis.call('ZREM', SUSP, r.id)
+    redis.call('HSET', RES, 'd:' .. r.id, 1)
+    redis.call('HINCRBY', RES, '#d', 1)
+  end
+end
+
+-- configure sets r's priority and, unless cap is nil, its capacity (a
+-- lower one than its holders takes effect as leases end); a draining r
+-- is back in the pool, its leases running on.
+local function configure(r, prio, cap)
+  local old = listing(r)
+  local free = eligible(r) and r.c - r.h or 0
+  if r.d then
+    r.d = nil
+    redis.call('HDEL', RES, 'd:' .. r.id)
+    redis.call('HINCRBY', RES, '#d', -1)
+    redis.call('HINCRBY', RES, '#n', 1)
+  end
+  r.p = prio
+  redis.call('HSET', RES, 'p:' .. r.id, prio)
+  if cap then
+    r.c = tonumber(cap)
+    redis.call('HSET', RES, 'c:' .. r.id, cap)
+  end
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  local new = listing(r)
+  if new then
+    redis.call('ZADD', AVAIL, r.p, new)
+  end
+  local now_free = eligible(r) and r.c - r.h or 0
+  if now_free > free then
+    freed = freed + now_free - free
+  end
 end
 
 -- end_lease removes the lease token and frees its slot; a draining
@@ -237,7 +303,19 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- tidy deletes every key of a pool left with no resource.
+-- next_token records and returns the next fencing token: the later of
+-- the last one plus one, which makes tokens increase by construction
+-- while TOKEN survives, and the server clock in microseconds, so that
+-- they most likely keep increasing when it does not (a restart that lost
+-- the data, a promoted replica that lacked the last grants): see doc.go.
+local function next_token()
+  local token = math.max((tonumber(redis.call('GET', TOKEN)) or 0) + 1, now_us)
+  token = string.format('%.0f', token)
+  redis.call('SET', TOKEN, token)
+  return token
+end
+
+-- tidy deletes every key of a pool left with no resource, but TOKEN.
 local function tidy()
   if dropped then
     dropped = false

@@ -5,20 +5,5 @@ local r = load(ARGV[2])
 if not r or r.d then
   return { NOT_FOUND }
 end
-local old = listing(r)
-if old then
-  redis.call('ZREM', AVAIL, old)
-end
-redis.call('HINCRBY', RES, '#n', -1)
-if r.x then
-  redis.call('HINCRBY', RES, '#x', -1)
-end
-if r.h == 0 then
-  drop(r)
-else
-  redis.call('HDEL', RES, 'x:' .. r.id, 's:' .. r.id)
-  redis.call('ZREM', SUSP, r.id)
-  redis.call('HSET', RES, 'd:' .. r.id, 1)
-  redis.call('HINCRBY', RES, '#d', 1)
-end
+remove_resource(r)
 return { OK }

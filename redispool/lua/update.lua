@@ -4,9 +4,5 @@ local r = load(ARGV[2])
 if not r or r.d then
   return { NOT_FOUND }
 end
-redis.call('HSET', RES, 'p:' .. r.id, ARGV[3])
-local member = listing(r)
-if member then
-  redis.call('ZADD', AVAIL, ARGV[3], member)
-end
+configure(r, ARGV[3], nil)
 return { OK }

@@ -50,7 +50,8 @@
 // running (Include), reads the pool's Stats (no lease, every resource
 // available, no lease expired since it started) and checks its own
 // counts; the last process to finish removes the resources, which leaves
-// no key of the pool behind, and deletes the session hash. A process
+// no key of the pool behind but the request records, which expire, and
+// the last fencing token, which stays, and deletes the session hash. A process
 // that cannot see the others finish (one was killed) fails its pool
 // check; the session hash then expires by itself and the pool's
 // resources stay for the next run to reuse.

@@ -231,7 +231,8 @@ func (p *redisPool) State() (loadtest.PoolState, error) {
 
 // Close leaves the session for good; the last process out removes the
 // resources, so that the pool leaves no key behind but its request
-// records, which expire by themselves.
+// records, which expire by themselves, and its last fencing token, which
+// stays so that the pool's tokens never go back.
 func (p *redisPool) Close() {
 	defer p.client.Close()
 	last, err := p.session.done()

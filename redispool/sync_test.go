@@ -1,0 +1,259 @@
+package redispool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// configOf is the pool's configuration as the server holds it: ID ->
+// priority and capacity, for the resources that are not draining.
+func configOf(t *testing.T, p *Pool) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for id, r := range readState(t, p.client, p).resources {
+		if !r.draining {
+			got[id] = fmt.Sprintf("%s/%d", r.priority, r.capacity)
+		}
+	}
+	return got
+}
+
+func TestSyncAddsUpdatesAndRemovesAndIsIdempotent(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "same", Priority: 1}, Resource{ID: "changed", Priority: 2},
+		Resource{ID: "gone", Priority: 3}, Resource{ID: "held", Priority: 0})
+	if err := p.Exclude(ctx, "same"); err != nil {
+		t.Fatal(err)
+	}
+	held := mustAcquire(t, p)
+	if held.ID != "held" {
+		t.Fatalf("leased %s, want held", held.ID)
+	}
+	want := []Resource{
+		{ID: "same", Priority: 1},
+		{ID: "changed", Priority: 0.5, Capacity: 3},
+		{ID: "new\x00id", Priority: -1, Capacity: 2},
+	}
+	for range 2 {
+		if err := p.Sync(ctx, want); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		if got := configOf(t, p); !reflect.DeepEqual(got, map[string]string{
+			"same": "1/1", "changed": "0.5/3", "new\x00id": "-1/2",
+		}) {
+			t.Fatalf("after Sync: %q", got)
+		}
+		// The excluded resource stays excluded; the leased one that Sync
+		// removed drains; the others are available.
+		if s := stats(t, p); s.Resources != 3 || s.Excluded != 1 || s.Available != 2 || s.Draining != 1 || s.Leases != 1 {
+			t.Fatalf("stats after Sync: %+v", s)
+		}
+		checkInvariants(t, c, p)
+	}
+	// Best first: the new resource (-1), then the changed one (0.5).
+	for _, id := range []string{"new\x00id", "new\x00id", "changed"} {
+		if l := mustAcquire(t, p); l.ID != id {
+			t.Fatalf("leased %q, want %q", l.ID, id)
+		}
+	}
+	mustRelease(t, held) // the drained resource leaves with its lease
+	if s := stats(t, p); s.Draining != 0 || s.Resources != 3 {
+		t.Fatalf("stats after the drained lease ended: %+v", s)
+	}
+	checkInvariants(t, c, p)
+}
+
+func TestSyncRefusesBadInputAndChangesNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a", Priority: 1})
+	before := readState(t, c, p)
+	for _, tc := range []struct {
+		rs   []Resource
+		want error
+	}{
+		{[]Resource{{ID: "b"}, {ID: "b", Priority: 1}}, crserrors.ErrDuplicateKey},
+		{[]Resource{{ID: "b"}, {ID: ""}}, ErrInvalidID},
+		{[]Resource{{ID: "b", Priority: math.NaN()}}, ErrInvalidPriority},
+		{[]Resource{{ID: "b", Priority: math.Inf(-1)}}, ErrInvalidPriority},
+		{[]Resource{{ID: "b", Capacity: MaxCapacity + 1}}, ErrInvalidCapacity},
+	} {
+		if err := p.Sync(context.Background(), tc.rs); !errors.Is(err, tc.want) {
+			t.Errorf("Sync(%+v): %v, want %v", tc.rs, err, tc.want)
+		}
+	}
+	if after := readState(t, c, p); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a refused Sync changed the pool: %+v, was %+v", after, before)
+	}
+}
+
+func TestSyncBringsBackADrainingResourceWithItsLeases(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 2})
+	first := mustAcquire(t, p)
+	if err := p.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx, []Resource{{ID: "a", Capacity: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	// Back with one slot held: one more lease, not two.
+	second := mustAcquire(t, p)
+	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) || errors.Is(err, ErrPoolEmpty) {
+		t.Fatalf("third lease of a capacity-2 resource: %v", err)
+	}
+	mustRelease(t, first)
+	mustRelease(t, second)
+	if s := stats(t, p); s.Resources != 1 || s.Available != 1 || s.Draining != 0 {
+		t.Fatalf("stats: %+v", s)
+	}
+	checkInvariants(t, c, p)
+}
+
+func TestSyncLowersACapacityAsLeasesEndAndWakesWaitersForARaise(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 2})
+	l1, l2 := mustAcquire(t, p), mustAcquire(t, p)
+	if err := p.Sync(ctx, []Resource{{ID: "a", Capacity: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	mustRelease(t, l1)
+	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("lease beyond the lowered capacity: %v", err)
+	}
+	checkInvariants(t, c, p)
+	// A raise frees slots, announced like a release.
+	startHub(t, p)
+	parked := parkings(p)
+	waiting := acquireAsync(p)
+	receive(t, parked, "the waiter to block")
+	if err := p.Sync(ctx, []Resource{{ID: "a", Capacity: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-waiting
+	if r.err != nil {
+		t.Fatalf("Acquire woken by a raised capacity: %v", r.err)
+	}
+	mustRelease(t, r.lease)
+	mustRelease(t, l2)
+	checkInvariants(t, c, p)
+}
+
+// Every replica Syncs the same configuration while others lease and
+// release: the pool converges to it, with no lease lost or doubled.
+func TestConcurrentSyncsFromSeveralClientsConverge(t *testing.T) {
+	needRedis(t)
+	name := poolName(t)
+	want := []Resource{{ID: "a", Capacity: 2}, {ID: "b", Priority: 1}, {ID: "c", Priority: 2, Capacity: 3}}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	var pools []*Pool
+	for i := range 4 {
+		p := newPool(t, clientOf(t, testAddr), Options{Name: name})
+		pools = append(pools, p)
+		// Each replica starts with its own stale view of the pool.
+		_ = p.Add(ctx, Resource{ID: fmt.Sprintf("stale-%d", i)})
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if err := p.Sync(ctx, want); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				l, err := p.TryAcquire(ctx)
+				if errors.Is(err, crserrors.ErrNoResourceAvailable) {
+					continue
+				}
+				if err == nil {
+					err = l.Release(ctx)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	p := pools[0]
+	if got := configOf(t, p); !reflect.DeepEqual(got, map[string]string{"a": "0/2", "b": "1/1", "c": "2/3"}) {
+		t.Fatalf("after concurrent Syncs: %q", got)
+	}
+	if s := stats(t, p); s.Leases != 0 || s.Draining != 0 || s.Available != 3 {
+		t.Fatalf("stats: %+v", s)
+	}
+	checkInvariants(t, p.client, p)
+}
+
+func TestAcquireOnAPoolWithNoResourcesSaysSoAtOnce(t *testing.T) {
+	needRedis(t)
+	c, hook := hooked(t, testAddr)
+	p := newPool(t, c, Options{RecheckInterval: 20 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	loadScripts(t, c)
+	n := hook.count()
+	if _, err := p.TryAcquire(ctx); !errors.Is(err, ErrPoolEmpty) || !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("TryAcquire on a pool never filled: %v, want ErrPoolEmpty and ErrNoResourceAvailable", err)
+	}
+	if _, err := p.Acquire(ctx); !errors.Is(err, ErrPoolEmpty) {
+		t.Fatalf("Acquire on a pool never filled: %v, want ErrPoolEmpty", err)
+	}
+	p.bg.Wait()
+	// One script each: nothing was granted, so nothing is given back.
+	if got := hook.since(n); !equal(got, []string{"evalsha", "evalsha"}) {
+		t.Fatalf("TryAcquire and Acquire on an empty pool sent %v", got)
+	}
+	// A pool emptied while Acquire waits: the waiter says so at its
+	// next look.
+	add(t, p, Resource{ID: "a"})
+	held := mustAcquire(t, p)
+	parked := parkings(p)
+	waiting := acquireAsync(p)
+	receive(t, parked, "the waiter to block")
+	if err := p.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-waiting; !errors.Is(r.err, ErrPoolEmpty) {
+		t.Fatalf("Acquire waiting while the pool was emptied: %v, %v; want ErrPoolEmpty", r.lease, r.err)
+	}
+	// A pool whose resources are all excluded is not empty: Acquire
+	// waits.
+	if err := p.Sync(ctx, []Resource{{ID: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Exclude(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer stop()
+	if _, err := p.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire on a pool of excluded resources: %v, want the deadline", err)
+	}
+	mustRelease(t, held)
+}
