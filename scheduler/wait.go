@@ -100,12 +100,20 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		}
 	}
 	var w *waitq.Waiter[grant[T, ID]]
+	defer func() {
+		// Every return below, and a panic in search, comes with w in no
+		// queue and its grant, if a giver popped it, received: no giver
+		// has it any more (see waitq).
+		if w != nil {
+			s.waiters.Put(w)
+		}
+	}()
 	for {
 		if g, ok := s.search(start, id, lease); ok {
 			return g, nil
 		}
 		if w == nil {
-			w = waitq.NewWaiter[grant[T, ID]](lease)
+			w = s.waiters.Get(lease)
 		}
 		s.step(beforeQueue)
 		if !s.waiters.Push(w) {
