@@ -139,3 +139,48 @@ func TestAWaitingAcquisitionAllocatesAtMostOnce(t *testing.T) {
 		t.Errorf("a waiting acquisition: %.2f allocations, want at most 1", allocs)
 	}
 }
+
+// So does a waiting Lease: the same waiter, asking for a lease.
+func TestAWaitingLeaseAllocatesAtMostOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	s := newExclusive(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{}, 1)
+	s.waiting = func(at waitStep) {
+		if at == committed {
+			waiting <- struct{}{}
+		}
+	}
+	start, got := make(chan struct{}), make(chan Lease[*prio, string], 1)
+	go func() {
+		for range start {
+			l, err := s.Lease(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- l
+		}
+	}()
+	defer close(start)
+	if err := s.Release("a"); err != nil { // the hold newExclusive took
+		t.Fatal(err)
+	}
+	held, err := s.Lease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(200, func() {
+		start <- struct{}{}
+		<-waiting
+		if err := held.Release(); err != nil { // serves the waiter
+			t.Fatal(err)
+		}
+		held = <-got
+	})
+	if allocs > 1 {
+		t.Errorf("a waiting Lease: %.2f allocations, want at most 1", allocs)
+	}
+}
