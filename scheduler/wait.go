@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/crsched/crs/acquire"
@@ -16,7 +17,13 @@ import (
 // which it returns), or until Shutdown (ErrSchedulerClosed). Under the
 // Shared policy it waits only while no resource is active. A resource
 // acquired this way under the Exclusive policy is returned with Release.
+//
+// It calls Acquire first, so that taking a free resource costs what
+// Acquire does; only a caller that found none goes on to queue.
 func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
+	if v, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		return v, err
+	}
 	g, err := s.obtain(ctx, nil, false)
 	return g.value, err
 }
@@ -25,9 +32,8 @@ func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
 // AcquireContext. A caller that has to wait takes whichever resource comes
 // free first.
 func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acquire.AffinityIdentifier) (T, error) {
-	if id == nil {
-		var zero T
-		return zero, crserrors.ErrNilAffinityIdentifier
+	if v, err := s.AcquireByAffinity(id); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		return v, err
 	}
 	g, err := s.obtain(ctx, id, false)
 	return g.value, err
@@ -100,12 +106,20 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		}
 	}
 	var w *waitq.Waiter[grant[T, ID]]
+	defer func() {
+		// Every return below, and a panic in search, comes with w in no
+		// queue and its grant, if a giver popped it, received: no giver
+		// has it any more (see waitq).
+		if w != nil {
+			s.waiters.Put(w)
+		}
+	}()
 	for {
 		if g, ok := s.search(start, id, lease); ok {
 			return g, nil
 		}
 		if w == nil {
-			w = waitq.NewWaiter[grant[T, ID]](lease)
+			w = s.waiters.Get(lease)
 		}
 		s.step(beforeQueue)
 		if !s.waiters.Push(w) {

@@ -98,3 +98,29 @@ func TestABatchBeyondItsShareGrowsItsNewTable(t *testing.T) {
 		t.Fatalf("shard holds %d entries, %d used of %d slots; want 301, at most half", s.live, s.used, n)
 	}
 }
+
+// InsertAll makes room for its batch once, keeping every table at most
+// half full, and no more: it does not leave the slack for growth that a
+// single Insert's rebuild leaves (about 8 slots an entry).
+func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
+	m := newMap[int]()
+	batch := make([]node.Node[int, int], 1000)
+	for i := range batch {
+		batch[i] = node.Node[int, int]{Key: i, Value: i}
+	}
+	if dup, _, _ := m.InsertAll(batch); dup != -1 {
+		t.Fatalf("InsertAll of fresh keys returned %d", dup)
+	}
+	slots := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		n := len(s.table.Load().slots)
+		if 2*s.used > n {
+			t.Fatalf("shard %d: %d entries in %d slots, more than half full", i, s.used, n)
+		}
+		slots += n
+	}
+	if slots > 6*len(batch) {
+		t.Fatalf("%d slots for a batch of %d", slots, len(batch))
+	}
+}

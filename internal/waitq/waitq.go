@@ -3,6 +3,16 @@
 // A waiter is handed its grant through a buffered channel by whichever
 // goroutine makes a resource available, so the hand-off never blocks the
 // giver and the receiver never has to retry.
+//
+// Waiters, each with its channel, are reused (Get, Put), so that waiting
+// allocates nothing once the queue has served as many waiters at a time
+// before. A waiter may be put back only when no giver can still send to
+// it: while it is queued, a giver may pop it at any moment; once popped,
+// its grant is in, or on its way to, its channel. So its caller puts it
+// back after Remove reported it still queued (then nobody has it), or
+// after receiving its grant (then the giver is done with it); and the
+// channel is empty whenever it is put back, so a reused waiter never
+// receives a grant meant for an earlier caller.
 package waitq
 
 import (
@@ -40,16 +50,14 @@ const (
 // search.
 func (w *Waiter[G]) Commit() bool { return w.state.CompareAndSwap(pending, committed) }
 
-// NewWaiter returns a waiter that is in no queue.
-func NewWaiter[G any](lease bool) *Waiter[G] {
-	return &Waiter[G]{C: make(chan G, 1), Lease: lease}
-}
-
 // Queue is a FIFO of waiters. Its methods are safe for concurrent use.
 type Queue[G any] struct {
 	mu         sync.Mutex
 	head, tail *Waiter[G]
 	closed     bool
+
+	// free holds waiters put back, in no queue, with empty channels.
+	free sync.Pool
 
 	// Len is the number of queued waiters. Givers read it without the
 	// lock to skip the queue when nobody waits; it is updated under mu.
@@ -61,6 +69,21 @@ type Queue[G any] struct {
 
 // Len is the number of queued waiters.
 func (q *Queue[G]) Len() int { return int(q.len.Load()) }
+
+// Get returns a waiter in no queue, with an empty channel, for a caller
+// that asks for a lease if lease is set: one put back earlier if any.
+func (q *Queue[G]) Get(lease bool) *Waiter[G] {
+	w, _ := q.free.Get().(*Waiter[G])
+	if w == nil {
+		w = &Waiter[G]{C: make(chan G, 1)}
+	}
+	w.Lease = lease
+	return w
+}
+
+// Put gives w back for reuse. Its caller must be done with it: w is in no
+// queue and no giver has it (see the package doc).
+func (q *Queue[G]) Put(w *Waiter[G]) { q.free.Put(w) }
 
 // Push queues w at the back, or reports false if the queue is closed.
 func (q *Queue[G]) Push(w *Waiter[G]) bool {

@@ -2,11 +2,13 @@ package waitq
 
 import "testing"
 
+func newWaiter(lease bool) *Waiter[int] { return &Waiter[int]{C: make(chan int, 1), Lease: lease} }
+
 func TestQueueIsFIFOAndRemovesFromAnywhere(t *testing.T) {
 	var q Queue[int]
 	ws := make([]*Waiter[int], 5)
 	for i := range ws {
-		ws[i] = NewWaiter[int](false)
+		ws[i] = newWaiter(false)
 		if !q.Push(ws[i]) {
 			t.Fatal("push refused")
 		}
@@ -29,13 +31,13 @@ func TestQueueIsFIFOAndRemovesFromAnywhere(t *testing.T) {
 
 func TestClosedQueueRefusesAndHandsBackItsWaiters(t *testing.T) {
 	var q Queue[int]
-	a, b := NewWaiter[int](false), NewWaiter[int](true)
+	a, b := newWaiter(false), newWaiter(true)
 	q.Push(a)
 	q.Push(b)
 	if got := q.Close(); len(got) != 2 || got[0] != a || got[1] != b {
 		t.Fatalf("Close returned %v", got)
 	}
-	if q.Push(NewWaiter[int](false)) || q.PushFront(a) || q.Len() != 0 {
+	if q.Push(newWaiter(false)) || q.PushFront(a) || q.Len() != 0 {
 		t.Fatal("closed queue accepted a waiter")
 	}
 }
@@ -47,7 +49,7 @@ func TestPopCommittedRedirectsPendingWaitersAndTakesTheOldestCommitted(t *testin
 	var q Queue[int]
 	ws := make([]*Waiter[int], 4)
 	for i := range ws {
-		ws[i] = NewWaiter[int](false)
+		ws[i] = newWaiter(false)
 		q.Push(ws[i])
 	}
 	if !ws[1].Commit() || !ws[3].Commit() {
