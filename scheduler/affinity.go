@@ -174,19 +174,19 @@ func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bo
 				window[i].Val = nil
 			}
 		}
-		if g, ok := s.takeNode(n, lease); ok {
+		if g, ok := s.holdNode(n, lease); ok {
 			return s.acquired(g), true
 		}
 	}
 	return grant[T, ID]{}, false
 }
 
-// takeNode takes a hold on n if it is available.
-func (s *Scheduler[T, ID]) takeNode(n *node.Node[T, ID], lease bool) (grant[T, ID], bool) {
+// holdNode takes a hold on n if it is available.
+func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool) (grant[T, ID], bool) {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	s.repair(sh)
 	if n.State != node.Active {
 		return grant[T, ID]{}, false
 	}

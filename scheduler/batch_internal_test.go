@@ -105,7 +105,7 @@ func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
 	}
 	sh := &s.shards[2]
 	sh.mu.Lock()
-	sh.dirty = true // as a panic in an earlier operation leaves it
+	sh.broken = true // as a panic in an earlier operation leaves it
 	sh.mu.Unlock()
 	armed.Store(true)
 	func() {

@@ -26,9 +26,6 @@ type grant[T any, ID comparable] struct {
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
 	g := grant[T, ID]{node: n, value: n.Value}
-	if !lease && s.holdLast(sh, n) {
-		return g
-	}
 	holds := lease || sh.exclusive
 	limited := n.Limited()
 	if !holds && !limited {
@@ -38,9 +35,11 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if lease && s.leaseTTL > 0 {
 		deadline = s.after(s.leaseTTL)
 	}
-	bucket, rest, why := n.Bucket(), n.RestUntil, n.Rest
+	var bucket node.Bucket
+	rest, why := n.RestUntil, n.Rest
 	if limited {
-		if next := n.Extend().Bucket.Take(s.now()); next > n.RestUntil {
+		bucket = n.Bucket()
+		if next := n.Extra().Bucket.Spend(s.now()); next > n.RestUntil {
 			sh.setRest(n, next, node.RateLimited)
 		}
 	}
@@ -59,7 +58,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if done {
 			return
 		}
-		n.SetBucket(bucket)
+		if limited {
+			n.SetBucket(bucket)
+		}
 		sh.setRest(n, rest, why)
 		if holds {
 			n.Holders--
@@ -82,27 +83,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		s.expiry.schedule(deadline, n, g.token)
 	}
 	return g
-}
-
-// holdLast takes an anonymous hold on n, an active node of sh, if that is
-// the common exclusive hold: one that fills the node, with no rate limit
-// or rest to mind. It reports whether it did. It is hold's general path
-// without its decisions or its undo: nothing changes before deactivate,
-// which undoes itself if the comparator panics, and the heap it leaves
-// does not order by this node's holder count. Requires sh.mu.
-func (s *Scheduler[T, ID]) holdLast(sh *shard[T, ID], n *node.Node[T, ID]) bool {
-	if !sh.exclusive || n.RestUntil != 0 || n.Holders+1 < n.Capacity || n.Limited() {
-		return false
-	}
-	if n.Index == 0 && !sh.peeked {
-		sh.take(n)
-	} else {
-		sh.deactivate(n, node.Held)
-	}
-	n.Holders++
-	n.Anonymous++
-	sh.holders++
-	return true
 }
 
 // outcome is how a hold ended, for the resource's health.
@@ -130,31 +110,6 @@ type ending struct {
 // noEvent.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
-	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
-		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
-		// The common release, which frees a slot of a full node that
-		// does not rest: the general path below, without its
-		// decisions. The holder count goes first, since the heap breaks
-		// ties by it.
-		n.Holders--
-		n.Anonymous--
-		sh.holders--
-		done := false
-		defer func() {
-			if !done {
-				n.Holders++
-				n.Anonymous++
-				sh.holders++
-			}
-		}()
-		sh.activate(n, true)
-		done = true
-		n.ResetFailures()
-		return noEvent
-	}
-	// Past the common case the heap must be settled (see shard.settle):
-	// Release alone may find it as take left it.
-	sh.settle()
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
@@ -220,7 +175,7 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
 		(n.Rest == node.Ejected || s.reserveEjection()) {
 		reserved := n.Rest != node.Ejected
-		e := n.Extend()
+		e := n.Extra()
 		e.Ejections++
 		e.Failures = 0
 		if until := s.after(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
@@ -334,12 +289,12 @@ func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
 // shard's top. Under GlobalOrder a waiter must get the best resource of
 // all shards. A shard with a change in progress cannot be read: waiting
 // for it while sh's lock is held could deadlock. The comparator may
-// panic: sh is marked so that its next user serves the waiters (see
-// mend). Requires sh.mu.
+// panic: sh is left broken, so that its next user serves the waiters
+// (see repair). Requires sh.mu.
 func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
 	bestValue := sh.heap.Top().Value
 	sure = true
-	sh.unserved = true
+	sh.broken = true
 	for i := range s.shards {
 		o := &s.shards[i]
 		if o == sh {
@@ -354,7 +309,7 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 			better, bestValue = o, v
 		}
 	}
-	sh.unserved = false
+	sh.broken = false
 	return better, sure
 }
 
@@ -362,36 +317,36 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 // than sh's, and reports whether it did. The caller holds sh.mu and took
 // o.mu with TryLock (never waiting for it, which could deadlock: another
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
-// comparator, here or in grantTo, leaves sh marked so that its next user
-// serves its waiters, and o too once o's top is compared (see mend).
+// comparator, here or in grantTo, leaves sh broken, so that its next user
+// serves its waiters, and o too once o's top is compared (see repair).
 func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 	defer o.mu.Unlock()
-	sh.unserved = true
-	s.mend(o) // which may serve waiters itself
+	sh.broken = true
+	s.repair(o) // which may serve waiters itself
 	top := o.heap.Top()
 	if top == nil || s.waiters.Len() == 0 {
-		sh.unserved = false
+		sh.broken = false
 		return false
 	}
-	o.unserved = true
+	o.broken = true
 	better := s.cmp(top.Value, sh.heap.Top().Value) < 0
-	o.unserved = false
+	o.broken = false
 	var w *waitq.Waiter[grant[T, ID]]
 	if better {
 		w = s.pop(sure)
 	}
 	if w == nil {
-		sh.unserved = false
+		sh.broken = false
 		return false
 	}
 	s.grantTo(o, w)
-	sh.unserved = false
+	sh.broken = false
 	return true
 }
 
 // grantTo gives waiter w the top of sh. If the comparator panics, w goes
 // back to the front of the queue so it is not forgotten, the shard is
-// marked so that its next user serves it, and the panic continues to the
+// left broken, so that its next user serves it, and the panic continues to the
 // caller that made the resource available (whose own operation is done).
 func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) {
 	granted := false
@@ -399,7 +354,7 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 		if granted {
 			return
 		}
-		sh.unserved = true
+		sh.broken = true
 		if !s.waiters.PushFront(w) {
 			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
 		}
@@ -410,26 +365,17 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 	s.emit(events.EventAcquire, g.node.Key)
 }
 
-// mend brings sh back to normal after a comparator panic in an earlier
-// operation: it rebuilds the heap order and serves the waiters that the
-// panic kept from being served; and it finishes a take (see
-// shard.settle). Every operation calls it right after taking sh.mu (the
-// hot ones only if sh.unsettled(), since it has nothing to do otherwise);
-// it runs the comparator, so the unlock must already be deferred.
-func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
-	sh.repair()
-	sh.settle()
-	if sh.unserved {
-		sh.unserved = false
+// repair brings sh back after a comparator panicked under its lock in an
+// earlier operation (see shard.broken): it orders the heap again,
+// publishes it, and serves the waiters the panic may have kept from a
+// resource. Every operation calls it right after locking sh, with the
+// unlock deferred: it runs the comparator, which may panic again and
+// leave sh broken.
+func (s *Scheduler[T, ID]) repair(sh *shard[T, ID]) {
+	if sh.broken {
+		sh.heap.Init()
+		sh.broken = false
+		sh.publish()
 		s.serve(sh)
-	}
-}
-
-// mendKeeping is mend for a Release of the node that take left the heap
-// without: it leaves the heap unsettled, unless it has waiters to serve.
-func (s *Scheduler[T, ID]) mendKeeping(sh *shard[T, ID]) {
-	sh.repair()
-	if sh.unserved {
-		s.mend(sh)
 	}
 }

@@ -52,8 +52,6 @@ type Scheduler[T any, ID comparable] struct {
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
-	rotation        *acquire.RoundRobin       // strategy, if it is one: called directly
-	adaptive        *acquire.AdaptiveStrategy // likewise
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -61,8 +59,8 @@ type Scheduler[T any, ID comparable] struct {
 	// size counts resources added and not removed (draining ones are
 	// removed); Len reads it.
 	size atomic.Int64
-	// placed spreads new resources over the shards in rotation.
-	placed atomic.Uint64
+	// assigned spreads new resources over the shards in rotation.
+	assigned atomic.Uint64
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
@@ -117,8 +115,6 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
 	}
 	s.view = (*shardView[T, ID])(s)
-	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
-	s.adaptive, _ = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
@@ -192,7 +188,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	s.repair(sh)
 	if gone(n) {
 		return zero, crserrors.ErrResourceNotFound
 	}

@@ -16,10 +16,10 @@ import (
 // Every method below requires mu to be held. Operations change a node's
 // bookkeeping first (holders, leases, state counters: no user code), then
 // call place, activate or deactivate, which move the node in or out of the
-// heap and reorder it. Those run the comparator, which may panic; they are
-// transactions that undo their structural move and leave the heap marked
-// for reordering, and the operation's own deferred undo restores the
-// bookkeeping, so a panic leaves the node exactly as it was.
+// heap and reorder it. Those run the comparator, which may panic; they
+// undo their structural move and leave the shard broken (see broken),
+// and the operation's own deferred undo restores the bookkeeping, so a
+// panic leaves the node exactly as it was.
 type shard[T any, ID comparable] struct {
 	mu sync.Mutex
 
@@ -30,6 +30,13 @@ type shard[T any, ID comparable] struct {
 	draining int
 	resting  [node.RestKinds]int // resting nodes by why they rest
 	holders  int                 // sum of the Holders of this shard's nodes
+	// broken is set while the comparator runs under mu and cleared when
+	// it returns, so finding it set means that a comparator panicked in
+	// an earlier operation: the heap may be out of order (a valid
+	// container all the same, see package heap), and a waiter may wait
+	// while a resource of this shard is free. The next holder of mu
+	// repairs the shard before anything else (see Scheduler.repair).
+	broken bool
 
 	// Set at New, never changed.
 	exclusive bool // the scheduler's policy
@@ -40,14 +47,6 @@ type shard[T any, ID comparable] struct {
 	peeked bool
 	pool   *poolCounts
 	now    func() int64 // the scheduler's clock, as deadlines count it
-	// dirty is set while the comparator runs on the heap and cleared when
-	// it returns. Finding it set on lock means a comparator panicked
-	// mid-sift and the heap order must be rebuilt before use.
-	dirty bool
-	// unserved is set when a comparator panic interrupted serving waiters,
-	// which may leave a resource of this shard idle while a waiter waits;
-	// the next holder of mu serves them (see Scheduler.mend).
-	unserved bool
 	// publishing, when a test sets it, runs in publish wherever a reader
 	// without the lock may look between two of its stores.
 	publishing func()
@@ -121,24 +120,6 @@ func (s *shard[T, ID]) peek() (n *node.Node[T, ID], v T, version uint64, ok bool
 // the count was read makes the version odd after it.
 func (s *shard[T, ID]) empty() bool {
 	return s.active.Load() == 0 && s.version.Load()&1 == 0
-}
-
-// unsettled reports whether Scheduler.mend has anything to do: a heap to
-// reorder after a comparator panic (repair), a take to finish (settle),
-// waiters a panic kept from being served. Keep it in step with mend.
-func (s *shard[T, ID]) unsettled() bool {
-	return s.dirty || s.unserved || s.heap.Taken() != nil
-}
-
-// repair rebuilds the heap order if a comparator panicked during an earlier
-// operation. It runs the comparator, so the caller must already have
-// deferred the unlock.
-func (s *shard[T, ID]) repair() {
-	if s.dirty {
-		s.heap.Init()
-		s.dirty = false
-		s.publish()
-	}
 }
 
 // publish refreshes the lock-free view of the heap: the count of active
@@ -267,7 +248,7 @@ func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) 
 	}
 }
 
-// resting reports whether n's rest is still running, and forgets a rest
+// stillResting reports whether n's rest is still running, and forgets a rest
 // that has ended.
 func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	if n.RestUntil == 0 {
@@ -280,92 +261,49 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	return false
 }
 
-// activate moves n, off the heap, into the heap. A returning node (one
-// given back, included, or back from rest) goes back where take left it
-// if nothing happened to the heap since (see take), and is otherwise
-// first compared with the top, where one given back with the priority it
-// was taken at goes (see heap.UpTopFirst); a new one may go anywhere.
-func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
+// activate moves n, off the heap, into the heap.
+func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 	from := n.State
-	back := returning && s.heap.Return(n)
-	if !back {
-		s.heap.Append(n)
-	}
 	s.setState(n, node.Active)
 	done := false
 	defer func() {
 		if !done {
-			s.heap.Delete(n.Index)
+			if n.Index >= 0 {
+				s.heap.Delete(n.Index)
+			}
 			s.setState(n, from)
 		}
 		s.publish()
 	}()
-	s.dirty = true
-	switch {
-	case back:
-		// n is as take left it: any other operation on this shard, and
-		// so any change to n, finds the heap unsettled and settles it
-		// first. So the heap is as it was before take, in order.
-	case returning:
-		s.heap.UpTopFirst(n.Index)
-	default:
-		s.heap.Up(n.Index)
-	}
-	s.dirty = false
+	s.broken = true
+	s.heap.Push(n)
+	s.broken = false
 	done = true
-}
-
-// take moves n, the top, off the heap into state Held, like deactivate,
-// but leaves the sift that fills its place to the next holder of mu (see
-// settle): if that is the Release that gives n back, n goes back to the
-// top, nothing else moves and nothing is compared (see activate). Only
-// where no reader without the lock looks at the top (peeked unset),
-// since until settled the top is not the best. It calls no user code.
-func (s *shard[T, ID]) take(n *node.Node[T, ID]) {
-	s.heap.TakeTop()
-	s.setState(n, node.Held)
-	s.publish()
-}
-
-// settle finishes the removal that take left unfinished, if any. Every
-// holder of mu calls it (through Scheduler.mend) before it reads the
-// heap, except a Release, which first gives its node back if it can.
-// It runs the comparator: a panic leaves the heap marked for reordering.
-func (s *shard[T, ID]) settle() {
-	if s.heap.Taken() != nil {
-		s.dirty = true
-		s.heap.Settle()
-		s.dirty = false
-	}
 }
 
 // deactivate takes active node n out of the heap into state to.
 func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
-	i := n.Index
-	s.heap.Delete(i)
 	s.setState(n, to)
 	done := false
 	defer func() {
-		if !done {
+		if !done { // Remove had taken n out before it compared
 			s.heap.Append(n)
 			s.setState(n, node.Active)
 		}
 		s.publish()
 	}()
-	if i < s.heap.Len() {
-		s.dirty = true
-		s.heap.Fix(i)
-		s.dirty = false
-	}
+	s.broken = true
+	s.heap.Remove(n.Index)
+	s.broken = false
 	done = true
 }
 
 // fix restores the order around active node n after its value or holder
-// count changed. A panic leaves the heap marked for reordering.
+// count changed.
 func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
-	s.dirty = true
+	s.broken = true
 	s.heap.Fix(n.Index)
-	s.dirty = false
+	s.broken = false
 	s.publish()
 }
 
@@ -399,7 +337,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	case n.State == node.Active:
 		s.deactivate(n, want)
 	case want == node.Active:
-		s.activate(n, true)
+		s.activate(n)
 	default:
 		s.setState(n, want)
 	}
@@ -410,7 +348,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 // up costs O(k log n), rebuilding the whole heap O(n); take the cheaper.
 func (s *shard[T, ID]) order(k int) {
 	n := s.heap.Len()
-	s.dirty = true
+	s.broken = true
 	if k*bits.Len(uint(n)) >= n {
 		s.heap.Init()
 	} else {
@@ -418,5 +356,5 @@ func (s *shard[T, ID]) order(k int) {
 			s.heap.Up(i)
 		}
 	}
-	s.dirty = false
+	s.broken = false
 }

@@ -33,32 +33,9 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 	return g.value, err
 }
 
-// strategyStart asks the strategy for the first shard to look in.
-// The default round robin is called directly: through the interface,
-// Select and its call of ShardCount through a second one took a third of
-// a shared Acquire (docs/BENCHMARKS.md). Acquire does this inline.
+// strategyStart asks the strategy for the first shard to look in, and
+// checks that the shard exists.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
-	if r := s.rotation; r != nil {
-		return r.Next(len(s.shards)), nil
-	}
-	return s.selectStart()
-}
-
-// selectStart asks the strategy through its interface and checks that
-// the shard it names exists. The adaptive strategy only draws its two
-// candidates; their counts are read here, without the three calls
-// through interfaces that its Select makes.
-func (s *Scheduler[T, ID]) selectStart() (int, error) {
-	if a := s.adaptive; a != nil {
-		if len(s.shards) == 1 { // Pair would say 0 too, a call later (+27 %)
-			return 0, nil
-		}
-		first, second := a.Pair(len(s.shards))
-		if s.shards[second].active.Load() > s.shards[first].active.Load() {
-			first = second
-		}
-		return first, nil
-	}
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, crserrors.ErrInvalidAcquireStrategy

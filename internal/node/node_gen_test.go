@@ -72,10 +72,10 @@ func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
 	if !b.Limited() || b.Tokens != 2 || b.Refilled != 0 {
 		t.Fatalf("Retune from unlimited: %+v", b)
 	}
-	if next := b.Take(0); next != 0 {
+	if next := b.Spend(0); next != 0 {
 		t.Fatalf("first of a burst of 2 left the bucket empty until %d", next)
 	}
-	next := b.Take(0)
+	next := b.Spend(0)
 	// Empty: the next token comes after 1/Rate = 0.5 s, rounded up.
 	if want := second/2 + 1; next != want {
 		t.Fatalf("second take: next token at %d, want %d", next, want)
@@ -99,8 +99,8 @@ func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
 func TestRetuneKeepsEarnedTokensUpToTheNewBurst(t *testing.T) {
 	b := Bucket{}
 	b.Retune(Bucket{Rate: 1, Burst: 5}, 0)
-	b.Take(0)
-	b.Take(0) // 3 left
+	b.Spend(0)
+	b.Spend(0) // 3 left
 	b.Retune(Bucket{Rate: 10, Burst: 2}, second)
 	if b.Rate != 10 || b.Burst != 2 || b.Tokens != 2 || b.Refilled != second {
 		t.Fatalf("Retune to a smaller burst: %+v", b)
