@@ -22,8 +22,11 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	g, err := s.take(start, false)
-	return g.value, err
+	var g grant[T, ID]
+	if err := s.take(start, false, &g); err != nil {
+		return zero, err
+	}
+	return g.value, nil
 }
 
 // AcquireByAffinity returns the resource that id maps to, so that the same
@@ -42,15 +45,20 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	if g, ok := s.sweepAffinity(id, false); ok {
-		return g.value, nil
+	var g grant[T, ID]
+	if !s.sweepAffinity(id, false, &g) {
+		if err := s.take(0, false, &g); err != nil {
+			return zero, err
+		}
 	}
-	g, err := s.take(0, false)
-	return g.value, err
+	return g.value, nil
 }
 
 // take takes a hold (see sweep) on the best resource of the first
-// non-empty shard at or after start, or reports ErrNoResourceAvailable.
+// non-empty shard at or after start, into g, or reports
+// ErrNoResourceAvailable. (The grant goes into g, down the calls, rather
+// than back up as a result: a struct returned through three calls is
+// copied at each, which was slow enough to matter.)
 //
 // Reporting ErrNoResourceAvailable needs care: shards are checked one after
 // another, and a resource may arrive in a shard already checked while a
@@ -63,17 +71,17 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 // resource was taken by another caller, so the system as a whole made
 // progress. The first sweep goes without the proof, which most calls do
 // not need.
-func (s *Scheduler[T, ID]) take(start int, lease bool) (grant[T, ID], error) {
-	if g, ok := s.sweep(start, lease); ok {
-		return g, nil
+func (s *Scheduler[T, ID]) take(start int, lease bool, g *grant[T, ID]) error {
+	if s.sweep(start, lease, g) {
+		return nil
 	}
 	for {
 		before := s.arrivals()
-		if g, ok := s.sweep(start, lease); ok {
-			return g, nil
+		if s.sweep(start, lease, g) {
+			return nil
 		}
 		if s.arrivals() == before {
-			return grant[T, ID]{}, crserrors.ErrNoResourceAvailable
+			return crserrors.ErrNoResourceAvailable
 		}
 	}
 }
@@ -90,27 +98,27 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 // non-empty shard at or after start, or with GlobalOrder on the best
 // resource of all shards (ties going to the first from start). Where a
 // shared acquisition changes nothing (lockFree), it reads the shard's
-// published top instead, with no lock.
-func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
+// published top instead, with no lock. It reports whether it found one.
+func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 	if s.global {
-		return s.sweepGlobal(start, lease)
+		return s.sweepGlobal(start, lease, g)
 	}
 	for i := range len(s.shards) {
 		sh := &s.shards[s.wrap(start+i)]
 		if s.lockFree && !lease {
 			if n, v, _ := s.read(sh); n != nil {
-				return s.acquired(grant[T, ID]{node: n, value: v}), true
+				g.node, g.value = n, v
+				s.acquired(n)
+				return true
 			}
 			continue
 		}
-		if sh.empty() {
-			continue
-		}
-		if g, ok := s.holdTop(sh, nil, 0, lease); ok {
-			return s.acquired(g), true
+		if !sh.empty() && s.holdTop(sh, nil, 0, lease, g) {
+			s.acquired(g.node)
+			return true
 		}
 	}
-	return grant[T, ID]{}, false
+	return false
 }
 
 // wrap returns shard index i, which is below twice the shard count, on
@@ -128,20 +136,23 @@ func (s *Scheduler[T, ID]) wrap(i int) int {
 // shard is locked. Otherwise (someone took, returned, added or changed a
 // resource) it looks again; each retry means another caller's operation
 // went through, so the loop ends.
-func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool) (grant[T, ID], bool) {
+func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) bool {
 	for {
 		idx, n, v, seen := s.bestTop(start)
 		if n == nil {
-			return grant[T, ID]{}, false
+			return false
 		}
 		if s.lockFree && !lease {
 			if now, _ := s.versions(); now == seen {
-				return s.acquired(grant[T, ID]{node: n, value: v}), true
+				g.node, g.value = n, v
+				s.acquired(n)
+				return true
 			}
 			continue
 		}
-		if g, ok := s.holdTop(&s.shards[idx], n, seen, lease); ok {
-			return s.acquired(g), true
+		if s.holdTop(&s.shards[idx], n, seen, lease, g) {
+			s.acquired(n)
+			return true
 		}
 	}
 }
@@ -187,28 +198,30 @@ func (s *Scheduler[T, ID]) lockedPeek(sh *shard[T, ID]) (n *node.Node[T, ID], v 
 }
 
 // acquired emits the event of an acquisition.
-func (s *Scheduler[T, ID]) acquired(g grant[T, ID]) grant[T, ID] {
-	s.emit(events.EventAcquire, g.node.Key)
-	return g
+func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
+	if s.events != nil {
+		s.emit(events.EventAcquire, n.Key)
+	}
 }
 
-// holdTop takes a hold on the top of sh; with want set, only if want is
-// still the top and the shards' versions still sum to versions (see
-// sweepGlobal).
-func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool) (grant[T, ID], bool) {
+// holdTop takes a hold on the top of sh, into g; with want set, only if
+// want is still the top and the shards' versions still sum to versions
+// (see sweepGlobal). It reports whether it took one.
+func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s.repair(sh)
 	n := sh.heap.Top()
 	if n == nil {
-		return grant[T, ID]{}, false
+		return false
 	}
 	if want != nil {
 		if now, _ := s.versions(); n != want || now != versions {
-			return grant[T, ID]{}, false
+			return false
 		}
 	}
-	return s.hold(sh, n, lease), true
+	s.hold(sh, n, lease, g)
+	return true
 }
 
 // shardView is the scheduler seen as an acquire.ShardView. It is a

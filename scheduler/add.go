@@ -225,8 +225,8 @@ const (
 )
 
 func (s *Scheduler[T, ID]) refused(at refusal) {
-	if s.refusing != nil {
-		s.refusing(at)
+	if s.hooks.refusing != nil {
+		s.hooks.refusing(at)
 	}
 }
 

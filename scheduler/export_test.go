@@ -244,3 +244,7 @@ func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
 	defer s.expiry.mu.Unlock()
 	return s.expiry.queue.Len()
 }
+
+// setHooks sets the scheduler's test hooks (see hooks): before the calls
+// they watch, or under the lock that the hooked code holds.
+func (s *Scheduler[T, ID]) setHooks(h hooks) { s.hooks = h }

@@ -24,12 +24,12 @@ type grant[T any, ID comparable] struct {
 // if n is limited, and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
-func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
-	g := grant[T, ID]{node: n, value: n.Value}
+func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
+	*g = grant[T, ID]{node: n, value: n.Value}
 	holds := lease || sh.exclusive
 	limited := n.Limited()
 	if !holds && !limited {
-		return g
+		return
 	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
@@ -82,7 +82,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		g.deadline = deadline
 		s.expiry.schedule(deadline, n, g.token)
 	}
-	return g
 }
 
 // outcome is how a hold ended, for the resource's health.
@@ -359,7 +358,8 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
 		}
 	}()
-	g := s.hold(sh, sh.heap.Top(), w.Lease)
+	var g grant[T, ID]
+	s.hold(sh, sh.heap.Top(), w.Lease, &g)
 	granted = true
 	w.C <- g
 	s.emit(events.EventAcquire, g.node.Key)

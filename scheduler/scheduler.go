@@ -64,12 +64,6 @@ type Scheduler[T any, ID comparable] struct {
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
-	// waiting, when a test sets it (before any call), runs in obtain at
-	// each step of a caller that found nothing (see waitStep).
-	waiting func(waitStep)
-	// refusing, when a test sets it (before any call), runs in a failing
-	// BatchAdd after each look at the map (see refusal).
-	refusing func(refusal)
 	expiry   expiry[T, ID]
 	expired  atomic.Uint64 // leases reclaimed at their deadline
 	pool     poolCounts
@@ -77,6 +71,21 @@ type Scheduler[T any, ID comparable] struct {
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
+	hooks  hooks // set only by tests (export_test.go)
+}
+
+// hooks are the places where a test runs code in the middle of an
+// operation; all nil outside tests.
+type hooks struct {
+	// waiting runs in obtain at each step of a caller that found nothing
+	// (see waitStep).
+	waiting func(waitStep)
+	// refusing runs in a failing BatchAdd after each look at the map
+	// (see refusal).
+	refusing func(refusal)
+	// publishing runs in a shard's publish, under its lock, wherever a
+	// reader without the lock may look between two of its stores.
+	publishing func()
 }
 
 // New validates cfg and returns a running scheduler. Call Shutdown when
@@ -113,6 +122,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
+		s.shards[i].hooks = &s.hooks
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.expiry.init(s)

@@ -47,9 +47,7 @@ type shard[T any, ID comparable] struct {
 	peeked bool
 	pool   *poolCounts
 	now    func() int64 // the scheduler's clock, as deadlines count it
-	// publishing, when a test sets it, runs in publish wherever a reader
-	// without the lock may look between two of its stores.
-	publishing func()
+	hooks  *hooks       // the scheduler's
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
 	// for readers that take no lock: ShardView, Acquire skipping empty
@@ -145,8 +143,8 @@ func (s *shard[T, ID]) publish() {
 }
 
 func (s *shard[T, ID]) betweenStores() {
-	if s.publishing != nil {
-		s.publishing()
+	if s.hooks.publishing != nil {
+		s.hooks.publishing()
 	}
 }
 

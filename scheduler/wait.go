@@ -34,8 +34,14 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 }
 
 // strategyStart asks the strategy for the first shard to look in, and
-// checks that the shard exists.
+// checks that the shard exists. The default round robin is asked
+// directly rather than through the interface (Select, then ShardCount
+// through a second one): a shared Acquire measured more than a tenth
+// faster that way.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
+	if r, ok := s.strategy.(*acquire.RoundRobin); ok {
+		return r.Next(len(s.shards)), nil
+	}
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, crserrors.ErrInvalidAcquireStrategy
@@ -46,13 +52,8 @@ func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 // search takes a hold on a resource: for id, the one it maps to or the next
 // available in its order, else (and without id) the best of the shard the
 // strategy picks, or of the next non-empty shards.
-func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, lease bool) (grant[T, ID], bool) {
-	if id != nil {
-		if g, ok := s.sweepAffinity(id, lease); ok {
-			return g, true
-		}
-	}
-	return s.sweep(start, lease)
+func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, lease bool, g *grant[T, ID]) bool {
+	return id != nil && s.sweepAffinity(id, lease, g) || s.sweep(start, lease, g)
 }
 
 // obtain takes a hold (see search) and waits for a resource when there is
@@ -78,7 +79,8 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 	}
 	var w *waitq.Waiter[grant[T, ID]]
 	for {
-		if g, ok := s.search(start, id, lease); ok {
+		var g grant[T, ID]
+		if s.search(start, id, lease, &g) {
 			return g, nil
 		}
 		if w == nil {
@@ -137,8 +139,8 @@ const (
 
 // step runs the test hook, if any.
 func (s *Scheduler[T, ID]) step(at waitStep) {
-	if s.waiting != nil {
-		s.waiting(at)
+	if s.hooks.waiting != nil {
+		s.hooks.waiting(at)
 	}
 }
 

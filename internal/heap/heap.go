@@ -145,7 +145,13 @@ func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool {
 	return a.Holders < b.Holders
 }
 
-func (h *Heap[T, ID]) less(i, j int) bool { return h.Less(h.items[i], h.items[j]) }
+// less is Less by index, written out: a call per comparison costs more
+// than the comparison.
+func (h *Heap[T, ID]) less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	c := h.cmp(a.Value, b.Value)
+	return c < 0 || c == 0 && a.Holders < b.Holders
+}
 
 func (h *Heap[T, ID]) swap(i, j int) {
 	a, b := h.items[i], h.items[j]
