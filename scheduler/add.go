@@ -327,52 +327,6 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	return served, collision[ID]{}, false
 }
 
-// serveBest serves waiters from the shards a batch went into (added[i]
-// nodes into shard i, all of them locked by the caller), each waiter from
-// the shard whose top is best then, ties to the lower shard. Under
-// GlobalOrder a waiter must get the best of the batch; serving shard by
-// shard would give it the best of the first shard. If the comparator
-// panics, the shards are left broken, so that their next users serve the
-// waiters (see repair).
-func (s *Scheduler[T, ID]) serveBest(added []int) bool {
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].broken = true
-		}
-	}
-	served := false
-	for s.waiters.Len() > 0 {
-		best := -1
-		var top *node.Node[T, ID]
-		for i, k := range added {
-			if k == 0 {
-				continue
-			}
-			if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
-				best, top = i, n
-			}
-		}
-		if best < 0 {
-			break
-		}
-		// The shards the batch did not fill are not compared: a
-		// committed waiter cannot be queued beside a resource that was
-		// visible before the batch began (see Queue.PopCommitted).
-		w := s.waiters.PopCommitted()
-		if w == nil {
-			break
-		}
-		s.grantTo(&s.shards[best], w)
-		served = true
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].broken = false
-		}
-	}
-	return served
-}
-
 // undoBatch takes a half-inserted batch out again after a comparator
 // panic. It runs with the batch's shard locks held and calls no user code;
 // the shards stay broken, for the next holder of each lock to repair.

@@ -356,3 +356,18 @@ func (s *shard[T, ID]) order(k int) {
 	}
 	s.broken = false
 }
+
+// repair brings sh back after a comparator panicked under its lock in an
+// earlier operation (see shard.broken): it orders the heap again,
+// publishes it, and serves the waiters the panic may have kept from a
+// resource. Every operation calls it right after locking sh, with the
+// unlock deferred: it runs the comparator, which may panic again and
+// leave sh broken.
+func (s *Scheduler[T, ID]) repair(sh *shard[T, ID]) {
+	if sh.broken {
+		sh.heap.Init()
+		sh.broken = false
+		sh.publish()
+		s.serve(sh)
+	}
+}
