@@ -85,7 +85,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh)
+	s.repair(sh, nil)
 	sh.begin()
 	defer sh.end()
 	// The node is in the map before it is in the heap, but only while this
@@ -276,7 +276,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	for i := range s.shards {
 		if touched(i) {
-			s.repair(&s.shards[i])
+			s.repair(&s.shards[i], nil)
 			s.shards[i].begin()
 		}
 		begun = i + 1

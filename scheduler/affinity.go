@@ -188,7 +188,7 @@ func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T,
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh)
+	s.repair(sh, nil)
 	if n.State != node.Active {
 		return false
 	}

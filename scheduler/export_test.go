@@ -17,7 +17,8 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		defer s.shards[i].mu.Unlock()
 	}
 	for i := range s.shards {
-		s.repair(&s.shards[i])
+		s.repair(&s.shards[i], nil)
+		s.shards[i].best() // runs a sift that waits, as the next operation would
 	}
 	inHeap := 0
 	for si := range s.shards {

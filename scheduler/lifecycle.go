@@ -292,7 +292,7 @@ func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh)
+	s.repair(sh, n)
 	if n.State == node.Removed || (n.State == node.Draining && r != releasing) {
 		return false, crserrors.ErrResourceNotFound
 	}

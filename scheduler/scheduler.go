@@ -48,6 +48,7 @@ type Scheduler[T any, ID comparable] struct {
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
+	rotation        *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -121,6 +122,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.shards[i].hooks = &s.hooks
 	}
 	s.view = (*shardView[T, ID])(s)
+	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
@@ -194,7 +196,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh)
+	s.repair(sh, nil)
 	if gone(n) {
 		return zero, crserrors.ErrResourceNotFound
 	}

@@ -25,7 +25,19 @@ import (
 // has a better one: that shard's giver may have served before the waiter
 // queued, or its resource may be gone by the time the waiter would get it
 // (finding 10 in docs/TESTING.md).
+//
+// The comparator may panic anywhere in here: sh is left broken, so that
+// its next user serves the waiters (see repair).
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
+	if s.waiters.Len() == 0 || sh.heap.Len() == 0 {
+		return false
+	}
+	done := false
+	defer func() {
+		if !done {
+			sh.broken = true
+		}
+	}()
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
 		sure := true
@@ -50,6 +62,7 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 		s.grantTo(sh, w)
 		served = true
 	}
+	done = true
 	return served
 }
 
@@ -67,13 +80,10 @@ func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
 // top strictly better than sh's, or nil, and whether it could read every
 // shard's top. Under GlobalOrder a waiter must get the best resource of
 // all shards. A shard with a change in progress cannot be read: waiting
-// for it while sh's lock is held could deadlock. The comparator may
-// panic: sh is left broken, so that its next user serves the waiters
-// (see repair). Requires sh.mu.
+// for it while sh's lock is held could deadlock. Requires sh.mu.
 func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
-	bestValue := sh.heap.Top().Value
+	bestValue := sh.best().Value
 	sure = true
-	sh.broken = true
 	for i := range s.shards {
 		o := &s.shards[i]
 		if o == sh {
@@ -88,7 +98,6 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 			better, bestValue = o, v
 		}
 	}
-	sh.broken = false
 	return better, sure
 }
 
@@ -96,31 +105,31 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 // than sh's, and reports whether it did. The caller holds sh.mu and took
 // o.mu with TryLock (never waiting for it, which could deadlock: another
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
-// comparator, here or in grantTo, leaves sh broken, so that its next user
-// serves its waiters, and o too once o's top is compared (see repair).
+// comparator, here or in grantTo, leaves o broken, so that its next user
+// serves the waiters, and sh too (see serve).
 func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
-	defer o.mu.Unlock()
-	sh.broken = true
-	s.repair(o) // which may serve waiters itself
-	top := o.heap.Top()
+	done := false
+	defer func() {
+		if !done {
+			o.broken = true
+		}
+		o.mu.Unlock()
+	}()
+	s.repair(o, nil) // which may serve waiters itself
+	top := o.best()
 	if top == nil || s.waiters.Len() == 0 {
-		sh.broken = false
+		done = true
 		return false
 	}
-	o.broken = true
-	better := s.cmp(top.Value, sh.heap.Top().Value) < 0
-	o.broken = false
 	var w *waitq.Waiter[grant[T, ID]]
-	if better {
+	if s.cmp(top.Value, sh.best().Value) < 0 {
 		w = s.pop(sure)
 	}
-	if w == nil {
-		sh.broken = false
-		return false
+	if w != nil {
+		s.grantTo(o, w)
 	}
-	s.grantTo(o, w)
-	sh.broken = false
-	return true
+	done = true
+	return w != nil
 }
 
 // grantTo gives waiter w the top of sh. If the comparator panics, w goes
@@ -139,7 +148,7 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 		}
 	}()
 	var g grant[T, ID]
-	s.hold(sh, sh.heap.Top(), w.Lease, &g)
+	s.hold(sh, sh.best(), w.Lease, &g)
 	granted = true
 	w.C <- g
 	s.emit(events.EventAcquire, g.node.Key)
@@ -153,11 +162,14 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 // panics, the shards are left broken, so that their next users serve the
 // waiters (see repair).
 func (s *Scheduler[T, ID]) serveBest(added []int) bool {
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].broken = true
+	done := false
+	defer func() {
+		for i, k := range added {
+			if k > 0 && !done {
+				s.shards[i].broken = true
+			}
 		}
-	}
+	}()
 	served := false
 	for s.waiters.Len() > 0 {
 		best := -1
@@ -166,7 +178,7 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 			if k == 0 {
 				continue
 			}
-			if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+			if n := s.shards[i].best(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
 				best, top = i, n
 			}
 		}
@@ -183,10 +195,6 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 		s.grantTo(&s.shards[best], w)
 		served = true
 	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].broken = false
-		}
-	}
+	done = true
 	return served
 }

@@ -89,7 +89,7 @@ type poolCounts struct {
 }
 
 func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global, peeked bool, pool *poolCounts, now func() int64) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
+	return shard[T, ID]{heap: heap.New[T, ID](cmp, !peeked), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
 }
 
 // begin opens a change that readers without the lock must not see in
@@ -284,23 +284,41 @@ func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 	s.setState(n, to)
 	done := false
 	defer func() {
-		if !done { // Remove had taken n out before it compared
-			s.heap.Append(n)
+		if !done {
+			if n.Index < 0 { // out before the sift that panicked
+				s.heap.Append(n)
+			}
 			s.setState(n, node.Active)
 		}
 		s.publish()
 	}()
 	s.broken = true
-	s.heap.Remove(n.Index)
+	if to == node.Held && n.Index == 0 {
+		// A held node is given back soon, most often before anything
+		// else happens to the heap: leave the sift (see heap.New).
+		s.heap.Pop()
+	} else {
+		s.heap.Remove(n)
+	}
 	s.broken = false
 	done = true
+}
+
+// best returns the heap's top, or nil. The heap may first run the sift a
+// Pop left to later (see heap.New), which runs the comparator. Read the
+// top only through best.
+func (s *shard[T, ID]) best() *node.Node[T, ID] {
+	s.broken = true
+	t := s.heap.Top()
+	s.broken = false
+	return t
 }
 
 // fix restores the order around active node n after its value or holder
 // count changed.
 func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 	s.broken = true
-	s.heap.Fix(n.Index)
+	s.heap.Fix(n)
 	s.broken = false
 	s.publish()
 }
@@ -357,17 +375,26 @@ func (s *shard[T, ID]) order(k int) {
 	s.broken = false
 }
 
-// repair brings sh back after a comparator panicked under its lock in an
-// earlier operation (see shard.broken): it orders the heap again,
-// publishes it, and serves the waiters the panic may have kept from a
-// resource. Every operation calls it right after locking sh, with the
-// unlock deferred: it runs the comparator, which may panic again and
-// leave sh broken.
-func (s *Scheduler[T, ID]) repair(sh *shard[T, ID]) {
+// repair brings sh back to normal before an operation uses it. After a
+// comparator panicked under its lock in an earlier operation (see
+// shard.broken), it orders the heap again, publishes it, and serves the
+// waiters the panic may have kept from a resource. It also runs the sift
+// that the heap left waiting when an operation took its top out (see
+// heap.New), unless only is that node: an operation that changes only
+// the node it names, off the heap, may leave the sift waiting, so that
+// giving the top back costs no sift (the common exclusive use). Any
+// other change must come after the sift, which compares by the values it
+// finds. Every operation calls repair right after locking sh, with the
+// unlock deferred: it runs the comparator, which may panic and leave sh
+// broken.
+func (s *Scheduler[T, ID]) repair(sh *shard[T, ID], only *node.Node[T, ID]) {
 	if sh.broken {
 		sh.heap.Init()
 		sh.broken = false
 		sh.publish()
 		s.serve(sh)
+	}
+	if t := sh.heap.Waiting(); t != nil && t != only {
+		sh.best()
 	}
 }

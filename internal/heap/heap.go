@@ -11,6 +11,14 @@
 // the index it records, no node lost or repeated), only out of order: the
 // caller undoes its structural move with Append or Delete and has Init
 // run before the order is next relied on.
+//
+// A lazy heap (see New) leaves the sift after a Pop to the next call that
+// needs the order, so that a top popped and pushed back
+// before anything else happens to the heap costs two comparisons instead
+// of two sifts: the common exclusive use of a resource. The sift that
+// waits runs in Top, Append, Push, Remove and Fix, with their
+// comparisons. It compares the values it finds, so a caller must not
+// change a node in the heap while a sift waits.
 package heap
 
 import "github.com/crsched/crs/internal/node"
@@ -21,11 +29,19 @@ import "github.com/crsched/crs/internal/node"
 type Heap[T any, ID comparable] struct {
 	items []*node.Node[T, ID]
 	cmp   func(a, b T) int
+	lazy  bool
+	// taken is the top that a lazy Pop took out while the sift that
+	// fills its place waits: the root holds the node that was last, and
+	// every other node is where it was. nil otherwise.
+	taken *node.Node[T, ID]
 }
 
-// New returns an empty heap ordered by cmp.
-func New[T any, ID comparable](cmp func(a, b T) int) Heap[T, ID] {
-	return Heap[T, ID]{cmp: cmp}
+// New returns an empty heap ordered by cmp; lazy as described in the
+// package documentation. A lazy heap's root is not its best node between
+// a Pop and the next call that sifts, so only a caller that reads the
+// root through Top may use one.
+func New[T any, ID comparable](cmp func(a, b T) int, lazy bool) Heap[T, ID] {
+	return Heap[T, ID]{cmp: cmp, lazy: lazy}
 }
 
 // Len is the number of nodes in the heap.
@@ -33,6 +49,7 @@ func (h *Heap[T, ID]) Len() int { return len(h.items) }
 
 // Top is the smallest node, or nil when the heap is empty.
 func (h *Heap[T, ID]) Top() *node.Node[T, ID] {
+	h.settle()
 	if len(h.items) == 0 {
 		return nil
 	}
@@ -51,14 +68,16 @@ func (h *Heap[T, ID]) Grow(n int) {
 	}
 }
 
-// Append places n at the end without ordering it.
+// Append places n at the end without ordering it. It compares nothing
+// unless a sift waits.
 func (h *Heap[T, ID]) Append(n *node.Node[T, ID]) {
+	h.settle()
 	n.Index = len(h.items)
 	h.items = append(h.items, n)
 }
 
 // Delete takes the node at index i out of the heap by moving the last node
-// into its place, without ordering that node.
+// into its place, without ordering that node. It compares nothing.
 func (h *Heap[T, ID]) Delete(i int) {
 	last := len(h.items) - 1
 	removed := h.items[i]
@@ -71,39 +90,88 @@ func (h *Heap[T, ID]) Delete(i int) {
 	removed.Index = -1
 }
 
-// Push adds n to the heap in order.
+// Push adds n to the heap in order. The top that a lazy Pop took out
+// goes back to the root, the node moved there back to the end, and it
+// sinks if it no longer goes before its children.
 func (h *Heap[T, ID]) Push(n *node.Node[T, ID]) {
+	if n == h.taken {
+		h.taken = nil
+		if len(h.items) > 0 {
+			moved := h.items[0]
+			moved.Index = len(h.items)
+			h.items = append(h.items, moved)
+		} else {
+			h.items = append(h.items, nil)
+		}
+		h.items[0], n.Index = n, 0
+		h.down(0)
+		return
+	}
 	h.Append(n)
 	h.Up(n.Index)
 }
 
-// Remove takes the node at index i out of the heap and restores the order
-// around the node moved into its place. If the comparator panics, the
-// node is out all the same.
-func (h *Heap[T, ID]) Remove(i int) {
+// Pop takes the top out of the heap, which must not be empty, and
+// restores the order around the node moved into its place (a lazy heap
+// does that later). The top is out once the sift begins, even if the
+// comparator panics.
+func (h *Heap[T, ID]) Pop() *node.Node[T, ID] {
+	top := h.Top()
+	if h.lazy {
+		h.Delete(0)
+		h.taken = top
+		return top
+	}
+	h.Remove(top)
+	return top
+}
+
+// Remove takes n out of the heap and restores the order around the node
+// moved into its place. n is out once the sift begins, even if the
+// comparator panics.
+func (h *Heap[T, ID]) Remove(n *node.Node[T, ID]) {
+	h.settle()
+	i := n.Index
 	h.Delete(i)
 	if i < len(h.items) {
-		h.Fix(i)
+		h.fix(i)
 	}
 }
 
-// Fix restores the order after the node at index i changed value or
-// holder count.
-func (h *Heap[T, ID]) Fix(i int) {
+// Fix restores the order after n changed value or holder count.
+func (h *Heap[T, ID]) Fix(n *node.Node[T, ID]) {
+	h.settle()
+	h.fix(n.Index)
+}
+
+func (h *Heap[T, ID]) fix(i int) {
 	if !h.down(i) {
 		h.Up(i)
 	}
 }
 
+// Waiting returns the top that a lazy Pop took out while the sift that
+// fills its place waits, or nil.
+func (h *Heap[T, ID]) Waiting() *node.Node[T, ID] { return h.taken }
+
+// settle runs the sift that a lazy Pop left, if any.
+func (h *Heap[T, ID]) settle() {
+	if h.taken != nil {
+		h.taken = nil
+		h.down(0)
+	}
+}
+
 // Init orders the whole heap in O(n).
 func (h *Heap[T, ID]) Init() {
+	h.taken = nil
 	for i := len(h.items)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
 }
 
 // Up moves the node at index i toward the root while it goes before its
-// parent.
+// parent. Call it only after an Append, with no sift waiting.
 func (h *Heap[T, ID]) Up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2

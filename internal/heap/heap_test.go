@@ -9,7 +9,7 @@ import (
 	"github.com/crsched/crs/internal/node"
 )
 
-func newIntHeap() Heap[int, int] { return New[int, int](cmp.Compare[int]) }
+func newIntHeap() Heap[int, int] { return New[int, int](cmp.Compare[int], false) }
 
 // valid checks that every node records its index and that no child is
 // smaller than its parent.
@@ -29,12 +29,10 @@ func push(h *Heap[int, int], n *node.Node[int, int]) { h.Push(n) }
 
 // remove takes n out of h, restoring the order around the node that
 // takes its place.
-func remove(h *Heap[int, int], n *node.Node[int, int]) { h.Remove(n.Index) }
+func remove(h *Heap[int, int], n *node.Node[int, int]) { h.Remove(n) }
 
 func pop(h *Heap[int, int]) *node.Node[int, int] {
-	top := h.Top()
-	h.Remove(0)
-	return top
+	return h.Pop()
 }
 
 func TestPopYieldsAscendingOrder(t *testing.T) {
@@ -79,7 +77,7 @@ func TestDeleteAndFixKeepTheHeapValid(t *testing.T) {
 		default:
 			n := live[rng.Intn(len(live))]
 			n.Value = rng.Intn(1000)
-			h.Fix(n.Index)
+			h.Fix(n)
 		}
 		valid(t, &h)
 		if h.Len() != len(live) {
@@ -110,7 +108,7 @@ func failingHeap(limit int) (h Heap[int, int], arm func()) {
 			}
 		}
 		return cmp.Compare(a, b)
-	})
+	}, false)
 	return h, func() { armed = true }
 }
 
@@ -181,7 +179,7 @@ func TestPanicDuringFixLeavesTheSameNodesForInit(t *testing.T) {
 			arm()
 			func() {
 				defer func() { _ = recover() }()
-				h.Fix(at)
+				h.Fix(h.At(at))
 			}()
 			seen := map[*node.Node[int, int]]bool{}
 			for i := 0; i < h.Len(); i++ {
@@ -237,7 +235,7 @@ func TestTopOfEmptyHeapIsNil(t *testing.T) {
 }
 
 func TestEqualValuesOrderByFewerHolders(t *testing.T) {
-	h := New[int, int](cmp.Compare[int])
+	h := New[int, int](cmp.Compare[int], false)
 	busy, idle := node.New(1, 1, 0, 5), node.New(1, 2, 0, 5)
 	busy.Holders, idle.Holders = 2, 1
 	if !h.Less(idle, busy) || h.Less(busy, idle) || h.Less(idle, idle) {
@@ -287,7 +285,7 @@ func TestDownReportsWhetherTheNodeMoved(t *testing.T) {
 // child may go before its parent in that order.
 func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
 	rng := randv2.New(randv2.NewPCG(1, 2))
-	h := New[int, int](cmp.Compare[int])
+	h := New[int, int](cmp.Compare[int], false)
 	var in []*node.Node[int, int]
 	check := func(step string) {
 		t.Helper()
@@ -309,7 +307,7 @@ func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
 		case op == 2:
 			n := in[rng.IntN(len(in))]
 			n.Holders = rng.IntN(4)
-			h.Fix(n.Index)
+			h.Fix(n)
 			check("Fix")
 		default:
 			j := rng.IntN(len(in))
@@ -318,5 +316,88 @@ func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
 			in = in[:len(in)-1]
 			check("Remove")
 		}
+	}
+}
+
+// A lazy heap puts a removed top pushed back where it was, comparing it
+// with its two children only, and any other call sifts first.
+
+func TestALazyHeapPutsTheTopBackWithTwoComparisons(t *testing.T) {
+	compared := 0
+	h := New[int, int](func(a, b int) int { compared++; return cmp.Compare(a, b) }, true)
+	for i := 0; i < 100; i++ {
+		h.Push(node.New(i, i, 0, 1))
+	}
+	before := append([]*node.Node[int, int](nil), h.items...)
+	top := h.Top()
+	compared = 0
+	h.Pop()
+	if top.Index != -1 || h.Len() != 99 || compared != 0 {
+		t.Fatalf("Pop: index %d, Len %d, %d comparisons; want -1, 99, none", top.Index, h.Len(), compared)
+	}
+	h.Push(top)
+	if compared > 2 {
+		t.Fatalf("pushing the top back compared %d times, want at most 2", compared)
+	}
+	for i, n := range before {
+		if h.At(i) != n || n.Index != i {
+			t.Fatalf("node %d moved: the heap is not as it was", i)
+		}
+	}
+}
+
+func TestALazyHeapStaysInOrderWhateverComesBetween(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	h := New[int, int](cmp.Compare[int], true)
+	var in, out []*node.Node[int, int]
+	for step := 0; step < 5000; step++ {
+		switch op := rng.Intn(5); {
+		case op == 0 || len(in) == 0:
+			n := node.New(rng.Intn(50), step, 0, 1)
+			h.Push(n)
+			in = append(in, n)
+		case op == 1: // the common case: take the top, maybe give it back
+			top := h.Pop()
+			for k, n := range in {
+				if n == top {
+					in = append(in[:k], in[k+1:]...)
+					break
+				}
+			}
+			out = append(out, top)
+		case op == 2 && len(out) > 0: // give back one taken, changed or not
+			k := rng.Intn(len(out))
+			n := out[k]
+			out = append(out[:k], out[k+1:]...)
+			if rng.Intn(2) == 0 {
+				n.Value = rng.Intn(50)
+			}
+			h.Push(n)
+			in = append(in, n)
+		case op == 3:
+			h.Top() // no change to a node in the heap while a sift waits
+			n := in[rng.Intn(len(in))]
+			n.Value = rng.Intn(50)
+			h.Fix(n)
+		default:
+			k := rng.Intn(len(in))
+			h.Remove(in[k])
+			out = append(out, in[k])
+			in = append(in[:k], in[k+1:]...)
+		}
+		if h.Len() != len(in) {
+			t.Fatalf("step %d: heap holds %d, want %d", step, h.Len(), len(in))
+		}
+		if rng.Intn(3) != 0 {
+			continue // leave a sift waiting, for the next step to meet
+		}
+		if top := h.Top(); top != nil {
+			for _, n := range in {
+				if n.Value < top.Value {
+					t.Fatalf("step %d: top %d, but %d is in the heap", step, top.Value, n.Value)
+				}
+			}
+		}
+		valid(t, &h)
 	}
 }
