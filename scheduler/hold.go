@@ -22,6 +22,18 @@ type grant[T any, ID comparable] struct {
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
 	*g = grant[T, ID]{node: n, value: n.Value}
+	if !lease && sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Limited() {
+		// The common exclusive hold takes the last slot of a node with
+		// no rate limit or rest: the node leaves the heap, which then
+		// no longer orders by its holder count, so the counts change
+		// after the move and nothing needs undoing. A branch of its own,
+		// since the bookkeeping below measured to cost more than it.
+		sh.deactivate(n, node.Held)
+		n.Holders++
+		n.Anonymous++
+		sh.holders++
+		return
+	}
 	holds := lease || sh.exclusive
 	limited := n.Limited()
 	if !holds && !limited {
@@ -88,6 +100,29 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 // noEvent.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
+	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
+		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
+		// The common release frees a slot of a full node that does not
+		// rest, and so only moves it back into the heap: a branch of its
+		// own, since the bookkeeping below measured to cost more than
+		// the move. The holder count goes first, since the heap breaks
+		// ties by it.
+		n.Holders--
+		n.Anonymous--
+		sh.holders--
+		done := false
+		defer func() {
+			if !done {
+				n.Holders++
+				n.Anonymous++
+				sh.holders++
+			}
+		}()
+		sh.activate(n)
+		done = true
+		n.ResetFailures()
+		return noEvent
+	}
 	var ended node.Lease
 	n.Holders--
 	sh.holders--

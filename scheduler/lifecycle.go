@@ -210,6 +210,22 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		limit = s.bucketOf(v)
 	}
 	return s.transition(id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
+			// The common case, an active resource that stays active,
+			// only moves in its heap: a branch of its own, since the
+			// bookkeeping below measured to cost more than the move.
+			was := n.Value
+			n.Stage(v)
+			done := false
+			defer func() {
+				if !done {
+					n.Stage(was)
+				}
+			}()
+			sh.fix(n)
+			done = true
+			return s.serve(sh), nil
+		}
 		old := struct {
 			value     T
 			capacity  int

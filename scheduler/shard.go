@@ -293,7 +293,7 @@ func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 		s.publish()
 	}()
 	s.broken = true
-	if to == node.Held && n.Index == 0 {
+	if to == node.Held && s.heap.Top() == n {
 		// A held node is given back soon, most often before anything
 		// else happens to the heap: leave the sift (see heap.New).
 		s.heap.Pop()
