@@ -18,94 +18,32 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	// strategyStart, inlined (it is not, as a call).
-	var start int
-	if r := s.rotation; r != nil {
-		start = r.Next(len(s.shards))
-	} else {
-		var err error
-		if start, err = s.selectStart(); err != nil {
-			return zero, err
-		}
+	start, err := s.strategyStart()
+	if err != nil {
+		return zero, err
 	}
 	if s.lockFree && !s.global {
-		// The common shared case reads a published top and its value:
-		// no lock, no shared write, nothing to copy around. It is read's
-		// loop with peek inlined: through a call to read, the same
-		// machine code took 16 to 23 ns depending on where the linker
-		// put it (docs/BENCHMARKS.md).
-		for i := 0; i < len(s.shards); i++ {
-			idx := start + i
-			if idx >= len(s.shards) {
-				idx -= len(s.shards)
-			}
-			sh := &s.shards[idx]
+		// A shared acquisition changes nothing: the first published top
+		// is the answer, read with no lock and no write. This is take's
+		// first sweep, written out here because through the calls a
+		// shared Acquire measured more than a tenth slower.
+		for i := range len(s.shards) {
+			sh := &s.shards[s.wrap(start+i)]
 			n, v, _, ok := sh.peek()
 			if !ok {
 				n, v, _ = s.lockedPeek(sh)
 			}
 			if n != nil {
-				if s.events != nil {
-					s.emit(events.EventAcquire, n.Key)
-				}
+				s.acquired(n)
 				return v, nil
 			}
 		}
 	}
-	return s.acquireLocked(start)
-}
-
-// acquireLocked is the rest of Acquire: the cases that take a lock, and
-// the lock-free case when its pass found nothing. For the first, its
-// first pass (takeFirst) passes up the value alone, not a grant through
-// three calls; the rest is take's. It lives apart from Acquire so that
-// the lock-free case keeps a small function: inlined there, it measured
-// slower.
-func (s *Scheduler[T, ID]) acquireLocked(start int) (T, error) {
-	if !s.global && !s.lockFree {
-		if n, v := s.takeFirst(start); n != nil {
-			if s.events != nil {
-				s.emit(events.EventAcquire, n.Key)
-			}
-			return v, nil
-		}
+	var g grant[T, ID]
+	if err := s.take(start, false, &g); err != nil {
+		return zero, err
 	}
-	return s.take(start)
-}
-
-// takeFirst takes a hold on the best resource of the first non-empty
-// shard at or after start, like take's first sweep, and returns that
-// resource and its value, or nil.
-func (s *Scheduler[T, ID]) takeFirst(start int) (n *node.Node[T, ID], v T) {
-	for i := 0; i < len(s.shards); i++ {
-		idx := start + i
-		if idx >= len(s.shards) {
-			idx -= len(s.shards)
-		}
-		if sh := &s.shards[idx]; !sh.empty() {
-			if n, v = s.takeTop(sh); n != nil {
-				return n, v
-			}
-		}
-	}
-	return nil, v
-}
-
-// takeTop takes a hold (see hold) on the top of sh, if any, and returns
-// it and its value.
-func (s *Scheduler[T, ID]) takeTop(sh *shard[T, ID]) (n *node.Node[T, ID], v T) {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.unsettled() { // mend is a call, and most often has nothing to do
-		s.mend(sh)
-	}
-	if n = sh.heap.Top(); n != nil {
-		// The common exclusive hold needs no grant passed back.
-		if v = n.Value; !s.holdLast(sh, n) {
-			v = s.hold(sh, n, false).value
-		}
-	}
-	return n, v
+	return g.value, nil
 }
 
 // AcquireByAffinity returns the resource that id maps to, so that the same
@@ -124,13 +62,20 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	if g, ok := s.sweepAffinity(id, false); ok {
-		return g.value, nil
+	var g grant[T, ID]
+	if !s.sweepAffinity(id, false, &g) {
+		if err := s.take(0, false, &g); err != nil {
+			return zero, err
+		}
 	}
-	return s.take(0)
+	return g.value, nil
 }
 
-// take acquires from the first non-empty shard at or after start.
+// take takes a hold (see sweep) on the best resource of the first
+// non-empty shard at or after start, into g, or reports
+// ErrNoResourceAvailable. (The grant goes into g, down the calls, rather
+// than back up as a result: a struct returned through three calls is
+// copied at each, which was slow enough to matter.)
 //
 // Reporting ErrNoResourceAvailable needs care: shards are checked one after
 // another, and a resource may arrive in a shard already checked while a
@@ -141,19 +86,19 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 // between (the counts only grow), and then every shard was empty at the
 // end of the sweep. If something did arrive, sweep again: that
 // resource was taken by another caller, so the system as a whole made
-// progress.
-func (s *Scheduler[T, ID]) take(start int) (T, error) {
-	if g, ok := s.sweep(start, false); ok {
-		return g.value, nil
+// progress. The first sweep goes without the proof, which most calls do
+// not need.
+func (s *Scheduler[T, ID]) take(start int, lease bool, g *grant[T, ID]) error {
+	if s.sweep(start, lease, g) {
+		return nil
 	}
 	for {
 		before := s.arrivals()
-		if g, ok := s.sweep(start, false); ok {
-			return g.value, nil
+		if s.sweep(start, lease, g) {
+			return nil
 		}
 		if s.arrivals() == before {
-			var zero T
-			return zero, crserrors.ErrNoResourceAvailable
+			return crserrors.ErrNoResourceAvailable
 		}
 	}
 }
@@ -168,31 +113,38 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 
 // sweep takes a hold (see hold) on the best resource of the first
 // non-empty shard at or after start, or with GlobalOrder on the best
-// resource of all shards (ties going to the first from start).
-func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
+// resource of all shards (ties going to the first from start). Where a
+// shared acquisition changes nothing (lockFree), it reads the shard's
+// published top instead, with no lock. It reports whether it found one.
+func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 	if s.global {
-		return s.sweepGlobal(start, lease)
+		return s.sweepGlobal(start, lease, g)
 	}
-	for i := 0; i < len(s.shards); i++ {
-		idx := start + i
-		if idx >= len(s.shards) {
-			idx -= len(s.shards)
-		}
-		sh := &s.shards[idx]
+	for i := range len(s.shards) {
+		sh := &s.shards[s.wrap(start+i)]
 		if s.lockFree && !lease {
 			if n, v, _ := s.read(sh); n != nil {
-				return s.acquired(grant[T, ID]{node: n, value: v}), true
+				g.node, g.value = n, v
+				s.acquired(n)
+				return true
 			}
 			continue
 		}
-		if sh.empty() {
-			continue
-		}
-		if g, ok := s.takeFrom(sh, nil, 0, lease); ok {
-			return s.acquired(g), true
+		if !sh.empty() && s.holdTop(sh, nil, 0, lease, g) {
+			s.acquired(g.node)
+			return true
 		}
 	}
-	return grant[T, ID]{}, false
+	return false
+}
+
+// wrap returns shard index i, which is below twice the shard count, on
+// the ring of shards.
+func (s *Scheduler[T, ID]) wrap(i int) int {
+	if i >= len(s.shards) {
+		i -= len(s.shards)
+	}
+	return i
 }
 
 // sweepGlobal compares the best of every shard, without locks, and takes
@@ -201,20 +153,23 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool) (grant[T, ID], bool) {
 // shard is locked. Otherwise (someone took, returned, added or changed a
 // resource) it looks again; each retry means another caller's operation
 // went through, so the loop ends.
-func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool) (grant[T, ID], bool) {
+func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) bool {
 	for {
 		idx, n, v, seen := s.bestTop(start)
 		if n == nil {
-			return grant[T, ID]{}, false
+			return false
 		}
 		if s.lockFree && !lease {
 			if now, _ := s.versions(); now == seen {
-				return s.acquired(grant[T, ID]{node: n, value: v}), true
+				g.node, g.value = n, v
+				s.acquired(n)
+				return true
 			}
 			continue
 		}
-		if g, ok := s.takeFrom(&s.shards[idx], n, seen, lease); ok {
-			return s.acquired(g), true
+		if s.holdTop(&s.shards[idx], n, seen, lease, g) {
+			s.acquired(n)
+			return true
 		}
 	}
 }
@@ -225,11 +180,8 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool) (grant[T, ID], boo
 // spreads callers among equally good resources.
 func (s *Scheduler[T, ID]) bestTop(start int) (bestIdx int, best *node.Node[T, ID], bestValue T, versions uint64) {
 	bestIdx = -1
-	for i := 0; i < len(s.shards); i++ {
-		idx := start + i
-		if idx >= len(s.shards) {
-			idx -= len(s.shards)
-		}
+	for i := range len(s.shards) {
+		idx := s.wrap(start + i)
 		n, v, version := s.read(&s.shards[idx])
 		versions += version
 		if n == nil {
@@ -255,36 +207,38 @@ func (s *Scheduler[T, ID]) read(sh *shard[T, ID]) (*node.Node[T, ID], T, uint64)
 func (s *Scheduler[T, ID]) lockedPeek(sh *shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
-	if n = sh.heap.Top(); n != nil {
+	s.repair(sh, nil)
+	if n = sh.best(); n != nil {
 		v = n.Value
 	}
 	return n, v, sh.version.Load()
 }
 
 // acquired emits the event of an acquisition.
-func (s *Scheduler[T, ID]) acquired(g grant[T, ID]) grant[T, ID] {
-	s.emit(events.EventAcquire, g.node.Key)
-	return g
+func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
+	if s.events != nil {
+		s.emit(events.EventAcquire, n.Key)
+	}
 }
 
-// takeFrom takes a hold on the top of sh; with want set, only if want is
-// still the top and the shards' versions still sum to versions (see
-// sweepGlobal).
-func (s *Scheduler[T, ID]) takeFrom(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool) (grant[T, ID], bool) {
+// holdTop takes a hold on the top of sh, into g; with want set, only if
+// want is still the top and the shards' versions still sum to versions
+// (see sweepGlobal). It reports whether it took one.
+func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
-	n := sh.heap.Top()
+	s.repair(sh, nil)
+	n := sh.best()
 	if n == nil {
-		return grant[T, ID]{}, false
+		return false
 	}
 	if want != nil {
 		if now, _ := s.versions(); n != want || now != versions {
-			return grant[T, ID]{}, false
+			return false
 		}
 	}
-	return s.hold(sh, n, lease), true
+	s.hold(sh, n, lease, g)
+	return true
 }
 
 // shardView is the scheduler seen as an acquire.ShardView. It is a

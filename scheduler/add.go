@@ -25,7 +25,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.checkKeys && !usable(key) {
 		return crserrors.ErrInvalidKey
 	}
-	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: s.place(1), Capacity: s.capacityOf(v)}
+	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: s.assign(1), Capacity: s.capacityOf(v)}
 	if s.rateLimit != nil { // a new node has no bucket: nothing to set
 		n.SetBucket(s.bucketOf(v))
 	}
@@ -44,10 +44,10 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	return nil
 }
 
-// place reserves n consecutive shard slots in rotation and returns the
+// assign reserves n consecutive shard slots in rotation and returns the
 // first; resource i of the reservation goes to shard (first+i) % HeapCount.
-func (s *Scheduler[T, ID]) place(n int) int {
-	end := s.placed.Add(uint64(n))
+func (s *Scheduler[T, ID]) assign(n int) int {
+	end := s.assigned.Add(uint64(n))
 	return int((end - uint64(n)) % uint64(len(s.shards)))
 }
 
@@ -85,7 +85,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	s.repair(sh, nil)
 	sh.begin()
 	defer sh.end()
 	// The node is in the map before it is in the heap, but only while this
@@ -100,7 +100,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 			s.nodes.Delete(n.Key)
 		}
 	}()
-	sh.activate(n, false)
+	sh.activate(n)
 	done = true
 	s.size.Add(1)
 	return s.serve(sh), nil
@@ -151,14 +151,10 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if !s.word {
 		copies = make([]T, len(vs))
 	}
-	first := s.place(len(vs))
+	first := s.assign(len(vs))
 	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
 		v, n := vs[i], &slab[at]
-		shard := first + offset // (first + i) % len(s.shards)
-		if shard >= len(s.shards) {
-			shard -= len(s.shards)
-		}
-		n.Key, n.Index, n.Shard = s.key(v), -1, shard
+		n.Key, n.Index, n.Shard = s.key(v), -1, s.wrap(first+offset) // (first + i) % len(s.shards)
 		n.Capacity = s.capacityOf(v)
 		if s.rateLimit != nil {
 			n.SetBucket(s.bucketOf(v))
@@ -229,8 +225,8 @@ const (
 )
 
 func (s *Scheduler[T, ID]) refused(at refusal) {
-	if s.refusing != nil {
-		s.refusing(at)
+	if s.hooks.refusing != nil {
+		s.hooks.refusing(at)
 	}
 }
 
@@ -256,7 +252,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	// One deferred call ends the changes and releases the locks that
 	// the loops below begin and take; begun and locked say how far each
-	// loop got, since mend runs the comparator, which may panic. (A defer
+	// loop got, since repair runs the comparator, which may panic. (A defer
 	// inside a loop is allocated on the heap: it cost two allocations a
 	// shard for every batch.)
 	locked, begun := 0, 0
@@ -280,7 +276,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	for i := range s.shards {
 		if touched(i) {
-			s.mend(&s.shards[i])
+			s.repair(&s.shards[i], nil)
 			s.shards[i].begin()
 		}
 		begun = i + 1
@@ -331,55 +327,9 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	return served, collision[ID]{}, false
 }
 
-// serveBest serves waiters from the shards a batch went into (added[i]
-// nodes into shard i, all of them locked by the caller), each waiter from
-// the shard whose top is best then, ties to the lower shard. Under
-// GlobalOrder a waiter must get the best of the batch; serving shard by
-// shard would give it the best of the first shard. If the comparator
-// panics, the shards are left marked so that their next users serve the
-// waiters (see mend).
-func (s *Scheduler[T, ID]) serveBest(added []int) bool {
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].unserved = true
-		}
-	}
-	served := false
-	for s.waiters.Len() > 0 {
-		best := -1
-		var top *node.Node[T, ID]
-		for i, k := range added {
-			if k == 0 {
-				continue
-			}
-			if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
-				best, top = i, n
-			}
-		}
-		if best < 0 {
-			break
-		}
-		// The shards the batch did not fill are not compared: a
-		// committed waiter cannot be queued beside a resource that was
-		// visible before the batch began (see Queue.PopCommitted).
-		w := s.waiters.PopCommitted()
-		if w == nil {
-			break
-		}
-		s.grantTo(&s.shards[best], w)
-		served = true
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].unserved = false
-		}
-	}
-	return served
-}
-
 // undoBatch takes a half-inserted batch out again after a comparator
 // panic. It runs with the batch's shard locks held and calls no user code;
-// the shards stay marked for reordering.
+// the shards stay broken, for the next holder of each lock to repair.
 func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
 	for i := range slab {
 		n := &slab[i]

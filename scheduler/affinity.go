@@ -147,10 +147,10 @@ func pointPos(kh uint64, j int) uint64 {
 
 // sweepAffinity takes a hold on the resource the identifier maps to, or,
 // while that one is unavailable, on the next available one in the
-// identifier's order: the resources of its window by decreasing score. It
-// gives up after maxAffinityTries resources (the caller then takes any
-// resource).
-func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool) (grant[T, ID], bool) {
+// identifier's order: the resources of its window by decreasing score,
+// into g, and reports whether it took one. It gives up after
+// maxAffinityTries resources (the caller then takes any resource).
+func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *grant[T, ID]) bool {
 	h := acquire.HashIdentifier(id)
 	var buf [affinityWindow]ring.Point[*node.Node[T, ID]]
 	window := s.affinityRing().Window(h, buf[:0])
@@ -174,23 +174,26 @@ func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bo
 				window[i].Val = nil
 			}
 		}
-		if g, ok := s.takeNode(n, lease); ok {
-			return s.acquired(g), true
+		if s.holdNode(n, lease, g) {
+			s.acquired(n)
+			return true
 		}
 	}
-	return grant[T, ID]{}, false
+	return false
 }
 
-// takeNode takes a hold on n if it is available.
-func (s *Scheduler[T, ID]) takeNode(n *node.Node[T, ID], lease bool) (grant[T, ID], bool) {
+// holdNode takes a hold on n, into g, if it is available, and reports
+// whether it did.
+func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	s.repair(sh, nil)
 	if n.State != node.Active {
-		return grant[T, ID]{}, false
+		return false
 	}
-	return s.hold(sh, n, lease), true
+	s.hold(sh, n, lease, g)
+	return true
 }
 
 // keyHash hashes a resource key stably across runs: directly for strings

@@ -57,17 +57,17 @@ func TestBatchDuplicateDrainsOnlyIfItDrainedWhenTheKeyWasFound(t *testing.T) {
 			if got, err := s.AcquireContext(context.Background()); err != nil || got.key != "k2" {
 				t.Fatalf("AcquireContext = %v, %v; want k2", got, err)
 			}
-			s.refusing = func(at refusal) {
+			s.setHooks(hooks{refusing: func(at refusal) {
 				if at != tc.at {
 					return
 				}
-				s.refusing = nil
+				s.setHooks(hooks{})
 				for _, step := range tc.steps {
 					if err := step(s); err != nil {
 						t.Error(err)
 					}
 				}
-			}
+			}})
 			err := s.BatchAdd([]*prio{{"k0", 1}, {"k2", 2}})
 			if !errors.Is(err, crserrors.ErrDuplicateKey) || errors.Is(err, crserrors.ErrResourceDraining) {
 				t.Fatalf("BatchAdd = %v; want ErrDuplicateKey alone", err)
@@ -105,7 +105,7 @@ func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
 	}
 	sh := &s.shards[2]
 	sh.mu.Lock()
-	sh.dirty = true // as a panic in an earlier operation leaves it
+	sh.broken = true // as a panic in an earlier operation leaves it
 	sh.mu.Unlock()
 	armed.Store(true)
 	func() {

@@ -179,7 +179,7 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 	func() {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
-		s.mend(sh)
+		s.repair(sh, n)
 		now := s.now()
 		if token == 0 {
 			if n.RestUntil == 0 || now < n.RestUntil {

@@ -1,12 +1,8 @@
 package scheduler
 
 import (
-	"time"
-
-	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
-	"github.com/crsched/crs/internal/waitq"
 )
 
 // grant is what an acquiring caller receives: the resource's value, and
@@ -24,23 +20,34 @@ type grant[T any, ID comparable] struct {
 // if n is limited, and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
-func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool) grant[T, ID] {
-	g := grant[T, ID]{node: n, value: n.Value}
-	if !lease && s.holdLast(sh, n) {
-		return g
+func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
+	*g = grant[T, ID]{node: n, value: n.Value}
+	if !lease && sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Limited() {
+		// The common exclusive hold takes the last slot of a node with
+		// no rate limit or rest: the node leaves the heap, which then
+		// no longer orders by its holder count, so the counts change
+		// after the move and nothing needs undoing. A branch of its own,
+		// since the bookkeeping below measured to cost more than it.
+		sh.deactivate(n, node.Held)
+		n.Holders++
+		n.Anonymous++
+		sh.holders++
+		return
 	}
 	holds := lease || sh.exclusive
 	limited := n.Limited()
 	if !holds && !limited {
-		return g
+		return
 	}
 	var deadline int64
 	if lease && s.leaseTTL > 0 {
 		deadline = s.after(s.leaseTTL)
 	}
-	bucket, rest, why := n.Bucket(), n.RestUntil, n.Rest
+	var bucket node.Bucket
+	rest, why := n.RestUntil, n.Rest
 	if limited {
-		if next := n.Extend().Bucket.Take(s.now()); next > n.RestUntil {
+		bucket = n.Bucket()
+		if next := n.Extra().Bucket.Spend(s.now()); next > n.RestUntil {
 			sh.setRest(n, next, node.RateLimited)
 		}
 	}
@@ -59,7 +66,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if done {
 			return
 		}
-		n.SetBucket(bucket)
+		if limited {
+			n.SetBucket(bucket)
+		}
 		sh.setRest(n, rest, why)
 		if holds {
 			n.Holders--
@@ -81,45 +90,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		g.deadline = deadline
 		s.expiry.schedule(deadline, n, g.token)
 	}
-	return g
-}
-
-// holdLast takes an anonymous hold on n, an active node of sh, if that is
-// the common exclusive hold: one that fills the node, with no rate limit
-// or rest to mind. It reports whether it did. It is hold's general path
-// without its decisions or its undo: nothing changes before deactivate,
-// which undoes itself if the comparator panics, and the heap it leaves
-// does not order by this node's holder count. Requires sh.mu.
-func (s *Scheduler[T, ID]) holdLast(sh *shard[T, ID], n *node.Node[T, ID]) bool {
-	if !sh.exclusive || n.RestUntil != 0 || n.Holders+1 < n.Capacity || n.Limited() {
-		return false
-	}
-	if n.Index == 0 && !sh.peeked {
-		sh.take(n)
-	} else {
-		sh.deactivate(n, node.Held)
-	}
-	n.Holders++
-	n.Anonymous++
-	sh.holders++
-	return true
-}
-
-// outcome is how a hold ended, for the resource's health.
-type outcome uint8
-
-const (
-	succeeded outcome = iota // Release: a success, which resets the failure count
-	failed                   // Lease.Fail: counts toward ejection
-	cooled                   // Lease.Cooldown: neither success nor failure
-	reclaimed                // the lease expired: neither
-)
-
-// ending describes the end of a hold: how it went and, for Cooldown, how
-// long the resource must rest.
-type ending struct {
-	how  outcome
-	rest time.Duration
 }
 
 // unhold ends one hold on n: the lease at position i of n.Leases(), or an
@@ -132,9 +102,10 @@ type ending struct {
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
 	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
 		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
-		// The common release, which frees a slot of a full node that
-		// does not rest: the general path below, without its
-		// decisions. The holder count goes first, since the heap breaks
+		// The common release frees a slot of a full node that does not
+		// rest, and so only moves it back into the heap: a branch of its
+		// own, since the bookkeeping below measured to cost more than
+		// the move. The holder count goes first, since the heap breaks
 		// ties by it.
 		n.Holders--
 		n.Anonymous--
@@ -147,14 +118,11 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 				sh.holders++
 			}
 		}()
-		sh.activate(n, true)
+		sh.activate(n)
 		done = true
 		n.ResetFailures()
 		return noEvent
 	}
-	// Past the common case the heap must be settled (see shard.settle):
-	// Release alone may find it as take left it.
-	sh.settle()
 	var ended node.Lease
 	n.Holders--
 	sh.holders--
@@ -210,226 +178,4 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}
 	s.count(end, event)
 	return event
-}
-
-// restAfter decides whether n rests after a hold on it ended: ejected when
-// its failures reach the threshold and the pool allows another ejection,
-// suspended for a cooldown. It reports the event to emit. Requires sh.mu.
-func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
-	event := noEvent
-	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
-		(n.Rest == node.Ejected || s.reserveEjection()) {
-		reserved := n.Rest != node.Ejected
-		e := n.Extend()
-		e.Ejections++
-		e.Failures = 0
-		if until := s.after(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
-			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
-		}
-		event = events.EventEject
-	}
-	if cooldown := max(end.rest, s.releaseCooldown); cooldown > 0 {
-		if until := s.after(cooldown); until > n.RestUntil {
-			sh.setRest(n, until, node.Suspended)
-		}
-		if event == noEvent {
-			event = events.EventSuspend
-		}
-	}
-	return event
-}
-
-// reserveEjection takes one of the pool's ejection slots, if any is left:
-// ejection never takes the last resource that is neither ejected nor
-// excluded, nor more than MaxEjectedShare of the pool (but always allows
-// one, as Envoy does).
-func (s *Scheduler[T, ID]) reserveEjection() bool {
-	size := s.size.Load()
-	limit := size - s.pool.excluded.Load() - 1
-	if share := s.ejection.MaxEjectedShare; share > 0 {
-		limit = min(limit, max(1, int64(share*float64(size))))
-	}
-	for {
-		cur := s.pool.ejected.Load()
-		if cur >= limit {
-			return false
-		}
-		if s.pool.ejected.CompareAndSwap(cur, cur+1) {
-			return true
-		}
-	}
-}
-
-// count adds an ended hold to the health totals.
-func (s *Scheduler[T, ID]) count(end ending, event events.EventType) {
-	if end.how == failed {
-		s.totals.failures.Add(1)
-	}
-	switch event {
-	case events.EventEject:
-		s.totals.ejections.Add(1)
-	case events.EventSuspend:
-		s.totals.suspensions.Add(1)
-	}
-}
-
-// serve hands resources to waiters, oldest first, for as long as sh has
-// one and anyone waits, and reports whether it woke anyone. It runs, with
-// sh.mu held, after anything that may have made a resource of sh
-// available. Each waiter gets the top of sh or, under GlobalOrder, of a
-// shard whose top is better (see betterShard); a giver that cannot read
-// every shard serves only committed waiters and sends the others back to
-// search (see pop, and docs/ARCHITECTURE.md, Waiting).
-//
-// Why no waiter is left behind: a giver makes the resource visible in the
-// heap (publishing the shard's active count) before it reads the waiter
-// count here, and a waiter counts itself before it reads the shards'
-// active counts (see obtain). Both are sequentially consistent atomics, so
-// at least one of the two sees the other: the giver serves the waiter, or
-// the waiter sees the resource and searches again. So a giver must not
-// stop while sh has a resource and someone waits, even when another shard
-// has a better one: that shard's giver may have served before the waiter
-// queued, or its resource may be gone by the time the waiter would get it
-// (finding 10 in docs/TESTING.md).
-func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
-	served := false
-	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
-		sure := true
-		if s.global {
-			var o *shard[T, ID]
-			o, sure = s.betterShard(sh)
-			if o != nil {
-				if o.mu.TryLock() {
-					if s.serveFrom(o, sh, sure) {
-						served = true
-						continue
-					}
-				} else {
-					sure = false
-				}
-			}
-		}
-		w := s.pop(sure)
-		if w == nil {
-			break
-		}
-		s.grantTo(sh, w)
-		served = true
-	}
-	return served
-}
-
-// pop takes the waiter to serve next: the oldest, or, when the giver
-// cannot be sure that it hands out the best resource of all shards, the
-// oldest committed one (see Queue.PopCommitted).
-func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
-	if sure {
-		return s.waiters.Pop()
-	}
-	return s.waiters.PopCommitted()
-}
-
-// betterShard returns the shard other than sh that publishes the best
-// top strictly better than sh's, or nil, and whether it could read every
-// shard's top. Under GlobalOrder a waiter must get the best resource of
-// all shards. A shard with a change in progress cannot be read: waiting
-// for it while sh's lock is held could deadlock. The comparator may
-// panic: sh is marked so that its next user serves the waiters (see
-// mend). Requires sh.mu.
-func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
-	bestValue := sh.heap.Top().Value
-	sure = true
-	sh.unserved = true
-	for i := range s.shards {
-		o := &s.shards[i]
-		if o == sh {
-			continue
-		}
-		n, v, _, ok := o.peek()
-		if !ok {
-			sure = false
-			continue
-		}
-		if n != nil && s.cmp(v, bestValue) < 0 {
-			better, bestValue = o, v
-		}
-	}
-	sh.unserved = false
-	return better, sure
-}
-
-// serveFrom gives a waiter (see pop) the top of o, if it is still better
-// than sh's, and reports whether it did. The caller holds sh.mu and took
-// o.mu with TryLock (never waiting for it, which could deadlock: another
-// giver may hold o and want sh); serveFrom unlocks it. A panic in the
-// comparator, here or in grantTo, leaves sh marked so that its next user
-// serves its waiters, and o too once o's top is compared (see mend).
-func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
-	defer o.mu.Unlock()
-	sh.unserved = true
-	s.mend(o) // which may serve waiters itself
-	top := o.heap.Top()
-	if top == nil || s.waiters.Len() == 0 {
-		sh.unserved = false
-		return false
-	}
-	o.unserved = true
-	better := s.cmp(top.Value, sh.heap.Top().Value) < 0
-	o.unserved = false
-	var w *waitq.Waiter[grant[T, ID]]
-	if better {
-		w = s.pop(sure)
-	}
-	if w == nil {
-		sh.unserved = false
-		return false
-	}
-	s.grantTo(o, w)
-	sh.unserved = false
-	return true
-}
-
-// grantTo gives waiter w the top of sh. If the comparator panics, w goes
-// back to the front of the queue so it is not forgotten, the shard is
-// marked so that its next user serves it, and the panic continues to the
-// caller that made the resource available (whose own operation is done).
-func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) {
-	granted := false
-	defer func() {
-		if granted {
-			return
-		}
-		sh.unserved = true
-		if !s.waiters.PushFront(w) {
-			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
-		}
-	}()
-	g := s.hold(sh, sh.heap.Top(), w.Lease)
-	granted = true
-	w.C <- g
-	s.emit(events.EventAcquire, g.node.Key)
-}
-
-// mend brings sh back to normal after a comparator panic in an earlier
-// operation: it rebuilds the heap order and serves the waiters that the
-// panic kept from being served; and it finishes a take (see
-// shard.settle). Every operation calls it right after taking sh.mu (the
-// hot ones only if sh.unsettled(), since it has nothing to do otherwise);
-// it runs the comparator, so the unlock must already be deferred.
-func (s *Scheduler[T, ID]) mend(sh *shard[T, ID]) {
-	sh.repair()
-	sh.settle()
-	if sh.unserved {
-		sh.unserved = false
-		s.serve(sh)
-	}
-}
-
-// mendKeeping is mend for a Release of the node that take left the heap
-// without: it leaves the heap unsettled, unless it has waiters to serve.
-func (s *Scheduler[T, ID]) mendKeeping(sh *shard[T, ID]) {
-	sh.repair()
-	if sh.unserved {
-		s.mend(sh)
-	}
 }

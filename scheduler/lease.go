@@ -134,7 +134,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()
-		s.mend(sh)
+		s.repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 {
 			return false, s.leaseGone(handleDeadline)

@@ -209,14 +209,23 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	if s.rateLimit != nil {
 		limit = s.bucketOf(v)
 	}
-	if !limit.Limited() {
-		if served, ok := s.move(id, v, capacity); ok {
-			yieldTo(served)
-			s.emit(events.EventUpdate, id)
-			return nil
-		}
-	}
 	return s.transition(id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
+			// The common case, an active resource that stays active,
+			// only moves in its heap: a branch of its own, since the
+			// bookkeeping below measured to cost more than the move.
+			was := n.Value
+			n.Stage(v)
+			done := false
+			defer func() {
+				if !done {
+					n.Stage(was)
+				}
+			}()
+			sh.fix(n)
+			done = true
+			return s.serve(sh), nil
+		}
 		old := struct {
 			value     T
 			capacity  int
@@ -268,54 +277,12 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	})
 }
 
-// move is Update's common case, whole: an active resource that stays
-// active (no rate limit, the same capacity) takes value v and only moves
-// in its heap. It reports ok false, having changed nothing, for a
-// resource in any other case (or none), which the general path then
-// handles; otherwise whether it served a waiter.
-//
-// The general path would decide so after saving and checking all it
-// might change (about 15 % of an Update when this case was split off),
-// and reaching even this case through transition's closure cost another
-// 5 to 7 %; so it is transition and locked written out, for this case
-// alone (docs/BENCHMARKS.md, "Update in one piece").
-func (s *Scheduler[T, ID]) move(id ID, v T, capacity int) (served, ok bool) {
-	n, sh := s.find(id)
-	if n == nil {
-		return false, false
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.unsettled() { // mend's three calls, when there is nothing to mend: 2 % of an Update
-		s.mend(sh)
-	}
-	// An active node has no rest (place forgets one that has ended).
-	if n.State != node.Active || n.Capacity != capacity || n.Limited() {
-		return false, false
-	}
-	was := n.Value
-	n.Stage(v)
-	defer func() {
-		if !ok {
-			n.Stage(was) // a comparator panic: no effect
-		}
-	}()
-	sh.fix(n)
-	ok = true
-	return s.waiters.Len() > 0 && s.serve(sh), true // serve's first test, without the call
-}
-
-// reach is which resources an operation by key finds, and in what state
-// it may find their shard's heap.
+// reach is which resources an operation by key finds.
 type reach uint8
 
 const (
-	// live: resources that are not draining, in a settled heap.
-	live reach = iota
-	// releasing: draining resources too; and if the resource is the top
-	// that take left the heap without (see shard.take), the heap as take
-	// left it, so that the resource goes back without a sift.
-	releasing
+	live      reach = iota // resources that are not draining
+	releasing              // draining resources too: their holds still end
 )
 
 // transition runs step on the node for id under its shard's lock, then,
@@ -341,14 +308,7 @@ func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	// mend and mendKeeping are calls, and most often have nothing to do.
-	if r == releasing && sh.heap.Taken() == n {
-		if sh.dirty || sh.unserved {
-			s.mendKeeping(sh)
-		}
-	} else if sh.unsettled() {
-		s.mend(sh)
-	}
+	s.repair(sh, n)
 	if n.State == node.Removed || (n.State == node.Draining && r != releasing) {
 		return false, crserrors.ErrResourceNotFound
 	}

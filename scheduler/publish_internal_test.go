@@ -33,12 +33,12 @@ func TestPublishNeverShowsAnEmptyCountWithATop(t *testing.T) {
 	}
 	looked := 0
 	sh.mu.Lock()
-	sh.publishing = func() {
+	s.setHooks(hooks{publishing: func() {
 		looked++
 		if sh.active.Load() == 0 && sh.top.Load() != nil {
 			t.Errorf("mid-publish (look %d): the count says empty but the top is still there", looked)
 		}
-	}
+	}})
 	sh.mu.Unlock()
 	one, two := 1, 2
 	for _, step := range []func() error{
@@ -120,13 +120,13 @@ func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
 	}
 	var looks []look
 	sh.mu.Lock()
-	sh.publishing = func() {
+	s.setHooks(hooks{publishing: func() {
 		l := look{version: sh.version.Load()}
 		if n := sh.top.Load(); n != nil {
 			l.top, l.p = n.Key, n.Load().p
 		}
 		looks = append(looks, l)
-	}
+	}})
 	sh.mu.Unlock()
 	for _, step := range []struct {
 		name string
@@ -190,12 +190,12 @@ func TestAStagedValuePublishedWithinARemoveLeavesTheRemoveInProgress(t *testing.
 		sh := &s.shards[0]
 		var looks, even int
 		sh.mu.Lock()
-		sh.publishing = func() {
+		s.setHooks(hooks{publishing: func() {
 			looks++
 			if sh.version.Load()&1 == 0 {
 				even++
 			}
-		}
+		}})
 		sh.mu.Unlock()
 		if err := s.Remove("a"); err != nil {
 			t.Fatal(err)

@@ -1,12 +1,8 @@
 package scheduler
 
 import (
-	"fmt"
-	"math"
-	"reflect"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -52,8 +48,7 @@ type Scheduler[T any, ID comparable] struct {
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
-	rotation        *acquire.RoundRobin       // strategy, if it is one: called directly
-	adaptive        *acquire.AdaptiveStrategy // likewise
+	rotation        *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -61,17 +56,11 @@ type Scheduler[T any, ID comparable] struct {
 	// size counts resources added and not removed (draining ones are
 	// removed); Len reads it.
 	size atomic.Int64
-	// placed spreads new resources over the shards in rotation.
-	placed atomic.Uint64
+	// assigned spreads new resources over the shards in rotation.
+	assigned atomic.Uint64
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
-	// waiting, when a test sets it (before any call), runs in obtain at
-	// each step of a caller that found nothing (see waitStep).
-	waiting func(waitStep)
-	// refusing, when a test sets it (before any call), runs in a failing
-	// BatchAdd after each look at the map (see refusal).
-	refusing func(refusal)
 	expiry   expiry[T, ID]
 	expired  atomic.Uint64 // leases reclaimed at their deadline
 	pool     poolCounts
@@ -79,6 +68,21 @@ type Scheduler[T any, ID comparable] struct {
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
+	hooks  hooks // set only by tests (export_test.go)
+}
+
+// hooks are the places where a test runs code in the middle of an
+// operation; all nil outside tests.
+type hooks struct {
+	// waiting runs in obtain at each step of a caller that found nothing
+	// (see waitStep).
+	waiting func(waitStep)
+	// refusing runs in a failing BatchAdd after each look at the map
+	// (see refusal).
+	refusing func(refusal)
+	// publishing runs in a shard's publish, under its lock, wherever a
+	// reader without the lock may look between two of its stores.
+	publishing func()
 }
 
 // New validates cfg and returns a running scheduler. Call Shutdown when
@@ -115,10 +119,10 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.epoch = s.clock.Now()
 	for i := range s.shards {
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
+		s.shards[i].hooks = &s.hooks
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
-	s.adaptive, _ = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
@@ -192,7 +196,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.mend(sh)
+	s.repair(sh, nil)
 	if gone(n) {
 		return zero, crserrors.ErrResourceNotFound
 	}
@@ -203,26 +207,6 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 // release of its holds is concerned.
 func gone[T any, ID comparable](n *node.Node[T, ID]) bool {
 	return n.State == node.Removed || n.State == node.Draining
-}
-
-// capacityOf runs the user's Capacity function, outside any lock.
-func (s *Scheduler[T, ID]) capacityOf(v T) int {
-	if s.capacity == nil {
-		return 1
-	}
-	return max(s.capacity(v), 1)
-}
-
-// bucketOf runs the user's RateLimit function, outside any lock, and
-// returns the resource's token bucket, full. Callers test s.rateLimit
-// first: without one there is no bucket to make, and no call to pay for.
-func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
-	perSecond, burst := s.rateLimit(v)
-	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
-		return node.Bucket{} // <= 0, NaN or +Inf: no limit (see config.Config.RateLimit)
-	}
-	b := float64(max(burst, 1))
-	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}
 }
 
 // now is the clock's reading as nanoseconds since New, for deadlines. It
@@ -257,77 +241,3 @@ func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 		s.events.Emit(events.Event[ID]{Type: t, ID: id})
 	}
 }
-
-func (s *Scheduler[T, ID]) isNil(v T) bool {
-	switch s.nilness {
-	case nilWord:
-		return *(*unsafe.Pointer)(unsafe.Pointer(&v)) == nil
-	case nilReflect:
-		rv := reflect.ValueOf(any(v))
-		switch rv.Kind() {
-		case reflect.Invalid:
-			return true
-		case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.Slice, reflect.UnsafePointer:
-			return rv.IsNil()
-		}
-		return false // an interface holding a string, a number, a struct...
-	}
-	return false
-}
-
-// nilness is how values of a type can be nil.
-type nilness uint8
-
-const (
-	neverNil   nilness = iota
-	nilWord            // one machine word, nil when zero: pointers, maps, channels, funcs
-	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
-)
-
-// nilnessOf decides, once at New, how isNil tells a nil T, so that Add
-// and Update call reflect only for the types that need it.
-func nilnessOf[T any]() nilness {
-	if node.WordShaped[T]() {
-		return nilWord
-	}
-	switch reflect.TypeOf((*T)(nil)).Elem().Kind() {
-	case reflect.Interface, reflect.Slice:
-		return nilReflect
-	}
-	return neverNil
-}
-
-func opError[ID comparable](op string, id ID, err error) error {
-	return fmt.Errorf("%s %v: %w", op, id, err)
-}
-
-// mayBeUnusable reports whether some values of ID cannot be map keys:
-// floats and complex numbers (NaN), and interfaces, structs and arrays,
-// which may hold those or a dynamic type that is not comparable. Keys of
-// other kinds (strings, integers, pointers...) need no check.
-func mayBeUnusable[ID comparable]() bool {
-	switch reflect.TypeOf((*ID)(nil)).Elem().Kind() {
-	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
-		reflect.Interface, reflect.Struct, reflect.Array:
-		return true
-	}
-	return false
-}
-
-// usable reports whether k can identify a resource: it equals itself
-// (not a NaN, nor a value holding one, which a map accepts any number of
-// times and never finds again) and comparing it does not panic (an
-// interface holding a slice, a map or a func, which would panic inside
-// the lookup map).
-func usable[ID comparable](k ID) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return equal(k, k)
-}
-
-// equal is ==, out of line so that comparing a key with itself reads as
-// the test it is.
-func equal[ID comparable](a, b ID) bool { return a == b }

@@ -16,10 +16,10 @@ import (
 // Every method below requires mu to be held. Operations change a node's
 // bookkeeping first (holders, leases, state counters: no user code), then
 // call place, activate or deactivate, which move the node in or out of the
-// heap and reorder it. Those run the comparator, which may panic; they are
-// transactions that undo their structural move and leave the heap marked
-// for reordering, and the operation's own deferred undo restores the
-// bookkeeping, so a panic leaves the node exactly as it was.
+// heap and reorder it. Those run the comparator, which may panic; they
+// undo their structural move and leave the shard broken (see broken),
+// and the operation's own deferred undo restores the bookkeeping, so a
+// panic leaves the node exactly as it was.
 type shard[T any, ID comparable] struct {
 	mu sync.Mutex
 
@@ -30,6 +30,13 @@ type shard[T any, ID comparable] struct {
 	draining int
 	resting  [node.RestKinds]int // resting nodes by why they rest
 	holders  int                 // sum of the Holders of this shard's nodes
+	// broken is set while the comparator runs under mu and cleared when
+	// it returns, so finding it set means that a comparator panicked in
+	// an earlier operation: the heap may be out of order (a valid
+	// container all the same, see package heap), and a waiter may wait
+	// while a resource of this shard is free. The next holder of mu
+	// repairs the shard before anything else (see Scheduler.repair).
+	broken bool
 
 	// Set at New, never changed.
 	exclusive bool // the scheduler's policy
@@ -40,17 +47,7 @@ type shard[T any, ID comparable] struct {
 	peeked bool
 	pool   *poolCounts
 	now    func() int64 // the scheduler's clock, as deadlines count it
-	// dirty is set while the comparator runs on the heap and cleared when
-	// it returns. Finding it set on lock means a comparator panicked
-	// mid-sift and the heap order must be rebuilt before use.
-	dirty bool
-	// unserved is set when a comparator panic interrupted serving waiters,
-	// which may leave a resource of this shard idle while a waiter waits;
-	// the next holder of mu serves them (see Scheduler.mend).
-	unserved bool
-	// publishing, when a test sets it, runs in publish wherever a reader
-	// without the lock may look between two of its stores.
-	publishing func()
+	hooks  *hooks       // the scheduler's
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
 	// for readers that take no lock: ShardView, Acquire skipping empty
@@ -92,7 +89,7 @@ type poolCounts struct {
 }
 
 func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global, peeked bool, pool *poolCounts, now func() int64) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
+	return shard[T, ID]{heap: heap.New[T, ID](cmp, !peeked), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
 }
 
 // begin opens a change that readers without the lock must not see in
@@ -123,24 +120,6 @@ func (s *shard[T, ID]) empty() bool {
 	return s.active.Load() == 0 && s.version.Load()&1 == 0
 }
 
-// unsettled reports whether Scheduler.mend has anything to do: a heap to
-// reorder after a comparator panic (repair), a take to finish (settle),
-// waiters a panic kept from being served. Keep it in step with mend.
-func (s *shard[T, ID]) unsettled() bool {
-	return s.dirty || s.unserved || s.heap.Taken() != nil
-}
-
-// repair rebuilds the heap order if a comparator panicked during an earlier
-// operation. It runs the comparator, so the caller must already have
-// deferred the unlock.
-func (s *shard[T, ID]) repair() {
-	if s.dirty {
-		s.heap.Init()
-		s.dirty = false
-		s.publish()
-	}
-}
-
 // publish refreshes the lock-free view of the heap: the count of active
 // resources and, when readers load it, the top. Each lock-free reader
 // reads one of the two (Lease, AcquireContext and the sweeps the count,
@@ -164,8 +143,8 @@ func (s *shard[T, ID]) publish() {
 }
 
 func (s *shard[T, ID]) betweenStores() {
-	if s.publishing != nil {
-		s.publishing()
+	if s.hooks.publishing != nil {
+		s.hooks.publishing()
 	}
 }
 
@@ -267,7 +246,7 @@ func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) 
 	}
 }
 
-// resting reports whether n's rest is still running, and forgets a rest
+// stillResting reports whether n's rest is still running, and forgets a rest
 // that has ended.
 func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	if n.RestUntil == 0 {
@@ -280,92 +259,67 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	return false
 }
 
-// activate moves n, off the heap, into the heap. A returning node (one
-// given back, included, or back from rest) goes back where take left it
-// if nothing happened to the heap since (see take), and is otherwise
-// first compared with the top, where one given back with the priority it
-// was taken at goes (see heap.UpTopFirst); a new one may go anywhere.
-func (s *shard[T, ID]) activate(n *node.Node[T, ID], returning bool) {
+// activate moves n, off the heap, into the heap.
+func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 	from := n.State
-	back := returning && s.heap.Return(n)
-	if !back {
-		s.heap.Append(n)
-	}
 	s.setState(n, node.Active)
 	done := false
 	defer func() {
 		if !done {
-			s.heap.Delete(n.Index)
+			if n.Index >= 0 {
+				s.heap.Delete(n.Index)
+			}
 			s.setState(n, from)
 		}
 		s.publish()
 	}()
-	s.dirty = true
-	switch {
-	case back:
-		// n is as take left it: any other operation on this shard, and
-		// so any change to n, finds the heap unsettled and settles it
-		// first. So the heap is as it was before take, in order.
-	case returning:
-		s.heap.UpTopFirst(n.Index)
-	default:
-		s.heap.Up(n.Index)
-	}
-	s.dirty = false
+	s.broken = true
+	s.heap.Push(n)
+	s.broken = false
 	done = true
-}
-
-// take moves n, the top, off the heap into state Held, like deactivate,
-// but leaves the sift that fills its place to the next holder of mu (see
-// settle): if that is the Release that gives n back, n goes back to the
-// top, nothing else moves and nothing is compared (see activate). Only
-// where no reader without the lock looks at the top (peeked unset),
-// since until settled the top is not the best. It calls no user code.
-func (s *shard[T, ID]) take(n *node.Node[T, ID]) {
-	s.heap.TakeTop()
-	s.setState(n, node.Held)
-	s.publish()
-}
-
-// settle finishes the removal that take left unfinished, if any. Every
-// holder of mu calls it (through Scheduler.mend) before it reads the
-// heap, except a Release, which first gives its node back if it can.
-// It runs the comparator: a panic leaves the heap marked for reordering.
-func (s *shard[T, ID]) settle() {
-	if s.heap.Taken() != nil {
-		s.dirty = true
-		s.heap.Settle()
-		s.dirty = false
-	}
 }
 
 // deactivate takes active node n out of the heap into state to.
 func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
-	i := n.Index
-	s.heap.Delete(i)
 	s.setState(n, to)
 	done := false
 	defer func() {
 		if !done {
-			s.heap.Append(n)
+			if n.Index < 0 { // out before the sift that panicked
+				s.heap.Append(n)
+			}
 			s.setState(n, node.Active)
 		}
 		s.publish()
 	}()
-	if i < s.heap.Len() {
-		s.dirty = true
-		s.heap.Fix(i)
-		s.dirty = false
+	s.broken = true
+	if to == node.Held && s.heap.Top() == n {
+		// A held node is given back soon, most often before anything
+		// else happens to the heap: leave the sift (see heap.New).
+		s.heap.Pop()
+	} else {
+		s.heap.Remove(n)
 	}
+	s.broken = false
 	done = true
 }
 
+// best returns the heap's top, or nil. The heap may first run the sift a
+// Pop left to later (see heap.New), which runs the comparator. Read the
+// top only through best.
+func (s *shard[T, ID]) best() *node.Node[T, ID] {
+	s.broken = true
+	t := s.heap.Top()
+	s.broken = false
+	return t
+}
+
 // fix restores the order around active node n after its value or holder
-// count changed. A panic leaves the heap marked for reordering.
+// count changed.
 func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
-	s.dirty = true
-	s.heap.Fix(n.Index)
-	s.dirty = false
+	s.broken = true
+	s.heap.Fix(n)
+	s.broken = false
 	s.publish()
 }
 
@@ -399,7 +353,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	case n.State == node.Active:
 		s.deactivate(n, want)
 	case want == node.Active:
-		s.activate(n, true)
+		s.activate(n)
 	default:
 		s.setState(n, want)
 	}
@@ -410,7 +364,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 // up costs O(k log n), rebuilding the whole heap O(n); take the cheaper.
 func (s *shard[T, ID]) order(k int) {
 	n := s.heap.Len()
-	s.dirty = true
+	s.broken = true
 	if k*bits.Len(uint(n)) >= n {
 		s.heap.Init()
 	} else {
@@ -418,5 +372,29 @@ func (s *shard[T, ID]) order(k int) {
 			s.heap.Up(i)
 		}
 	}
-	s.dirty = false
+	s.broken = false
+}
+
+// repair brings sh back to normal before an operation uses it. After a
+// comparator panicked under its lock in an earlier operation (see
+// shard.broken), it orders the heap again, publishes it, and serves the
+// waiters the panic may have kept from a resource. It also runs the sift
+// that the heap left waiting when an operation took its top out (see
+// heap.New), unless only is that node: an operation that changes only
+// the node it names, off the heap, may leave the sift waiting, so that
+// giving the top back costs no sift (the common exclusive use). Any
+// other change must come after the sift, which compares by the values it
+// finds. Every operation calls repair right after locking sh, with the
+// unlock deferred: it runs the comparator, which may panic and leave sh
+// broken.
+func (s *Scheduler[T, ID]) repair(sh *shard[T, ID], only *node.Node[T, ID]) {
+	if sh.broken {
+		sh.heap.Init()
+		sh.broken = false
+		sh.publish()
+		s.serve(sh)
+	}
+	if t := sh.heap.Waiting(); t != nil && t != only {
+		sh.best()
+	}
 }

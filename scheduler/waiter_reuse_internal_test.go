@@ -44,7 +44,7 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 	s := newExclusive(t)
 	for round := range 50 {
 		served, cancelServed := context.WithCancel(context.Background())
-		s.waiting = func(at waitStep) {
+		s.hooks.waiting = func(at waitStep) {
 			if at == committed {
 				if err := s.Release("a"); err != nil {
 					t.Error(err)
@@ -57,7 +57,7 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 			t.Fatalf("round %d: served as its context ended: %v, %v; want a, nil", round, v, err)
 		}
 		cancelled, cancel := context.WithCancel(context.Background())
-		s.waiting = func(at waitStep) {
+		s.hooks.waiting = func(at waitStep) {
 			if at == committed {
 				cancel()
 			}
@@ -65,7 +65,7 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 		if v, err := s.AcquireContext(cancelled); !errors.Is(err, context.Canceled) {
 			t.Fatalf("round %d: cancelled with nothing released: %v, %v; want context.Canceled", round, v, err)
 		}
-		s.waiting = nil
+		s.hooks.waiting = nil
 		if st := s.Stats(); st.Waiters != 0 || st.ActiveResources != 0 || st.HeldResources != 1 {
 			t.Fatalf("round %d: %d waiting, %d active, %d inactive; want a held and nobody waiting", round, st.Waiters, st.ActiveResources, st.HeldResources)
 		}
@@ -80,7 +80,7 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 func TestAResourceReleasedAfterACancelGoesOn(t *testing.T) {
 	s := newExclusive(t)
 	cancelled, cancel := context.WithCancel(context.Background())
-	s.waiting = func(at waitStep) {
+	s.hooks.waiting = func(at waitStep) {
 		if at == committed {
 			cancel()
 		}
@@ -88,7 +88,7 @@ func TestAResourceReleasedAfterACancelGoesOn(t *testing.T) {
 	if _, err := s.AcquireContext(cancelled); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait: %v; want context.Canceled", err)
 	}
-	s.waiting = nil
+	s.hooks.waiting = nil
 	if err := s.Release("a"); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestAWaitingAcquisitionAllocatesAtMostOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	waiting := make(chan struct{}, 1)
-	s.waiting = func(at waitStep) {
+	s.hooks.waiting = func(at waitStep) {
 		if at == committed {
 			waiting <- struct{}{}
 		}
@@ -149,7 +149,7 @@ func TestAWaitingLeaseAllocatesAtMostOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	waiting := make(chan struct{}, 1)
-	s.waiting = func(at waitStep) {
+	s.hooks.waiting = func(at waitStep) {
 		if at == committed {
 			waiting <- struct{}{}
 		}

@@ -62,7 +62,7 @@ type queueing struct {
 
 func holdQueueing(s *Scheduler[*prio, string]) *queueing {
 	q := &queueing{make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})}
-	s.waiting = func(at waitStep) {
+	s.setHooks(hooks{waiting: func(at waitStep) {
 		switch at {
 		case beforeQueue:
 			close(q.inSearch)
@@ -71,7 +71,7 @@ func holdQueueing(s *Scheduler[*prio, string]) *queueing {
 			close(q.inQueue)
 			<-q.check
 		}
-	}
+	}})
 	return q
 }
 
@@ -175,12 +175,12 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	inCheck, commit := make(chan struct{}), make(chan struct{})
-	s.waiting = func(at waitStep) {
+	s.setHooks(hooks{waiting: func(at waitStep) {
 		if at == checked {
 			close(inCheck)
 			<-commit
 		}
-	}
+	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := acquireInBackground(t, s, ctx)
@@ -230,11 +230,11 @@ func TestGlobalOrderBatchServesACommittedWaiterTheBestOfTheBatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newGlobal(t, 2, nil)
 			waiting := make(chan struct{})
-			s.waiting = func(at waitStep) {
+			s.setHooks(hooks{waiting: func(at waitStep) {
 				if at == committed {
 					close(waiting)
 				}
-			}
+			}})
 			got := acquireInBackground(t, s, context.Background())
 			<-waiting
 			if err := s.BatchAdd(tc.batch); err != nil {

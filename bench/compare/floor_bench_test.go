@@ -37,7 +37,7 @@ type floorHeapSet = [floorHeaps]heap.Heap[*worker, string]
 // orders each in O(n), as BatchAdd does into empty shards.
 func orderNodes(hs *floorHeapSet, slab []floorNode) {
 	for k := range hs {
-		hs[k] = heap.New[*worker, string](byPriority)
+		hs[k] = heap.New[*worker, string](byPriority, false)
 		hs[k].Grow(len(slab)/floorHeaps + 1)
 	}
 	for i := range slab {
@@ -162,7 +162,7 @@ func BenchmarkFloorUpdate(b *testing.B) {
 			l := &p.locks[n.Shard]
 			l.Lock()
 			n.Stage(v)
-			p.heaps[n.Shard].Fix(n.Index)
+			p.heaps[n.Shard].Fix(n)
 			l.Unlock()
 		}
 	})

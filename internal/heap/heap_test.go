@@ -2,14 +2,14 @@ package heap
 
 import (
 	"cmp"
-	"fmt"
 	"math/rand"
+	randv2 "math/rand/v2"
 	"testing"
 
 	"github.com/crsched/crs/internal/node"
 )
 
-func newIntHeap() Heap[int, int] { return New[int, int](cmp.Compare[int]) }
+func newIntHeap() Heap[int, int] { return New[int, int](cmp.Compare[int], false) }
 
 // valid checks that every node records its index and that no child is
 // smaller than its parent.
@@ -25,28 +25,14 @@ func valid(t *testing.T, h *Heap[int, int]) {
 	}
 }
 
-func push(h *Heap[int, int], n *node.Node[int, int]) {
-	h.Append(n)
-	h.Up(n.Index)
-}
+func push(h *Heap[int, int], n *node.Node[int, int]) { h.Push(n) }
 
 // remove takes n out of h, restoring the order around the node that
 // takes its place.
-func remove(h *Heap[int, int], n *node.Node[int, int]) {
-	i := n.Index
-	h.Delete(i)
-	if i < h.Len() {
-		h.Fix(i)
-	}
-}
+func remove(h *Heap[int, int], n *node.Node[int, int]) { h.Remove(n) }
 
 func pop(h *Heap[int, int]) *node.Node[int, int] {
-	top := h.Top()
-	h.Delete(0)
-	if h.Len() > 0 {
-		h.Down(0)
-	}
-	return top
+	return h.Pop()
 }
 
 func TestPopYieldsAscendingOrder(t *testing.T) {
@@ -91,7 +77,7 @@ func TestDeleteAndFixKeepTheHeapValid(t *testing.T) {
 		default:
 			n := live[rng.Intn(len(live))]
 			n.Value = rng.Intn(1000)
-			h.Fix(n.Index)
+			h.Fix(n)
 		}
 		valid(t, &h)
 		if h.Len() != len(live) {
@@ -122,7 +108,7 @@ func failingHeap(limit int) (h Heap[int, int], arm func()) {
 			}
 		}
 		return cmp.Compare(a, b)
-	})
+	}, false)
 	return h, func() { armed = true }
 }
 
@@ -171,196 +157,247 @@ func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 	}
 }
 
-// swap exchanges the nodes at i and j, as the textbook sifts do.
-func swap(h *Heap[int, int], i, j int) {
-	a, b := h.items[i], h.items[j]
-	h.items[i], h.items[j] = b, a
-	a.Index, b.Index = j, i
-}
-
-// plainUp is the textbook sift: swap with the parent while the node goes
-// before it. Up must place nodes exactly where it would.
-func plainUp(h *Heap[int, int], i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !h.Less(h.At(i), h.At(parent)) {
-			return
-		}
-		swap(h, i, parent)
-		i = parent
-	}
-}
-
-// tiedPair returns two equal heaps of size nodes with few distinct values
-// and holder counts, so that ties are common and the tie-break matters.
-// It builds them with the textbook sift, so that they do not depend on
-// the code under test.
-func tiedPair(rng *rand.Rand, size int) (got, want Heap[int, int]) {
-	got, want = newIntHeap(), newIntHeap()
-	for k := 0; k < size; k++ {
-		value, holders := rng.Intn(8), rng.Intn(3)
-		for _, h := range []*Heap[int, int]{&got, &want} {
-			n := node.New(value, k, 0, 4)
-			n.Holders = holders
-			h.Append(n)
-			plainUp(h, n.Index)
-		}
-	}
-	return got, want
-}
-
-// sameLayout fails unless got holds the same keys as want, index by
-// index, and every node of got records its index.
-func sameLayout(t *testing.T, got, want *Heap[int, int], what string) {
-	t.Helper()
-	for j := 0; j < got.Len(); j++ {
-		if got.At(j).Key != want.At(j).Key || got.At(j).Index != j {
-			t.Fatalf("%s left key %d at %d, the plain sift key %d", what, got.At(j).Key, j, want.At(j).Key)
-		}
-	}
-}
-
-// ups are the ways a node rises: Up's search, with and without the top
-// first, and Fix's climb.
-var ups = []struct {
-	name string
-	up   func(*Heap[int, int], int)
-}{
-	{"Up", (*Heap[int, int]).Up},
-	{"UpTopFirst", (*Heap[int, int]).UpTopFirst},
-	{"climb", (*Heap[int, int]).climb},
-}
-
-// Up and UpTopFirst search the path instead of walking it, and climb
-// compares before it moves anything: with ties in value and in holders, a
-// node given any new value, nodes appended one by one, and a node that
-// rises to the root all end where the plain sift puts them.
-func TestUpPlacesNodesWhereAPlainSiftWould(t *testing.T) {
-	for _, u := range ups {
-		rng := rand.New(rand.NewSource(5))
-		for trial := 0; trial < 300; trial++ {
-			size := 1 + rng.Intn(300)
-			got, want := tiedPair(rng, size)
-			i := rng.Intn(size)
-			value := rng.Intn(10) - 1
-			if trial%4 == 0 {
-				value = -1 // before every node: rises to the root
+// TestPanicDuringFixLeavesTheSameNodes: a node that changed value and
+// sinks or rises when the comparator panics leaves the heap holding the
+// same nodes, each at the index it records, and Init orders them again.
+func TestPanicDuringFixLeavesTheSameNodesForInit(t *testing.T) {
+	for _, value := range []int{-1, 1000} { // rises to the top, sinks to a leaf
+		for limit := 1; limit < 30; limit++ {
+			h, arm := failingHeap(limit)
+			for i := 0; i < 100; i++ {
+				push(&h, node.New(i, i, 0, 1))
 			}
-			g, w := got.At(i), want.At(i)
-			g.Value, w.Value = value, value
-			u.up(&got, i)
-			plainUp(&want, i)
-			sameLayout(t, &got, &want, fmt.Sprintf("%s, trial %d: from %d to value %d", u.name, trial, i, value))
-			plainDown(&got, g.Index)  // a value that went up sinks instead:
-			plainDown(&want, w.Index) // the next sift needs the order whole
-
-			n := node.New(rng.Intn(8), size, 0, 4)
-			n.Holders = rng.Intn(3)
-			m := node.New(n.Value, size, 0, 4)
-			m.Holders = n.Holders
-			got.Append(n)
-			u.up(&got, n.Index)
-			want.Append(m)
-			plainUp(&want, m.Index)
-			sameLayout(t, &got, &want, fmt.Sprintf("%s, trial %d: appending value %d", u.name, trial, n.Value))
-		}
-	}
-}
-
-// Up and climb compare before they write, so a comparator that panics at
-// any point of a sift leaves every node where it was.
-func TestPanicDuringUpChangesNothing(t *testing.T) {
-	for _, u := range ups {
-		for _, value := range []int{-1, 40} { // to the top, and to the middle
-			for limit := 1; limit < 20; limit++ {
-				h, arm := failingHeap(limit)
-				for i := 0; i < 100; i++ {
-					push(&h, node.New(i, i, 0, 1))
-				}
-				h.At(99).Value = value
-				before := append([]*node.Node[int, int](nil), h.items...)
-				arm()
-				panicked := func() (panicked bool) {
-					defer func() { panicked = recover() != nil }()
-					u.up(&h, 99)
-					return false
-				}()
-				if !panicked {
-					continue // the sift ended before the limit: nothing to check
-				}
-				for i, n := range before {
-					if h.At(i) != n || n.Index != i {
-						t.Fatalf("%s to %d, limit %d: the panicking sift moved the node at %d", u.name, value, limit, i)
-					}
-				}
+			at := 40
+			if value > 0 {
+				at = 0
 			}
+			h.At(at).Value = value
+			before := map[*node.Node[int, int]]bool{}
+			for i := 0; i < h.Len(); i++ {
+				before[h.At(i)] = true
+			}
+			arm()
+			func() {
+				defer func() { _ = recover() }()
+				h.Fix(h.At(at))
+			}()
+			seen := map[*node.Node[int, int]]bool{}
+			for i := 0; i < h.Len(); i++ {
+				n := h.At(i)
+				if n.Index != i || seen[n] || !before[n] {
+					t.Fatalf("value %d, limit %d: node at %d records %d (repeated %v, new %v)", value, limit, i, n.Index, seen[n], !before[n])
+				}
+				seen[n] = true
+			}
+			if len(seen) != len(before) {
+				t.Fatalf("value %d, limit %d: %d nodes left of %d", value, limit, len(seen), len(before))
+			}
+			h.cmp = cmp.Compare[int]
+			h.Init()
+			valid(t, &h)
 		}
 	}
 }
 
-// plainDown is the textbook sift: compare both children, swap with the
-// smaller while it goes before the node. Down must place nodes exactly
-// where it would.
-func plainDown(h *Heap[int, int], i int) {
-	for {
-		child := 2*i + 1
-		if child >= h.Len() {
-			return
-		}
-		if right := child + 1; right < h.Len() && h.Less(h.At(right), h.At(child)) {
-			child = right
-		}
-		if !h.Less(h.At(child), h.At(i)) {
-			return
-		}
-		swap(h, i, child)
-		i = child
+func TestGrowMakesRoomWithoutReallocatingWhatFits(t *testing.T) {
+	h := newIntHeap()
+	h.Grow(4)
+	if free := cap(h.items) - len(h.items); free < 4 {
+		t.Fatalf("Grow(4) left room for %d", free)
+	}
+	for i := range 2 {
+		h.Append(node.New(i, i, 0, 1))
+	}
+	before := &h.items[:1][0]
+	h.Grow(2) // exactly the room left: no new array
+	if &h.items[:1][0] != before {
+		t.Fatal("Grow reallocated although the room was there")
+	}
+	h.Grow(3) // one more than the room left
+	if free := cap(h.items) - len(h.items); free < 3 {
+		t.Fatalf("Grow(3) left room for %d", free)
+	}
+	if h.Len() != 2 || h.At(0).Value != 0 || h.At(1).Value != 1 {
+		t.Fatal("Grow lost or moved nodes")
 	}
 }
 
-// Down sifts bottom-up: it finds a leaf first and climbs back. With an
-// order that is consistent (value, then holders, with many ties), the
-// node must end where the plain sift puts it, and every other node too.
-func TestDownPlacesNodesWhereAPlainSiftWould(t *testing.T) {
-	rng := rand.New(rand.NewSource(4))
-	for trial := 0; trial < 300; trial++ {
-		size := 1 + rng.Intn(200)
-		got, want := tiedPair(rng, size)
-		i := rng.Intn(size)
-		key, value := got.At(i).Key, rng.Intn(10)
-		got.At(i).Value, want.At(i).Value = value, value
-		moved := got.Down(i)
-		plainDown(&want, i)
-		sameLayout(t, &got, &want, fmt.Sprintf("trial %d: Down(%d) to value %d", trial, i, value))
-		if stayed := got.At(i).Key == key; moved == stayed {
-			t.Fatalf("trial %d: Down reported moved=%v", trial, moved)
-		}
+func TestTopOfEmptyHeapIsNil(t *testing.T) {
+	h := newIntHeap()
+	if h.Top() != nil {
+		t.Fatal("empty heap has a top")
+	}
+	n := node.New(7, 7, 0, 1)
+	push(&h, n)
+	if h.Top() != n {
+		t.Fatal("the only node is not the top")
 	}
 }
 
-// Down compares before it writes, so a comparator that panics at any
-// point of a sift leaves every node where it was.
-func TestPanicDuringDownChangesNothing(t *testing.T) {
-	for limit := 1; limit < 20; limit++ {
-		h, arm := failingHeap(limit)
-		for i := 0; i < 100; i++ {
-			push(&h, node.New(i, i, 0, 1))
-		}
-		h.At(0).Value = 1000
-		before := append([]*node.Node[int, int](nil), h.items...)
-		arm()
-		panicked := func() (panicked bool) {
-			defer func() { panicked = recover() != nil }()
-			h.Down(0)
-			return false
-		}()
-		if !panicked {
-			continue // the sift ended before the limit: nothing to check
-		}
-		for i, n := range before {
-			if h.At(i) != n || n.Index != i {
-				t.Fatalf("limit %d: the panicking sift moved the node at %d", limit, i)
+func TestEqualValuesOrderByFewerHolders(t *testing.T) {
+	h := New[int, int](cmp.Compare[int], false)
+	busy, idle := node.New(1, 1, 0, 5), node.New(1, 2, 0, 5)
+	busy.Holders, idle.Holders = 2, 1
+	if !h.Less(idle, busy) || h.Less(busy, idle) || h.Less(idle, idle) {
+		t.Fatal("among equal values the one with fewer holders must go first, strictly")
+	}
+	better := node.New(0, 3, 0, 5)
+	better.Holders = 9
+	if !h.Less(better, idle) {
+		t.Fatal("the comparator must outrank holders")
+	}
+}
+
+func TestDeleteOfTheLastNodeLeavesTheOthersInPlace(t *testing.T) {
+	h := newIntHeap()
+	ns := []*node.Node[int, int]{node.New(1, 1, 0, 1), node.New(2, 2, 0, 1), node.New(3, 3, 0, 1)}
+	for _, n := range ns {
+		push(&h, n)
+	}
+	h.Delete(2)
+	if ns[2].Index != -1 || h.Len() != 2 || h.At(0) != ns[0] || h.At(1) != ns[1] || ns[1].Index != 1 {
+		t.Fatal("Delete of the last index moved other nodes")
+	}
+	h.Delete(0) // the last node moves into the hole, unordered
+	if h.Len() != 1 || h.At(0) != ns[1] || ns[1].Index != 0 || ns[0].Index != -1 {
+		t.Fatal("Delete did not move the last node into the hole")
+	}
+}
+
+func TestDownReportsWhetherTheNodeMoved(t *testing.T) {
+	h := newIntHeap()
+	for _, v := range []int{1, 2, 3} {
+		h.Append(node.New(v, v, 0, 1))
+	}
+	if h.down(0) {
+		t.Fatal("down moved a node that was in order")
+	}
+	h.At(0).Value = 9
+	if !h.down(0) || h.At(0).Value != 2 {
+		t.Fatal("Down did not sink the larger root below its smaller child")
+	}
+	valid(t, &h)
+}
+
+// The order is by value, then by fewer holders, and every sift keeps it:
+// random values from a small range (so that ties are common) and random
+// holder counts, changed and removed at random, and after each step no
+// child may go before its parent in that order.
+func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
+	rng := randv2.New(randv2.NewPCG(1, 2))
+	h := New[int, int](cmp.Compare[int], false)
+	var in []*node.Node[int, int]
+	check := func(step string) {
+		t.Helper()
+		for i := 1; i < h.Len(); i++ {
+			if p := h.At((i - 1) / 2); h.Less(h.At(i), p) {
+				c := h.At(i)
+				t.Fatalf("after %s: child %d (value %d, %d holders) goes before its parent (value %d, %d holders)", step, i, c.Value, c.Holders, p.Value, p.Holders)
 			}
 		}
+	}
+	for key := 0; key < 2000; key++ {
+		switch op := rng.IntN(4); {
+		case op < 2 || len(in) == 0:
+			n := node.New(rng.IntN(3), key, 0, 8)
+			n.Holders = rng.IntN(4)
+			h.Push(n)
+			in = append(in, n)
+			check("Push")
+		case op == 2:
+			n := in[rng.IntN(len(in))]
+			n.Holders = rng.IntN(4)
+			h.Fix(n)
+			check("Fix")
+		default:
+			j := rng.IntN(len(in))
+			remove(&h, in[j])
+			in[j] = in[len(in)-1]
+			in = in[:len(in)-1]
+			check("Remove")
+		}
+	}
+}
+
+// A lazy heap puts a removed top pushed back where it was, comparing it
+// with its two children only, and any other call sifts first.
+
+func TestALazyHeapPutsTheTopBackWithTwoComparisons(t *testing.T) {
+	compared := 0
+	h := New[int, int](func(a, b int) int { compared++; return cmp.Compare(a, b) }, true)
+	for i := 0; i < 100; i++ {
+		h.Push(node.New(i, i, 0, 1))
+	}
+	before := append([]*node.Node[int, int](nil), h.items...)
+	top := h.Top()
+	compared = 0
+	h.Pop()
+	if top.Index != -1 || h.Len() != 99 || compared != 0 {
+		t.Fatalf("Pop: index %d, Len %d, %d comparisons; want -1, 99, none", top.Index, h.Len(), compared)
+	}
+	h.Push(top)
+	if compared > 2 {
+		t.Fatalf("pushing the top back compared %d times, want at most 2", compared)
+	}
+	for i, n := range before {
+		if h.At(i) != n || n.Index != i {
+			t.Fatalf("node %d moved: the heap is not as it was", i)
+		}
+	}
+}
+
+func TestALazyHeapStaysInOrderWhateverComesBetween(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	h := New[int, int](cmp.Compare[int], true)
+	var in, out []*node.Node[int, int]
+	for step := 0; step < 5000; step++ {
+		switch op := rng.Intn(5); {
+		case op == 0 || len(in) == 0:
+			n := node.New(rng.Intn(50), step, 0, 1)
+			h.Push(n)
+			in = append(in, n)
+		case op == 1: // the common case: take the top, maybe give it back
+			top := h.Pop()
+			for k, n := range in {
+				if n == top {
+					in = append(in[:k], in[k+1:]...)
+					break
+				}
+			}
+			out = append(out, top)
+		case op == 2 && len(out) > 0: // give back one taken, changed or not
+			k := rng.Intn(len(out))
+			n := out[k]
+			out = append(out[:k], out[k+1:]...)
+			if rng.Intn(2) == 0 {
+				n.Value = rng.Intn(50)
+			}
+			h.Push(n)
+			in = append(in, n)
+		case op == 3:
+			h.Top() // no change to a node in the heap while a sift waits
+			n := in[rng.Intn(len(in))]
+			n.Value = rng.Intn(50)
+			h.Fix(n)
+		default:
+			k := rng.Intn(len(in))
+			h.Remove(in[k])
+			out = append(out, in[k])
+			in = append(in[:k], in[k+1:]...)
+		}
+		if h.Len() != len(in) {
+			t.Fatalf("step %d: heap holds %d, want %d", step, h.Len(), len(in))
+		}
+		if rng.Intn(3) != 0 {
+			continue // leave a sift waiting, for the next step to meet
+		}
+		if top := h.Top(); top != nil {
+			for _, n := range in {
+				if n.Value < top.Value {
+					t.Fatalf("step %d: top %d, but %d is in the heap", step, top.Value, n.Value)
+				}
+			}
+		}
+		valid(t, &h)
 	}
 }

@@ -117,7 +117,7 @@ type Node[T any, ID comparable] struct {
 	// excluded or draining, which take precedence.
 	RestUntil int64
 	// extra is what only some resources use; nil until one does (see
-	// Extend). Every resource has a node, allocated by Add and scanned by
+	// Extra). Every resource has a node, allocated by Add and scanned by
 	// the garbage collector: without those fields, one for a pointer
 	// value and a string key is 96 bytes instead of 176.
 	extra *Extra
@@ -144,8 +144,8 @@ type Extra struct {
 	Bucket Bucket
 }
 
-// Extend returns the node's Extra, making it if the node has none.
-func (n *Node[T, ID]) Extend() *Extra {
+// Extra returns the node's Extra, making it if the node has none.
+func (n *Node[T, ID]) Extra() *Extra {
 	if n.extra == nil {
 		n.extra = new(Extra)
 	}
@@ -166,7 +166,7 @@ func (n *Node[T, ID]) Bucket() Bucket {
 // SetBucket gives the node rate limit b; an unlimited b makes no Extra.
 func (n *Node[T, ID]) SetBucket(b Bucket) {
 	if n.extra != nil || b.Limited() {
-		n.Extend().Bucket = b
+		n.Extra().Bucket = b
 	}
 }
 
@@ -181,7 +181,7 @@ func (n *Node[T, ID]) Health() (failures, ejections int) {
 // SetHealth sets what Health returns; zeros make no Extra.
 func (n *Node[T, ID]) SetHealth(failures, ejections int) {
 	if n.extra != nil || failures != 0 || ejections != 0 {
-		e := n.Extend()
+		e := n.Extra()
 		e.Failures, e.Ejections = failures, ejections
 	}
 }
@@ -207,7 +207,7 @@ func (n *Node[T, ID]) Lease(i int) *Lease { return &n.extra.Leases[i] }
 
 // Issue returns a token for a new lease, never one issued before.
 func (n *Node[T, ID]) Issue() uint64 {
-	e := n.Extend()
+	e := n.Extra()
 	e.Issued++
 	return e.Issued
 }
@@ -239,10 +239,10 @@ type Bucket struct {
 // Limited reports whether the bucket limits anything.
 func (b *Bucket) Limited() bool { return b.Rate > 0 }
 
-// Take refills the bucket to now and takes one token, which must be
+// Spend refills the bucket to now and spends one token, which must be
 // there. It returns when the next token will be there if none is left,
 // or 0.
-func (b *Bucket) Take(now int64) (next int64) {
+func (b *Bucket) Spend(now int64) (next int64) {
 	b.refill(now)
 	b.Tokens--
 	return b.Empty(now)
@@ -382,7 +382,7 @@ const indexLeasesAbove = 8
 
 // AddLease records a new lease.
 func (n *Node[T, ID]) AddLease(l Lease) {
-	e := n.Extend()
+	e := n.Extra()
 	e.Leases = append(e.Leases, l)
 	switch {
 	case e.leaseAt != nil:

@@ -3,6 +3,7 @@ package node
 import (
 	"math/rand"
 	"testing"
+	"unsafe"
 )
 
 // TestLeasesStayFindableAcrossTheIndexThreshold adds and drops leases at
@@ -33,5 +34,195 @@ func TestLeasesStayFindableAcrossTheIndexThreshold(t *testing.T) {
 	}
 	if n.extra.leaseAt == nil {
 		t.Fatal("the index was never built: the test missed the threshold")
+	}
+}
+
+func TestLeasesAreFoundByTokenAndDroppedByPosition(t *testing.T) {
+	n := New("v", "k", 0, 3)
+	if n.FindLease(1) != -1 {
+		t.Fatal("found a lease on a node without leases")
+	}
+	for tok := uint64(1); tok <= 3; tok++ {
+		n.AddLease(Lease{Token: tok})
+	}
+	for i, tok := range []uint64{1, 2, 3} {
+		if got := n.FindLease(tok); got != i {
+			t.Fatalf("FindLease(%d) = %d, want %d", tok, got, i)
+		}
+	}
+	n.DropLease(0) // the last lease takes its place
+	if l := n.Leases(); len(l) != 2 || l[0].Token != 3 || l[1].Token != 2 || n.FindLease(1) != -1 {
+		t.Fatalf("after dropping position 0: %+v", l)
+	}
+	n.DropLease(1)
+	if l := n.Leases(); len(l) != 1 || l[0].Token != 3 {
+		t.Fatalf("after dropping the last position: %+v", l)
+	}
+}
+
+func TestAStagedValueReachesLockFreeReadersOnlyWhenPublished(t *testing.T) {
+	n := New[any, string](nil, "k", 0, 1) // a nil interface is a value too
+	if n.Load() != nil || n.Value != nil || n.Stale() {
+		t.Fatal("nil value not kept")
+	}
+	n.Stage(42)
+	if n.Load() != nil || n.Value != 42 || !n.Stale() {
+		t.Fatalf("Stage(42): Value %v, Load %v, Stale %v; want 42, nil, true", n.Value, n.Load(), n.Stale())
+	}
+	n.Publish()
+	if n.Load() != 42 || n.Value != 42 || n.Stale() {
+		t.Fatalf("Publish: Value %v, Load %v, Stale %v; want 42, 42, false", n.Value, n.Load(), n.Stale())
+	}
+	if n.Index != -1 || n.Capacity != 1 || n.Key != "k" {
+		t.Fatalf("New: %+v", n)
+	}
+}
+
+func TestStateAndRestNames(t *testing.T) {
+	for s, want := range map[State]string{Removed: "removed", Active: "active", Held: "held", Excluded: "excluded", Draining: "draining", Resting: "resting", State(len(stateNames)): "invalid", State(99): "invalid"} {
+		if got := s.String(); got != want {
+			t.Errorf("State(%d) = %q, want %q", s, got, want)
+		}
+	}
+	for r, want := range map[Rest]string{NoRest: "none", Suspended: "suspended", Ejected: "ejected", RateLimited: "rate-limited", Rest(len(restNames)): "invalid", Rest(99): "invalid"} {
+		if got := r.String(); got != want {
+			t.Errorf("Rest(%d) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+const second = int64(1e9)
+
+func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
+	var b Bucket
+	if b.Limited() || b.Empty(0) != 0 {
+		t.Fatal("the zero bucket limits")
+	}
+	b.Retune(Bucket{Rate: 2, Burst: 2}, 0) // an unlimited bucket starts full
+	if !b.Limited() || b.Tokens != 2 || b.Refilled != 0 {
+		t.Fatalf("Retune from unlimited: %+v", b)
+	}
+	if next := b.Spend(0); next != 0 {
+		t.Fatalf("first of a burst of 2 left the bucket empty until %d", next)
+	}
+	next := b.Spend(0)
+	// Empty: the next token comes after 1/Rate = 0.5 s, rounded up.
+	if want := second/2 + 1; next != want {
+		t.Fatalf("second take: next token at %d, want %d", next, want)
+	}
+	// A quarter second later half a token has been earned: the next whole
+	// one is due a quarter second after that.
+	if got, want := b.Empty(second/4), second/2+1; got != want {
+		t.Fatalf("with half a token, next token at %d, want %d", got, want)
+	}
+	if b.Empty(second/2-1) == 0 {
+		t.Fatal("a token appeared early")
+	}
+	if b.Empty(second/2+1) != 0 {
+		t.Fatal("the token did not appear on time")
+	}
+	if b.Empty(10*second) != 0 || b.Tokens != 2 {
+		t.Fatalf("refill must stop at the burst: %+v", b)
+	}
+}
+
+func TestRetuneKeepsEarnedTokensUpToTheNewBurst(t *testing.T) {
+	b := Bucket{}
+	b.Retune(Bucket{Rate: 1, Burst: 5}, 0)
+	b.Spend(0)
+	b.Spend(0) // 3 left
+	b.Retune(Bucket{Rate: 10, Burst: 2}, second)
+	if b.Rate != 10 || b.Burst != 2 || b.Tokens != 2 || b.Refilled != second {
+		t.Fatalf("Retune to a smaller burst: %+v", b)
+	}
+	b.Retune(Bucket{}, 2*second)
+	if b.Limited() || b != (Bucket{}) {
+		t.Fatalf("Retune to unlimited: %+v", b)
+	}
+	c := Bucket{Rate: 1, Burst: 3, Tokens: 0, Refilled: 5 * second}
+	c.refill(4 * second) // time going backwards refills nothing
+	if c.Tokens != 0 || c.Refilled != 5*second {
+		t.Fatalf("refill from the past: %+v", c)
+	}
+}
+
+func TestWordShapedValuesArePublishedWithoutACopy(t *testing.T) {
+	a, b := new(int), new(int)
+	n := New(a, "k", 0, 1)
+	if !n.word || n.Load() != a {
+		t.Fatalf("New(pointer): word %v, Load %p, want %p", n.word, n.Load(), a)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { n.Stage(b); n.Publish() }); allocs != 0 {
+		t.Fatalf("publishing a pointer allocates %v times", allocs)
+	}
+	if n.Load() != b || n.Value != b {
+		t.Fatal("a pointer not published")
+	}
+	m := New(map[string]int{"x": 1}, "k", 0, 1)
+	if !m.word || m.Load()["x"] != 1 {
+		t.Fatal("a map is one word and must be published as itself")
+	}
+	for _, shaped := range []bool{WordShaped[string](), WordShaped[[]int](), WordShaped[any](), WordShaped[struct{ p *int }]()} {
+		if shaped {
+			t.Fatal("only pointers, maps, channels and funcs are word-shaped")
+		}
+	}
+}
+
+func TestACopyIsPublishedInTheSpareWhenGiven(t *testing.T) {
+	var n Node[string, string]
+	var spare string
+	n.Init("v", WordShaped[string](), &spare)
+	if n.Load() != "v" || spare != "v" || n.published != unsafe.Pointer(&spare) {
+		t.Fatalf("Init with a spare: Load %q, spare %q", n.Load(), spare)
+	}
+	n.Stage("w")
+	n.Publish() // a new copy: the old one may still be read
+	if n.Load() != "w" || spare != "v" {
+		t.Fatalf("Publish after Init: Load %q, spare %q", n.Load(), spare)
+	}
+}
+
+// A node makes its Extra only when something needs it: reads of an
+// absent Extra see zeros, and writes of zeros make none.
+func TestExtraIsMadeOnlyForWhatNeedsIt(t *testing.T) {
+	n := New("v", "k", 0, 1)
+	n.SetBucket(Bucket{})
+	n.SetHealth(0, 0)
+	n.ResetFailures()
+	if n.extra != nil || n.Limited() || n.Bucket() != (Bucket{}) || n.Leases() != nil {
+		t.Fatal("an unlimited bucket or zero health made an Extra")
+	}
+	if f, e := n.Health(); f != 0 || e != 0 {
+		t.Fatalf("health without an Extra = %d, %d", f, e)
+	}
+	n.SetHealth(2, 1)
+	if f, e := n.Health(); f != 2 || e != 1 || n.extra == nil {
+		t.Fatalf("health = %d, %d; want 2, 1", f, e)
+	}
+	n.ResetFailures()
+	if f, e := n.Health(); f != 0 || e != 1 {
+		t.Fatalf("after ResetFailures health = %d, %d; want 0, 1", f, e)
+	}
+	limit := Bucket{Rate: 1, Burst: 2, Tokens: 2}
+	n.SetBucket(limit)
+	if !n.Limited() || n.Bucket() != limit {
+		t.Fatalf("bucket %+v, limited %v", n.Bucket(), n.Limited())
+	}
+	n.SetBucket(Bucket{}) // an Extra in use takes the unlimited bucket too
+	if n.Limited() || n.Bucket() != (Bucket{}) {
+		t.Fatal("the limit stayed after an unlimited bucket")
+	}
+}
+
+func TestIssueNeverRepeatsAToken(t *testing.T) {
+	n := New("v", "k", 0, 1)
+	if a, b := n.Issue(), n.Issue(); a == 0 || b != a+1 {
+		t.Fatalf("tokens %d then %d", a, b)
+	}
+	n.AddLease(Lease{Token: 7, Deadline: 1})
+	n.Lease(0).Deadline = 5
+	if n.Leases()[0].Deadline != 5 {
+		t.Fatal("Lease(i) does not refer to the stored lease")
 	}
 }

@@ -3,7 +3,7 @@ package scheduler_test
 // FuzzOperationSequences decodes bytes into a scheduler configuration and
 // a sequence of calls, with panics injected into the comparator, the key
 // function, the strategy and an observer, and after every call checks
-// CheckInvariants, the result against the model (model_gen_test.go), and
+// CheckInvariants, the result against the model (model_test.go), and
 // every key's state and value, Len and Stats against the model. A call
 // that panicked must have had no effect.
 //

@@ -6,8 +6,6 @@ import (
 	"github.com/crsched/crs/events"
 )
 
-// Tests added to kill mutants the other tests let live (docs/TESTING.md).
-
 type blocking struct {
 	entered chan events.Event[int]
 	release chan struct{}

@@ -1,0 +1,200 @@
+package scheduler
+
+import (
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/waitq"
+)
+
+// serve hands resources to waiters, oldest first, for as long as sh has
+// one and anyone waits, and reports whether it woke anyone. It runs, with
+// sh.mu held, after anything that may have made a resource of sh
+// available. Each waiter gets the top of sh or, under GlobalOrder, of a
+// shard whose top is better (see betterShard); a giver that cannot read
+// every shard serves only committed waiters and sends the others back to
+// search (see pop, and docs/ARCHITECTURE.md, Waiting).
+//
+// Why no waiter is left behind: a giver makes the resource visible in the
+// heap (publishing the shard's active count) before it reads the waiter
+// count here, and a waiter counts itself before it reads the shards'
+// active counts (see obtain). Both are sequentially consistent atomics, so
+// at least one of the two sees the other: the giver serves the waiter, or
+// the waiter sees the resource and searches again. So a giver must not
+// stop while sh has a resource and someone waits, even when another shard
+// has a better one: that shard's giver may have served before the waiter
+// queued, or its resource may be gone by the time the waiter would get it
+// (finding 10 in docs/TESTING.md).
+//
+// The comparator may panic anywhere in here: sh is left broken, so that
+// its next user serves the waiters (see repair).
+func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
+	if s.waiters.Len() == 0 || sh.heap.Len() == 0 {
+		return false
+	}
+	done := false
+	defer func() {
+		if !done {
+			sh.broken = true
+		}
+	}()
+	served := false
+	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
+		sure := true
+		if s.global {
+			var o *shard[T, ID]
+			o, sure = s.betterShard(sh)
+			if o != nil {
+				if o.mu.TryLock() {
+					if s.serveFrom(o, sh, sure) {
+						served = true
+						continue
+					}
+				} else {
+					sure = false
+				}
+			}
+		}
+		w := s.pop(sure)
+		if w == nil {
+			break
+		}
+		s.grantTo(sh, w)
+		served = true
+	}
+	done = true
+	return served
+}
+
+// pop takes the waiter to serve next: the oldest, or, when the giver
+// cannot be sure that it hands out the best resource of all shards, the
+// oldest committed one (see Queue.PopCommitted).
+func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
+	if sure {
+		return s.waiters.Pop()
+	}
+	return s.waiters.PopCommitted()
+}
+
+// betterShard returns the shard other than sh that publishes the best
+// top strictly better than sh's, or nil, and whether it could read every
+// shard's top. Under GlobalOrder a waiter must get the best resource of
+// all shards. A shard with a change in progress cannot be read: waiting
+// for it while sh's lock is held could deadlock. Requires sh.mu.
+func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
+	bestValue := sh.best().Value
+	sure = true
+	for i := range s.shards {
+		o := &s.shards[i]
+		if o == sh {
+			continue
+		}
+		n, v, _, ok := o.peek()
+		if !ok {
+			sure = false
+			continue
+		}
+		if n != nil && s.cmp(v, bestValue) < 0 {
+			better, bestValue = o, v
+		}
+	}
+	return better, sure
+}
+
+// serveFrom gives a waiter (see pop) the top of o, if it is still better
+// than sh's, and reports whether it did. The caller holds sh.mu and took
+// o.mu with TryLock (never waiting for it, which could deadlock: another
+// giver may hold o and want sh); serveFrom unlocks it. A panic in the
+// comparator, here or in grantTo, leaves o broken, so that its next user
+// serves the waiters, and sh too (see serve).
+func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
+	done := false
+	defer func() {
+		if !done {
+			o.broken = true
+		}
+		o.mu.Unlock()
+	}()
+	s.repair(o, nil) // which may serve waiters itself
+	top := o.best()
+	if top == nil || s.waiters.Len() == 0 {
+		done = true
+		return false
+	}
+	var w *waitq.Waiter[grant[T, ID]]
+	if s.cmp(top.Value, sh.best().Value) < 0 {
+		w = s.pop(sure)
+	}
+	if w != nil {
+		s.grantTo(o, w)
+	}
+	done = true
+	return w != nil
+}
+
+// grantTo gives waiter w the top of sh. If the comparator panics, w goes
+// back to the front of the queue so it is not forgotten, the shard is
+// left broken, so that its next user serves it, and the panic continues to the
+// caller that made the resource available (whose own operation is done).
+func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) {
+	granted := false
+	defer func() {
+		if granted {
+			return
+		}
+		sh.broken = true
+		if !s.waiters.PushFront(w) {
+			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
+		}
+	}()
+	var g grant[T, ID]
+	s.hold(sh, sh.best(), w.Lease, &g)
+	granted = true
+	w.C <- g
+	s.emit(events.EventAcquire, g.node.Key)
+}
+
+// serveBest serves waiters from the shards a batch went into (added[i]
+// nodes into shard i, all of them locked by the caller), each waiter from
+// the shard whose top is best then, ties to the lower shard. Under
+// GlobalOrder a waiter must get the best of the batch; serving shard by
+// shard would give it the best of the first shard. If the comparator
+// panics, the shards are left broken, so that their next users serve the
+// waiters (see repair).
+func (s *Scheduler[T, ID]) serveBest(added []int) bool {
+	done := false
+	defer func() {
+		for i, k := range added {
+			if k > 0 && !done {
+				s.shards[i].broken = true
+			}
+		}
+	}()
+	served := false
+	for s.waiters.Len() > 0 {
+		best := -1
+		var top *node.Node[T, ID]
+		for i, k := range added {
+			if k == 0 {
+				continue
+			}
+			if n := s.shards[i].best(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+				best, top = i, n
+			}
+		}
+		if best < 0 {
+			break
+		}
+		// The shards the batch did not fill are not compared: a
+		// committed waiter cannot be queued beside a resource that was
+		// visible before the batch began (see Queue.PopCommitted).
+		w := s.waiters.PopCommitted()
+		if w == nil {
+			break
+		}
+		s.grantTo(&s.shards[best], w)
+		served = true
+	}
+	done = true
+	return served
+}
