@@ -4,12 +4,13 @@ package redispool
 // Redis lock (plainlock_test.go) on the same server in the same run,
 // workload by workload, the two systems taking turns, with the ratios.
 //
-//	go test -run '^$' -bench BenchmarkVersusLock -benchtime 1x ./redispool
+//	cd redispool && go test -run '^$' -bench VersusLock -count 8 .
 //
-// prints the markdown table of docs/BENCHMARKS.md after the benchmark
-// lines; -count runs it again (benchstat reads the metrics), and
+// prints, after each pass over the workloads, the markdown table of
+// docs/BENCHMARKS.md; benchstat reads the metrics of the -count passes.
 // -args -versus-for=3s -versus-many=10000 sets how long each system
-// runs on each workload and the resources of the large workload. It
+// runs on each workload in each round (b.N rounds, 1 unless -benchtime
+// asks for more) and the resources of the large workload. It
 // uses the server that TestMain starts, or CRS_REDIS_ADDR (whose other
 // clients then count in the server's CPU).
 //
