@@ -382,6 +382,18 @@ type measure struct {
 	cpu       time.Duration
 }
 
+// merge adds a run (or the runs of another measure) to m.
+func (m *measure) merge(q measure) {
+	elapsed := m.ElapsedNs
+	m.add(q.phase)
+	m.ElapsedNs = elapsed + q.ElapsedNs // runs add up; add keeps the longest process
+	m.Holds = nil                       // checked by run
+	m.windowNs += q.windowNs
+	m.cpu += q.cpu
+	m.resources = q.resources
+	sort.Slice(m.WaitsNs, func(i, j int) bool { return m.WaitsNs[i] < m.WaitsNs[j] })
+}
+
 func (m measure) seconds() float64 { return time.Duration(m.ElapsedNs).Seconds() }
 
 // rate: acquire+release per second.
@@ -415,11 +427,26 @@ func (m measure) wait(q float64) float64 {
 }
 
 // versusRow is one workload's result: both systems, and for the
-// single-goroutine workload a PING loop's rate for scale.
+// single-goroutine workload a PING loop for scale.
 type versusRow struct {
-	w          workload
-	pool, lock measure
-	ping       float64
+	w                  workload
+	pool, lock         measure
+	pings, pingSeconds float64
+}
+
+func (r *versusRow) merge(q versusRow) {
+	r.w = q.w
+	r.pool.merge(q.pool)
+	r.lock.merge(q.lock)
+	r.pings += q.pings
+	r.pingSeconds += q.pingSeconds
+}
+
+func (r versusRow) ping() float64 {
+	if r.pingSeconds == 0 {
+		return 0
+	}
+	return r.pings / r.pingSeconds
 }
 
 // versusHarness runs workloads against the server at addr.
@@ -427,6 +454,7 @@ type versusHarness struct {
 	cfg   versusConfig
 	addr  string
 	admin *redis.Client // setup, checks and INFO: counted by no hook
+	turns int           // rounds run so far: which system goes first
 }
 
 func newVersusHarness(tb testing.TB, cfg versusConfig) *versusHarness {
@@ -435,7 +463,8 @@ func newVersusHarness(tb testing.TB, cfg versusConfig) *versusHarness {
 }
 
 // workload runs w for rounds rounds, the two systems taking turns (the
-// first of a round alternates), on state set up once.
+// first of a round alternates, also from one call to the next), on
+// state set up once.
 func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusRow, error) {
 	ctx := context.Background()
 	pool := newPool(tb, h.admin, Options{})
@@ -446,40 +475,29 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 		{System: systemPool, Name: pool.name, Resources: w.resources},
 		{System: systemLock, Name: poolName(tb) + ":lock", Resources: w.resources},
 	}
-	row := versusRow{w: w, pool: measure{resources: w.resources}, lock: measure{resources: w.resources}}
-	var pings, pingSeconds float64
-	for round := range rounds {
+	row := versusRow{w: w}
+	for range rounds {
+		h.turns++
 		for i := range specs {
-			spec := specs[(i+round)%len(specs)]
+			spec := specs[(i+h.turns)%len(specs)]
 			m, err := h.run(ctx, w, spec)
 			if err != nil {
 				return row, fmt.Errorf("%s, %s: %w", w.label(), spec.System, err)
 			}
-			into := &row.pool
 			if spec.System == systemLock {
-				into = &row.lock
+				row.lock.merge(m)
+			} else {
+				row.pool.merge(m)
 			}
-			m.Holds = nil // checked by run
-			elapsed := into.ElapsedNs
-			into.add(m.phase)
-			into.ElapsedNs = elapsed + m.ElapsedNs // rounds add up; add keeps the longest process
-			into.windowNs += m.windowNs
-			into.cpu += m.cpu
 		}
 		if w.goroutines == 1 && w.processes == 1 {
 			n, err := h.pingLoop(ctx)
 			if err != nil {
 				return row, err
 			}
-			pings += n
-			pingSeconds += h.cfg.run.Seconds()
+			row.pings += n
+			row.pingSeconds += h.cfg.run.Seconds()
 		}
-	}
-	if pingSeconds > 0 {
-		row.ping = pings / pingSeconds
-	}
-	for _, m := range []*measure{&row.pool, &row.lock} {
-		sort.Slice(m.WaitsNs, func(i, j int) bool { return m.WaitsNs[i] < m.WaitsNs[j] })
 	}
 	return row, nil
 }
@@ -776,8 +794,8 @@ func versusTable(rows []versusRow) string {
 		p, l := r.pool, r.lock
 		if r.w.hold == 0 {
 			lockRate := thousands(l.rate())
-			if r.ping > 0 {
-				lockRate += fmt.Sprintf(" (PING loop: %s)", thousands(r.ping))
+			if r.ping() > 0 {
+				lockRate += fmt.Sprintf(" (PING loop: %s)", thousands(r.ping()))
 			}
 			line(r.w.label()+": acquire+release per second", thousands(p.rate()), lockRate, ratio(p.rate(), l.rate()))
 			line("same: server CPU per acquire+release (server busy)",
@@ -839,14 +857,14 @@ func reportVersus(b *testing.B, r versusRow) {
 	} else {
 		b.ReportMetric(r.pool.busy()/r.lock.busy(), "busy-ratio")
 	}
-	if r.ping > 0 {
-		b.ReportMetric(r.ping, "ping/s")
+	if r.ping() > 0 {
+		b.ReportMetric(r.ping(), "ping/s")
 	}
 }
 
 // BenchmarkVersusLock runs each workload of issue 30 (a sub-benchmark
-// each) on both systems and prints the table of all of them; b.N is
-// the number of rounds.
+// each, b.N rounds) on both systems and prints the table of all of
+// them, each row summed over the -count runs of its sub-benchmark.
 func BenchmarkVersusLock(b *testing.B) {
 	h := newVersusHarness(b, versusConfig{run: *versusFor, warmup: min(*versusFor/5, 500*time.Millisecond), many: *versusMany})
 	results := map[string]versusRow{}
@@ -858,10 +876,12 @@ func BenchmarkVersusLock(b *testing.B) {
 				b.Fatal(err)
 			}
 			reportVersus(b, r)
-			if _, seen := results[w.name]; !seen {
+			sum, seen := results[w.name]
+			if !seen {
 				names = append(names, w.name)
 			}
-			results[w.name] = r
+			sum.merge(r)
+			results[w.name] = sum
 		})
 		if !ok {
 			return
