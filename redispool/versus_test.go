@@ -249,6 +249,7 @@ type span struct {
 // phase is what the goroutines of one process did in one run.
 type phase struct {
 	Acquired, Released int64
+	InWindow           int64   // acquisitions that returned before the end
 	Cmds, Failed       int64   // the hook's counts
 	ElapsedNs          int64   // from the start to the return of the last goroutine
 	BusyNs             int64   // the holds, clipped to the run's window
@@ -260,6 +261,7 @@ type phase struct {
 func (p *phase) add(q phase) {
 	p.Acquired += q.Acquired
 	p.Released += q.Released
+	p.InWindow += q.InWindow
 	p.Cmds += q.Cmds
 	p.Failed += q.Failed
 	p.ElapsedNs = max(p.ElapsedNs, q.ElapsedNs)
@@ -303,6 +305,9 @@ func runPhase(sys contender, hook *versusHook, goroutines, resources int, hold t
 					return
 				}
 				mine.Acquired++
+				if t1.Before(end) {
+					mine.InWindow++
+				}
 				mine.WaitsNs = append(mine.WaitsNs, int64(t1.Sub(t0)))
 				if g.resource < 0 || g.resource >= resources {
 					mine.Errors = append(mine.Errors, fmt.Sprintf("acquired resource %d of %d", g.resource, resources))
@@ -396,8 +401,11 @@ func (m *measure) merge(q measure) {
 
 func (m measure) seconds() float64 { return time.Duration(m.ElapsedNs).Seconds() }
 
-// rate: acquire+release per second.
-func (m measure) rate() float64 { return float64(m.Released) / m.seconds() }
+// rate: acquisitions per second of the window (those after it, by
+// goroutines that were waiting when it ended, are not counted).
+func (m measure) rate() float64 {
+	return float64(m.InWindow) / time.Duration(m.windowNs).Seconds()
+}
 
 // cpuPerOp: server CPU per acquire+release.
 func (m measure) cpuPerOp() time.Duration { return m.cpu / time.Duration(max(m.Released, 1)) }
