@@ -821,7 +821,6 @@ func versusTable(rows []versusRow) string {
 			return fmt.Sprintf("%.2f / %.2f", m.perAcquisition(m.Failed), m.perAcquisition(m.Cmds))
 		}
 		line("same: failed tries / client commands per acquire+release", tries(p), tries(l), "")
-		line("same: acquire+release per second", thousands(p.rate()), thousands(l.rate()), ratio(p.rate(), l.rate()))
 	}
 	return b.String()
 }
