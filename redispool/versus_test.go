@@ -6,13 +6,14 @@ package redispool
 //
 //	cd redispool && go test -run '^$' -bench VersusLock -count 8 .
 //
-// prints, after each pass over the workloads, the markdown table of
-// docs/BENCHMARKS.md; benchstat reads the metrics of the -count passes.
-// -args -versus-for=3s -versus-many=10000 sets how long each system
-// runs on each workload in each round (b.N rounds, 1 unless -benchtime
-// asks for more) and the resources of the large workload. It
-// uses the server that TestMain starts, or CRS_REDIS_ADDR (whose other
-// clients then count in the server's CPU).
+// prints the benchmark lines of each run (benchstat reads their
+// metrics) and, at the end, the markdown table of docs/BENCHMARKS.md,
+// each row summed over the -count runs. -args -versus-for=3s
+// -versus-many=10000 sets how long each system runs on each workload in
+// each round (b.N rounds, 1 unless -benchtime asks for more) and the
+// resources of the large workload. It uses the server that TestMain
+// starts, or CRS_REDIS_ADDR (whose other clients then count in the
+// server's CPU).
 //
 // Both systems are driven the same way: a context without deadline
 // (so that the pool's calls run on the caller's goroutine), a client
