@@ -36,6 +36,9 @@ func childInt(name string) int {
 }
 
 func runChild(role string) int {
+	if role == roleVersus { // versus_test.go: no pool of its own
+		return runVersusChild()
+	}
 	client := redis.NewClient(&redis.Options{Addr: childEnv("ADDR"), ContextTimeoutEnabled: true})
 	defer client.Close()
 	pool, err := New(client, Options{Name: childEnv("POOL"), LeaseTTL: time.Duration(childInt("TTL_MS")) * time.Millisecond})
