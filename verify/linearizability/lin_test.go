@@ -131,11 +131,13 @@ var starts = []time.Duration{0, 100 * 365 * 24 * time.Hour, math.MaxInt64 - 2*ti
 //
 // Before the others call, client 0 adds the pinned resource (if the shape
 // has one) and moves the clock to the history's start (one of starts, by
-// seed). An Advance is recorded as its step of the clock and, after the
-// step, one timer call per key that may rest, each open until the Advance
-// returns: the timer's callbacks end the rests that came due one at a
-// time (a shard's lock at a time) while other calls run, and all of them
-// before Advance returns (see model.OpStep).
+// seed). An Advance is recorded as its step of the clock and one timer
+// call per key that may rest, each open from the step (stamped at the
+// step's instant, before any other call can read the new time) until the
+// Advance returns: a rest that came due ends at some moment in between,
+// by the timer's callbacks (one rest, under one shard's lock, at a time)
+// or by a call that finds it over, while other calls run (see
+// model.OpStep).
 func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 	var clock atomic.Int64
 	logs := make([][]porcupine.Operation, sh.clients)
@@ -153,6 +155,11 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 		}
 	}
 	prologue := make(chan struct{}) // closed once client 0 has set the history up
+	// advancing makes an Advance wait for the one before it outside its
+	// recorded interval, not inside (the clock serialises them anyway):
+	// an interval open while it waits would overlap every call of the
+	// wait, and porcupine's search grows with the calls that overlap.
+	var advancing sync.Mutex
 	for id := range sh.clients {
 		ready.Add(1)
 		done.Add(1)
@@ -161,6 +168,8 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 			r := rand.New(rand.NewPCG(seed, uint64(id)))
 			c := &model.Client{P: p}
 			advance := func(d time.Duration) {
+				advancing.Lock()
+				defer advancing.Unlock()
 				call := clock.Add(1)
 				var stepped int64
 				timers := make([]int64, len(resting))

@@ -177,8 +177,5 @@ type lateTimer struct{ Real }
 
 func (b lateTimer) Advance(d time.Duration, stepped func()) {
 	b.Real.Advance(0, nil)
-	b.Real.clock.step(d)
-	if stepped != nil {
-		stepped()
-	}
+	b.Real.clock.step(d, stepped)
 }

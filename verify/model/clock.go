@@ -77,17 +77,15 @@ func (t *stepTimer) Stop() bool {
 	return true
 }
 
-// Advance moves the clock forward by d in one step, calls stepped (if it
-// is not nil), then fires the due timers in deadline order, including
-// those that their callbacks or other goroutines create due meanwhile.
-// Callbacks run without the clock's lock held.
+// Advance moves the clock forward by d in one step, then fires the due
+// timers in deadline order, including those that their callbacks or
+// other goroutines create due meanwhile. Callbacks run without the
+// clock's lock held. stepped (if not nil) runs at the step, before any
+// other goroutine can read the new time; it must not use the clock.
 func (c *stepClock) Advance(d time.Duration, stepped func()) {
 	c.firing.Lock()
 	defer c.firing.Unlock()
-	c.step(d)
-	if stepped != nil {
-		stepped()
-	}
+	c.step(d, stepped)
 	for {
 		c.mu.Lock()
 		t := c.nextDue()
@@ -101,13 +99,17 @@ func (c *stepClock) Advance(d time.Duration, stepped func()) {
 	}
 }
 
-// step moves the clock forward by d and fires nothing.
-func (c *stepClock) step(d time.Duration) {
+// step moves the clock forward by d, calls stepped (if not nil), and
+// fires nothing.
+func (c *stepClock) step(d time.Duration, stepped func()) {
 	c.setting.Lock()
 	defer c.setting.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	if stepped != nil {
+		stepped()
+	}
 }
 
 // nextDue returns the earliest pending timer that is due, and drops the

@@ -39,8 +39,10 @@ type Pool interface {
 	Get(string) (*Res, error)
 	Len() int
 	Stats() stats.Stats
-	// Advance moves the scheduler's clock by d in one step, calls stepped
-	// (if not nil), and fires the timers that came due before it returns.
+	// Advance moves the scheduler's clock by d in one step, calling
+	// stepped (if not nil) at the step, before any other goroutine can
+	// read the new time, and fires the timers that came due before it
+	// returns.
 	Advance(d time.Duration, stepped func())
 	Shutdown()
 }
