@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 )
 
 var (
-	histories = flag.Int("histories", 240, "number of concurrent histories to record and check")
+	histories = flag.Int("histories", 220, "number of concurrent histories to record and check")
 	visDir    = flag.String("lin.vis", "", "directory for the HTML visualisation of a failed history (default: the test's temp dir, kept on failure)")
 	timeout   = flag.Duration("lin.timeout", 30*time.Second, "porcupine's time limit per history; running out is a failure")
 	seedFlag  = flag.Uint64("lin.seed", 0, "seed of the first history (0: from the clock); history i uses seed+i")
@@ -84,15 +85,24 @@ func porcupineModel(sp model.Spec) porcupine.Model {
 			return sp.Step(state.(model.State), input.(model.Input), output.(model.Output))
 		},
 		Equal: func(a, b any) bool { return a.(model.State) == b.(model.State) },
+		// Equal compares every field, the clock and the deadlines too;
+		// Hash must give equal states equal hashes, and hashes the clock
+		// and the deadlines as well, so that states a step apart, or
+		// differing only in when a rest ends, do not share a bucket.
 		Hash: func(state any) uint64 {
 			s := state.(model.State)
 			var h uint64 = 14695981039346656037
-			for _, e := range s.Keys {
-				for _, v := range [...]int32{int32(e.Status), b2i(e.Excluded), e.Prio, e.Cap, e.Anon, e.Leases} {
-					h ^= uint64(uint32(v))
-					h *= 1099511628211
-				}
+			mix := func(v uint64) {
+				h ^= v
+				h *= 1099511628211
 			}
+			for _, e := range s.Keys {
+				for _, v := range [...]int32{int32(e.Status), b2i(e.Excluded), b2i(e.Suspended), e.Prio, e.Cap, e.Anon, e.Leases} {
+					mix(uint64(uint32(v)))
+				}
+				mix(uint64(e.RestUntil))
+			}
+			mix(uint64(s.Now))
 			return h
 		},
 		DescribeOperation: func(input, output any) string {
@@ -109,23 +119,52 @@ func b2i(b bool) int32 {
 	return 0
 }
 
+// starts are where a history's clock begins: at the scheduler's start,
+// far from it, and so near the end of int64 that the first Advance of an
+// hour or more takes the clock to its end, where every deadline is never.
+var starts = []time.Duration{0, 100 * 365 * 24 * time.Hour, math.MaxInt64 - 2*time.Hour}
+
 // record runs one history on p: every client issues its calls at the same
 // time, released by one barrier, then ends the holds it has left, all
 // recorded. Timestamps come from one atomic counter, so an operation that
 // returned before another was called has the smaller stamps.
+//
+// Before the others call, client 0 adds the pinned resource (if the shape
+// has one) and moves the clock to the history's start (one of starts, by
+// seed). An Advance is recorded as its step of the clock and one timer
+// call per key that may rest, each open from the step (stamped at the
+// step's instant, before any other call can read the new time) until the
+// Advance returns: a rest that came due ends at some moment in between,
+// by the timer's callbacks (one rest, under one shard's lock, at a time)
+// or by a call that finds it over, while other calls run (see
+// model.OpStep).
 func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 	var clock atomic.Int64
 	logs := make([][]porcupine.Operation, sh.clients)
 	var ready, done sync.WaitGroup
-	start := make(chan struct{})
+	begin := make(chan struct{})
 	var slots chan struct{}
 	if sh.inFlight > 0 {
 		slots = make(chan struct{}, sh.inFlight)
 	}
-	pinned := make(chan struct{}) // the pinned resource is in before anyone calls
-	if !sh.cfg.Pinned {
-		close(pinned)
+	start := starts[seed%uint64(len(starts))]
+	var resting []int // the keys that may rest: all but the pinned one
+	for k := range sh.cfg.Keys {
+		if !sh.cfg.Pinned || k != sh.cfg.PinnedItem().Key {
+			resting = append(resting, k)
+		}
 	}
+	prologue := make(chan struct{}) // closed once client 0 has set the history up
+	// advancing makes an Advance wait for the one before it outside its
+	// recorded interval, not inside (the clock serialises them anyway):
+	// an interval open while it waits would overlap every call of the
+	// wait, and porcupine's search grows with the calls that overlap.
+	var advancing sync.Mutex
+	// mayRest marks the keys a Suspend or Lease.Cooldown was called on:
+	// only they get timer calls. A call marks its key before it starts,
+	// and one that starts after a step reads the new time (it waits for
+	// the step, see model.Real), so its deadline is not due at the step.
+	var mayRest atomic.Uint32
 	for id := range sh.clients {
 		ready.Add(1)
 		done.Add(1)
@@ -133,10 +172,43 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 			defer done.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(id)))
 			c := &model.Client{P: p}
+			advance := func(d time.Duration) {
+				advancing.Lock()
+				defer advancing.Unlock()
+				call := clock.Add(1)
+				var stepped int64
+				var keys []int
+				var timers []int64
+				p.Advance(d, func() {
+					stepped = clock.Add(1)
+					marked := mayRest.Load()
+					for _, k := range resting {
+						if marked&(1<<k) != 0 {
+							keys = append(keys, k)
+							timers = append(timers, clock.Add(1))
+						}
+					}
+				})
+				logs[id] = append(logs[id], porcupine.Operation{
+					ClientId: id, Input: model.Input{Kind: model.OpStep, Dur: d}, Call: call, Output: model.Output{Key: -1}, Return: stepped,
+				})
+				for i, k := range keys {
+					logs[id] = append(logs[id], porcupine.Operation{
+						ClientId: sh.clients + k, Input: model.Input{Kind: model.OpExpire, Key: k}, Call: timers[i], Output: model.Output{Key: -1}, Return: clock.Add(1),
+					})
+				}
+			}
 			do := func(in model.Input) {
 				if slots != nil {
 					slots <- struct{}{}
 					defer func() { <-slots }()
+				}
+				switch in.Kind {
+				case model.OpAdvance:
+					advance(in.Dur)
+					return
+				case model.OpSuspend, model.OpLeaseCooldown:
+					mayRest.Or(1 << in.Key)
 				}
 				call := clock.Add(1)
 				out := c.Do(in)
@@ -145,12 +217,17 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 				})
 			}
 			ready.Done()
-			<-start
-			if id == 0 && sh.cfg.Pinned {
-				do(model.Input{Kind: model.OpAdd, Key: sh.cfg.PinnedItem().Key, Prio: sh.cfg.PinnedItem().Prio, Cap: sh.cfg.PinnedItem().Cap})
-				close(pinned)
+			<-begin
+			if id == 0 {
+				if sh.cfg.Pinned {
+					do(model.Input{Kind: model.OpAdd, Key: sh.cfg.PinnedItem().Key, Prio: sh.cfg.PinnedItem().Prio, Cap: sh.cfg.PinnedItem().Cap})
+				}
+				if start > 0 {
+					advance(start)
+				}
+				close(prologue)
 			}
-			<-pinned
+			<-prologue
 			for range sh.opsEach {
 				do(c.Next(r, sh.cfg, sh.mix))
 			}
@@ -160,7 +237,7 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 		}()
 	}
 	ready.Wait()
-	close(start)
+	close(begin)
 	done.Wait()
 	var ops []porcupine.Operation
 	for _, l := range logs {
@@ -172,12 +249,12 @@ func record(p model.Pool, sh shape, seed uint64) []porcupine.Operation {
 // verdict checks one history. Anything but Ok (Illegal, or Unknown after
 // the time limit) is a failure; the visualisation goes to a file whose
 // path the failure names.
-func verdict(t *testing.T, sp model.Spec, ops []porcupine.Operation, name string) (porcupine.CheckResult, string) {
+func verdict(t *testing.T, sp model.Spec, ops []porcupine.Operation, name string) (porcupine.CheckResult, string, porcupine.LinearizationInfo) {
 	t.Helper()
 	m := porcupineModel(sp)
 	res, info := porcupine.CheckOperationsVerbose(m, ops, *timeout)
 	if res == porcupine.Ok {
-		return res, ""
+		return res, "", info
 	}
 	t.Log(explain(sp, ops, info))
 	dir := *visDir
@@ -203,7 +280,50 @@ func verdict(t *testing.T, sp model.Spec, ops []porcupine.Operation, name string
 		t.Logf("visualisation failed: %v", err)
 		path = "(not written: " + err.Error() + ")"
 	}
-	return res, path + " (beside it: " + name + ".txt, the history as text, and " + name + ".json, to check again with -lin.replay)"
+	return res, path + " (beside it: " + name + ".txt, the history as text, and " + name + ".json, to check again with -lin.replay)", info
+}
+
+// longest is the longest linearizable prefix porcupine found: the whole
+// history's linearization when it is linearizable.
+func longest(info porcupine.LinearizationInfo) []porcupine.Operation {
+	var seq []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, s := range part {
+			if len(s) > len(seq) {
+				seq = s
+			}
+		}
+	}
+	return seq
+}
+
+// timeCounts is what the clock did in the histories, so that the log
+// shows the checks exercising it: rests the timer ended, rests that
+// became never (a deadline past the end of int64), and histories whose
+// clock reached its end.
+type timeCounts struct{ ended, never, clockEnds int }
+
+// count adds what happened to the clock along a linearization.
+func (c *timeCounts) count(sp model.Spec, seq []porcupine.Operation) {
+	state := model.State{}
+	for _, op := range seq {
+		in := op.Input.(model.Input)
+		_, next := sp.Step(state, in, op.Output.(model.Output))
+		switch in.Kind {
+		case model.OpExpire:
+			if state.Keys[in.Key].Suspended && !next.Keys[in.Key].Suspended {
+				c.ended++
+			}
+		case model.OpSuspend, model.OpLeaseCooldown:
+			if next.Keys[in.Key].RestUntil == model.Never && state.Keys[in.Key].RestUntil != model.Never {
+				c.never++
+			}
+		}
+		state = next
+	}
+	if state.Now == model.Never-1 {
+		c.clockEnds++
+	}
 }
 
 // listing is the history as text, one operation a line in call order.
@@ -221,14 +341,7 @@ func listing(ops []porcupine.Operation) string {
 // lists the operations it could not place after it, each with what the
 // model would have allowed there: the place to start reading a failure.
 func explain(sp model.Spec, ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
-	var longest []porcupine.Operation
-	for _, part := range info.PartialLinearizationsOperations() {
-		for _, seq := range part {
-			if len(seq) > len(longest) {
-				longest = seq
-			}
-		}
-	}
+	longest := longest(info)
 	var b strings.Builder
 	state := model.State{}
 	placed := map[[2]int64]bool{}
@@ -285,6 +398,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 	var ops, slowest int
 	var slowestTime time.Duration
 	perShape := make([]time.Duration, len(all))
+	var timed timeCounts
 	for i := range n {
 		sh := all[i%len(all)]
 		p, err := sh.cfg.New()
@@ -296,7 +410,7 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 		ops += len(history)
 		began := time.Now()
 		name := fmt.Sprintf("history-%d-seed-%d", i, seed+uint64(i))
-		res, path := verdict(t, spec(sh.cfg), history, name)
+		res, path, info := verdict(t, spec(sh.cfg), history, name)
 		d := time.Since(began)
 		if d > slowestTime {
 			slowestTime, slowest = d, i
@@ -306,8 +420,14 @@ func TestHistoriesAreLinearizable(t *testing.T) {
 			t.Fatalf("history %d (%v, %d goroutines, %d operations, seed %d) is %v; visualisation: %s\nrerun: go test -run 'TestHistoriesAreLinearizable$' -lin.seed=%d -histories=%d",
 				i, sh.cfg, sh.clients, len(history), seed+uint64(i), res, path, seed, i+1)
 		}
+		if testing.Verbose() { // replaying the linearization costs a tenth of the run
+			timed.count(spec(sh.cfg), longest(info))
+		}
 	}
 	t.Logf("%d histories, %d operations, all linearizable; slowest check: history %d, %v; slowest per shape: %v", n, ops, slowest, slowestTime, perShape)
+	if testing.Verbose() {
+		t.Logf("the clock: %d rests ended by the timer, %d rests made never, %d histories ran the clock to its end", timed.ended, timed.never, timed.clockEnds)
+	}
 }
 
 // TestCheckerRejectsBrokenVariants holds porcupine to the same standard
@@ -388,7 +508,7 @@ func TestReplaySavedHistory(t *testing.T) {
 		ops[i] = porcupine.Operation{ClientId: op.Client, Call: op.Call, Return: op.Return, Input: op.In, Output: op.Out}
 	}
 	began := time.Now()
-	res, path := verdict(t, h.Spec, ops, "replay")
+	res, path, _ := verdict(t, h.Spec, ops, "replay")
 	t.Logf("%v after %v", res, time.Since(began))
 	if res != porcupine.Ok {
 		t.Fatalf("%s is %v; visualisation: %s", *replay, res, path)

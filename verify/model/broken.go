@@ -2,8 +2,10 @@ package model
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	crserrors "github.com/crsched/crs/errors"
 )
@@ -37,6 +39,8 @@ func BrokenVariants() []Broken {
 		{"ReleaseLosesAHold", true, false, func(r Real) Pool { return &lostRelease{Real: r} }},
 		{"RemoveChecksThenActs", false, false, func(r Real) Pool { return racyRemove{r} }},
 		{"BatchAddOneByOne", false, false, func(r Real) Pool { return tornBatch{r} }},
+		{"SuspendOverflows", true, false, func(r Real) Pool { return overflowingSuspend{r} }},
+		{"RestsEndAnAdvanceLate", true, false, func(r Real) Pool { return lateTimer{r} }},
 	}
 }
 
@@ -148,4 +152,30 @@ func (b tornBatch) BatchAdd(rs []*Res) error {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// overflowingSuspend computes a suspension's deadline without saturating
+// it: where the clock's reading plus d passes the end of int64, the
+// deadline wraps into the past, and the resource does not rest at all
+// (issue 28's first finding). A frozen clock at zero never shows it.
+type overflowingSuspend struct{ Real }
+
+func (b overflowingSuspend) Suspend(id string, d time.Duration) error {
+	if now := b.Real.clock.Now().Sub(b.Real.epoch); d > math.MaxInt64-now {
+		if _, err := b.Real.Get(id); err == nil {
+			return nil
+		}
+	}
+	return b.Real.Suspend(id, d)
+}
+
+// lateTimer's Advance fires only the timers that came due at the Advance
+// before: each rest ends one Advance after its deadline, when the pool
+// has long shown it available to other callers. A clock that never moves
+// never shows it.
+type lateTimer struct{ Real }
+
+func (b lateTimer) Advance(d time.Duration, stepped func()) {
+	b.Real.Advance(0, nil)
+	b.Real.clock.step(d, stepped)
 }

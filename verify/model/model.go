@@ -87,6 +87,12 @@ const (
 	OpLen
 	OpStats
 	OpAdvance // move the clock by Dur: suspensions whose deadline comes end
+	// OpStep and OpExpire are an Advance as a concurrent history records
+	// it: the step of the clock, then one OpExpire per key, for the
+	// timer's callbacks, which end the rests that came due one at a time
+	// while other calls run, before the Advance returns.
+	OpStep   // move the clock by Dur; the rests that come due still run
+	OpExpire // end key Key's rest if it has come due
 	numKinds
 )
 
@@ -96,7 +102,7 @@ var kindNames = [...]string{
 	OpLeaseCooldown: "Lease.Cooldown", OpLeaseFail: "Lease.Fail",
 	OpStaleLeaseRelease: "staleLease.Release", OpSuspend: "Suspend", OpUpdate: "Update", OpExclude: "Exclude",
 	OpInclude: "Include", OpRemove: "Remove", OpGet: "Get", OpLen: "Len", OpStats: "Stats",
-	OpAdvance: "Advance",
+	OpAdvance: "Advance", OpStep: "Advance.step", OpExpire: "timer",
 }
 
 func (k Kind) String() string {
@@ -143,10 +149,12 @@ func (in Input) String() string {
 		if in.Bad {
 			return fmt.Sprintf("Suspend(k%d, 0)", in.Key)
 		}
-		return fmt.Sprintf("Suspend(k%d, %v)", in.Key, in.Dur)
-	case OpAdvance:
-		return fmt.Sprintf("Advance(%v)", in.Dur)
-	case OpRelease, OpExclude, OpInclude, OpRemove, OpGet, OpLeaseRelease, OpLeaseCooldown, OpLeaseFail, OpStaleLeaseRelease:
+		return fmt.Sprintf("Suspend(k%d, %v)", in.Key, restOf(in))
+	case OpAdvance, OpStep:
+		return fmt.Sprintf("%v(%v)", in.Kind, in.Dur)
+	case OpLeaseCooldown:
+		return fmt.Sprintf("%v(k%d, %v)", in.Kind, in.Key, restOf(in))
+	case OpRelease, OpExclude, OpInclude, OpRemove, OpGet, OpLeaseRelease, OpLeaseFail, OpStaleLeaseRelease, OpExpire:
 		return fmt.Sprintf("%v(k%d)", in.Kind, in.Key)
 	}
 	return in.Kind.String() + "()"
@@ -316,6 +324,13 @@ func suspend(e *Entry, now int64, d time.Duration) {
 		d = Rest
 	}
 	e.Suspended, e.RestUntil = true, max(e.RestUntil, after(now, d))
+}
+
+// expire ends e's suspension if its deadline has come by now.
+func expire(e *Entry, now int64) {
+	if e.Suspended && e.RestUntil <= now {
+		e.Suspended, e.RestUntil = false, 0
+	}
 }
 
 // Exactness is how closely the model fixes Acquire's choice.
@@ -584,15 +599,19 @@ func (sp Spec) Expect(s State, in Input) (Output, State) {
 	case OpStats:
 		out.Counts = sp.Counts(s)
 		return out, s
-	case OpAdvance:
+	case OpAdvance, OpStep:
 		// The scheduler's timer ends the suspensions that come due, in
-		// the call (the checks' clock fires its timers there).
+		// the call (the checks' clock fires its timers there); a
+		// concurrent history records their ends apart, as OpExpire.
 		s.Now = min(after(s.Now, in.Dur), Never-1)
-		for k := range s.Keys {
-			if e := &s.Keys[k]; e.Suspended && e.RestUntil <= s.Now {
-				e.Suspended, e.RestUntil = false, 0
+		if in.Kind == OpAdvance {
+			for k := range s.Keys {
+				expire(&s.Keys[k], s.Now)
 			}
 		}
+		return out, s
+	case OpExpire:
+		expire(&s.Keys[in.Key], s.Now)
 		return out, s
 	case OpSuspend:
 		if in.Bad {

@@ -3,11 +3,11 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 	"github.com/crsched/crs/stats"
 )
@@ -39,35 +39,57 @@ type Pool interface {
 	Get(string) (*Res, error)
 	Len() int
 	Stats() stats.Stats
-	// Advance moves the scheduler's clock by d; the timers that come due
-	// fire before it returns.
-	Advance(d time.Duration)
+	// Advance moves the scheduler's clock by d in one step, calling
+	// stepped (if not nil) at the step, before any other goroutine can
+	// read the new time, and fires the timers that came due before it
+	// returns.
+	Advance(d time.Duration, stepped func())
 	Shutdown()
 }
 
 // Real is the scheduler as a Pool, with the clock it runs on.
 type Real struct {
 	*scheduler.Scheduler[*Res, string]
-	clock *fakeclock.Clock
+	clock *stepClock
+	epoch time.Time // the clock's reading at New
 }
 
-// Advance moves the clock by d and fires the timers that come due.
-func (r Real) Advance(d time.Duration) { r.clock.Advance(d) }
+// Advance moves the clock by d, calls stepped, and fires the timers that
+// came due.
+func (r Real) Advance(d time.Duration, stepped func()) { r.clock.Advance(d, stepped) }
+
+// Suspend suspends id for d, on one side of any step of the clock (see
+// stepClock.setting).
+func (r Real) Suspend(id string, d time.Duration) error {
+	r.clock.setting.RLock()
+	defer r.clock.setting.RUnlock()
+	return r.Scheduler.Suspend(id, d)
+}
 
 // ReleaseLease releases l.
 func (Real) ReleaseLease(l *Lease) error { return l.Release() }
 
-// CooldownLease ends l with a cooldown of d.
-func (Real) CooldownLease(l *Lease, d time.Duration) error { return l.Cooldown(d) }
+// CooldownLease ends l with a cooldown of d, on one side of any step of
+// the clock (see stepClock.setting).
+func (r Real) CooldownLease(l *Lease, d time.Duration) error {
+	r.clock.setting.RLock()
+	defer r.clock.setting.RUnlock()
+	return l.Cooldown(d)
+}
 
 // FailLease ends l as a failure.
 func (Real) FailLease(l *Lease) error { return l.Fail() }
 
 // Rest is the duration a Suspend or Cooldown asks for when its input
-// names none. The checks' clock moves only at Advance, which only the
-// model-based check calls; elsewhere a suspension lasts until Include or
-// Exclude ends it.
+// names none. The checks' clock moves only at Advance.
 const Rest = time.Hour
+
+// Durations are what Suspend, Lease.Cooldown and Advance take in the
+// checks: small ones; the same ones for all three, so that an Advance can
+// land on a deadline, or a nanosecond short of it or past it; large ones;
+// and one so large that a deadline would pass the end of int64.
+var Durations = []time.Duration{time.Nanosecond, time.Millisecond, time.Second,
+	time.Hour - time.Nanosecond, time.Hour, 100 * 365 * 24 * time.Hour, math.MaxInt64}
 
 // Config describes the scheduler a check runs against.
 type Config struct {
@@ -106,7 +128,7 @@ func (c Config) String() string {
 
 // New starts a scheduler for c.
 func (c Config) New() (Real, error) {
-	clock := fakeclock.New()
+	clock := newStepClock()
 	cfg := config.Config[*Res, string]{
 		HeapCount:  c.HeapCount,
 		Comparator: Compare,
@@ -123,7 +145,7 @@ func (c Config) New() (Real, error) {
 		cfg.Capacity = Capacity
 	}
 	s, err := scheduler.New(cfg)
-	return Real{s, clock}, err
+	return Real{s, clock, clock.Now()}, err
 }
 
 // Spec is the model of a scheduler built from c.
@@ -240,7 +262,7 @@ func (c *Client) Do(in Input) (out Output) {
 			c.forget(in.Key)
 		}
 	case OpAdvance:
-		c.P.Advance(in.Dur)
+		c.P.Advance(in.Dur, nil)
 	case OpSuspend:
 		d := restOf(in)
 		if in.Bad {
@@ -303,7 +325,7 @@ func DefaultMix() Mix {
 	m[OpLeaseCooldown] = 1
 	m[OpLeaseFail] = 1
 	m[OpStaleLeaseRelease] = 1
-	m[OpSuspend] = 3
+	m[OpSuspend] = 4
 	m[OpUpdate] = 6
 	m[OpExclude] = 6
 	m[OpInclude] = 6
@@ -311,6 +333,7 @@ func DefaultMix() Mix {
 	m[OpGet] = 5
 	m[OpLen] = 2
 	m[OpStats] = 2
+	m[OpAdvance] = 4
 	return m
 }
 
@@ -347,7 +370,15 @@ func (c *Client) Next(r *rand.Rand, cfg Config, mix Mix) Input {
 	case OpExclude, OpRemove:
 		in.Key = movable()
 	case OpSuspend:
-		in.Key, in.Bad = movable(), r.IntN(8) == 0
+		in.Key, in.Bad, in.Dur = movable(), r.IntN(8) == 0, Durations[r.IntN(len(Durations))]
+	case OpAdvance:
+		// Mostly by the durations that rests take, so that deadlines come
+		// due; seldom so far that the clock nears or reaches its end,
+		// after which every deadline is never.
+		in.Dur = Durations[r.IntN(len(Durations)-2)]
+		if r.IntN(16) == 0 {
+			in.Dur = Durations[len(Durations)-1-r.IntN(2)]
+		}
 	case OpBatchAdd:
 		n := 1 + r.IntN(3)
 		for range n {
@@ -363,6 +394,9 @@ func (c *Client) Next(r *rand.Rand, cfg Config, mix Mix) Input {
 		}
 		in.Slot = r.IntN(len(c.Leases))
 		in.Key = KeyIndex(c.Leases[in.Slot].Key())
+		if kind == OpLeaseCooldown {
+			in.Dur = Durations[r.IntN(len(Durations))]
+		}
 		if cfg.Pinned && in.Key == cfg.PinnedItem().Key && kind == OpLeaseCooldown {
 			in.Kind = OpLeaseRelease // a cooldown would take the pinned resource away
 		}

@@ -2,7 +2,6 @@ package modelcheck
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -127,12 +126,10 @@ func (m *machine) endLease(k model.Kind) func(*rapid.T) {
 	}
 }
 
-// durations are what Suspend, Lease.Cooldown and Advance take: small,
-// large, and so large that a deadline would pass the end of int64.
-var durations = []time.Duration{time.Millisecond, time.Second, time.Hour,
-	100 * 365 * 24 * time.Hour, math.MaxInt64}
-
-func duration(t *rapid.T) time.Duration { return rapid.SampledFrom(durations).Draw(t, "duration") }
+// duration draws what Suspend, Lease.Cooldown and Advance take.
+func duration(t *rapid.T) time.Duration {
+	return rapid.SampledFrom(model.Durations).Draw(t, "duration")
+}
 
 // check runs after every action: what the public API reports about the
 // whole pool must match the model. It changes nothing.
