@@ -127,7 +127,8 @@ const abandonTimeout = 5 * time.Second
 
 // giveBack ends the lease that acquire request got, if any, and records
 // the request as abandoned; it retries while the network fails it (it
-// is idempotent), for abandonTimeout at most.
+// is idempotent), for abandonTimeout at most. One that runs out of
+// time is counted (gaveUp): Close reports it.
 func (p *Pool) giveBack(request string) {
 	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
 	defer cancel()
@@ -141,6 +142,7 @@ func (p *Pool) giveBack(request string) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			p.gaveUp.Add(1)
 			return
 		case <-t.C:
 		}
@@ -152,20 +154,13 @@ func (p *Pool) giveBack(request string) {
 // closed (Close waits for those in the background, and no longer can).
 // If Redis cannot be reached, the lease ends at its deadline.
 func (p *Pool) abandon(request string) {
-	giveBack := func() { p.giveBack(request) }
-	p.bgMu.Lock()
-	closed := p.bgClosed
-	if !closed {
-		p.bg.Add(1)
-	}
-	p.bgMu.Unlock()
-	if closed {
-		giveBack()
+	if !p.track() {
+		p.giveBack(request)
 		return
 	}
 	go func() {
-		defer p.bg.Done()
-		giveBack()
+		defer p.untrack()
+		p.giveBack(request)
 	}()
 }
 

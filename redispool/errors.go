@@ -39,4 +39,9 @@ var (
 	// with the core's ErrNoResourceAvailable; Sync (or Add) puts the
 	// resources back.
 	ErrPoolEmpty = stderrors.New("redispool: pool has no resources")
+	// ErrGiveBackUnfinished: Close could not give back every lease
+	// whose grant was lost (its caller had left): Redis could not be
+	// reached in time. Those leases stay taken until their deadline
+	// (LeaseTTL), unless a give-back still running gets through.
+	ErrGiveBackUnfinished = stderrors.New("redispool: lease give-back unfinished")
 )

@@ -33,11 +33,21 @@ type Pool struct {
 	waitFor  time.Duration
 	primary  func(context.Context) (*redis.Client, error)
 	hub      *hub
-	bgMu     sync.Mutex
-	bg       sync.WaitGroup // abandon calls in the background
-	bgClosed bool           // Close is waiting for bg: no more Add
-	late     sync.WaitGroup // commands whose caller left before the reply
-	closed   atomic.Bool
+	// bg counts what may still give a lease back: give-backs in the
+	// background, and acquire commands in flight (whose caller may
+	// leave before the grant arrives, which is then given back). Close
+	// waits for it, for closeWait at most. Add only under bgMu while
+	// !bgClosed; giving is bg's count, for Close's error.
+	bgMu      sync.Mutex
+	bg        sync.WaitGroup
+	bgClosed  bool // Close is waiting for bg: no more Add
+	giving    atomic.Int64
+	closeWait time.Duration // abandonTimeout; tests shorten it
+	// gaveUp counts give-backs that ran out of time: their leases stay
+	// until their deadline.
+	gaveUp atomic.Int64
+	late   sync.WaitGroup // commands whose caller left before the reply
+	closed atomic.Bool
 	// wakeFailures counts announcements the server refused (Stats).
 	wakeFailures atomic.Int64
 	parked       func() // test hook: a waiter is about to block
@@ -68,6 +78,8 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 		clock:    opts.Clock,
 		replicas: opts.WaitReplicas,
 		waitFor:  opts.WaitTimeout,
+
+		closeWait: abandonTimeout,
 	}
 	if p.replicas > 0 {
 		// WAIT counts the replicas that have the writes of its own
@@ -93,10 +105,15 @@ func (p *Pool) Name() string { return p.name }
 // subscription that woke waiters is closed. Everything else keeps
 // working, so that a process shutting down can still release its leases
 // (which other processes are waiting for). Close waits (5 s at most)
-// for the give-back of leases whose grant was lost (see Acquire), but
-// not for commands still in flight whose caller's ctx ended; it
-// does not touch the pool's state in Redis, nor close the client. It is
-// idempotent.
+// for the give-back of leases whose grant was lost (see Acquire),
+// acquire commands still in flight after their caller left included,
+// so that closing the client after Close leaves no lease behind. If
+// that wait runs out, or a give-back of this handle ran out of time
+// earlier (Redis could not be reached), Close returns
+// ErrGiveBackUnfinished: those leases end at their deadline unless a
+// give-back still running gets through. Close does not touch the
+// pool's state in Redis otherwise, nor close the client. It is
+// idempotent: a second call returns nil.
 func (p *Pool) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -105,8 +122,41 @@ func (p *Pool) Close() error {
 	p.bgMu.Lock()
 	p.bgClosed = true
 	p.bgMu.Unlock()
-	p.bg.Wait()
+	done := make(chan struct{})
+	go func() {
+		p.bg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(p.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		return fmt.Errorf("redispool: close: %d still running after %v: %w", p.giving.Load(), p.closeWait, ErrGiveBackUnfinished)
+	}
+	if n := p.gaveUp.Load(); n > 0 {
+		return fmt.Errorf("redispool: close: %d ran out of time: %w", n, ErrGiveBackUnfinished)
+	}
 	return nil
+}
+
+// track counts one more thing that may give a lease back (see bg), and
+// reports whether it did: not once Close waits.
+func (p *Pool) track() bool {
+	p.bgMu.Lock()
+	defer p.bgMu.Unlock()
+	if p.bgClosed {
+		return false
+	}
+	p.bg.Add(1)
+	p.giving.Add(1)
+	return true
+}
+
+// untrack ends what track counted.
+func (p *Pool) untrack() {
+	p.giving.Add(-1)
+	p.bg.Done()
 }
 
 func (p *Pool) errClosed(op string) error {

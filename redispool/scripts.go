@@ -197,9 +197,15 @@ func (p *Pool) eval(ctx context.Context, s script, request string, keys []string
 	}
 	done := make(chan result, 1)
 	var state atomic.Int32
+	// An acquire's grant may come after its caller left, and is then
+	// given back: Close waits for that.
+	tracked := s.name == scriptAcquire.name && p.track()
 	p.late.Add(1)
 	go func() {
 		defer p.late.Done()
+		if tracked {
+			defer p.untrack()
+		}
 		r := p.exec(cmdCtx, s, keys, argv)
 		cancel()
 		if state.CompareAndSwap(evalPending, evalAnswered) {

@@ -147,3 +147,78 @@ func TestADeadlineBoundsTryAcquireThroughAPartition(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// Close waits for an acquire command whose caller left while the server
+// stalled: the lease that the command gets once the server resumes is
+// given back before Close returns, so closing the client after Close (as
+// a process shutting down does) leaves no lease behind.
+func TestCloseWaitsForTheGiveBackOfAGrantWhoseCallerLeft(t *testing.T) {
+	srv := ownServer(t)
+	px := startProxy(t, srv.addr) // to know when the command has reached the server
+	c := patientClient(t, px.addr())
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a"})
+	loadScripts(t, c)
+	resume := stopServer(t, srv)
+	px.drain()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		l, err := p.Acquire(ctx)
+		if l != nil {
+			err = errors.New("got a lease")
+		}
+		got <- err
+	}()
+	receive(t, px.passed, "the acquire command to reach the server")
+	cancel()
+	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	resume()
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v, want nil", err)
+	}
+	_ = c.Close()
+
+	other := newPool(t, clientOf(t, srv.addr), Options{Name: p.Name()})
+	if s := stats(t, other); s.Leases != 0 || s.Available != 1 {
+		t.Fatalf("after Close, the lease granted after the caller left is still out: %+v", s)
+	}
+}
+
+// A Close that cannot finish a give-back (the server stalls throughout)
+// returns after its bound with ErrGiveBackUnfinished: the lease is left
+// to its deadline, and the caller is told so.
+func TestCloseReportsAGiveBackItCouldNotFinish(t *testing.T) {
+	srv := ownServer(t)
+	px := startProxy(t, srv.addr)
+	c := patientClient(t, px.addr())
+	p := newPool(t, c, Options{})
+	p.closeWait = 50 * time.Millisecond // the server never answers in time
+	add(t, p, Resource{ID: "a"})
+	loadScripts(t, c)
+	stopServer(t, srv)
+	px.drain()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(ctx)
+		got <- err
+	}()
+	receive(t, px.passed, "the acquire command to reach the server")
+	cancel()
+	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
+	}
+	if err := p.Close(); !errors.Is(err, ErrGiveBackUnfinished) {
+		t.Fatalf("Close with a give-back stalled: %v, want ErrGiveBackUnfinished", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close again: %v, want nil", err)
+	}
+}

@@ -168,9 +168,19 @@ func (a *lease) End(failed bool) error {
 
 // Finish closes this process's handle (which waits for leases being given
 // back in the background), leaves the session and waits for its other
-// processes to finish, then ends the suspensions still running.
+// processes to finish, then ends the suspensions still running. A
+// resource still leased then is an accounting error, unless a process's
+// Close said that a give-back could not reach the server in time: that
+// lease stays until its deadline, and the error says so.
 func (p *redisPool) Finish() error {
-	_ = p.pool.Close()
+	if err := p.pool.Close(); err != nil {
+		if !errors.Is(err, redispool.ErrGiveBackUnfinished) {
+			return fmt.Errorf("closing the pool: %w", err)
+		}
+		if rerr := p.session.giveBackUnfinished(); rerr != nil {
+			fmt.Fprintf(p.log, "crsload-redis: %v; recording it in the session: %v\n", err, rerr)
+		}
+	}
 	others, err := p.session.leave(p.log)
 	p.others = others
 	if err != nil {
@@ -186,6 +196,17 @@ func (p *redisPool) Finish() error {
 			p.includes.Add(1)
 		case errors.Is(err, crserrors.ErrResourceNotInactive):
 			// neither excluded nor suspended: nothing to end
+		case errors.Is(err, crserrors.ErrResourceNotExcluded):
+			// still leased, though every process has finished
+			n, rerr := p.session.unfinishedGiveBacks()
+			if rerr != nil {
+				return errors.Join(fmt.Errorf("include %s at the end: %w", id, err), rerr)
+			}
+			if n > 0 {
+				return fmt.Errorf("include %s at the end: still leased, not an accounting error: %s of this pool could not give back a lease in time (the server was not reached; the lease ends at its deadline): %w",
+					id, processes(n, ""), err)
+			}
+			return fmt.Errorf("include %s at the end: still leased after every process finished: %w", id, err)
 		default:
 			return fmt.Errorf("include %s at the end: %w", id, err)
 		}
@@ -258,7 +279,8 @@ func (p *redisPool) Close() {
 // session is the set of crsload processes running on one pool, kept in
 // the hash {POOL}:crsload: running (processes between join and leave),
 // joined and left (since the session began), shape (the resources every
-// process must agree on), closing (the last process is removing the
+// process must agree on), givebacks (processes whose pool's Close could
+// not give back every lease in time), closing (the last process is removing the
 // resources: a process joining then waits for a new session).
 type session struct {
 	client *redis.Client
@@ -367,6 +389,29 @@ func (s *session) leave(log io.Writer) (int, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// giveBackUnfinished records that this process's Close could not give
+// back every lease whose grant was lost (redispool.ErrGiveBackUnfinished).
+func (s *session) giveBackUnfinished() error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return s.client.HIncrBy(ctx, s.key, "givebacks", 1).Err()
+}
+
+// unfinishedGiveBacks is how many processes of the session recorded
+// giveBackUnfinished.
+func (s *session) unfinishedGiveBacks() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	v, err := s.client.HGet(ctx, s.key, "givebacks").Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
 }
 
 // abandon undoes a join whose process does not run after all, waiting
