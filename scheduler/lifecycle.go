@@ -25,24 +25,43 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 	if s.policy != config.Exclusive {
 		return crserrors.ErrNotExclusive
 	}
-	rest := noEvent
-	err := s.transition(id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		switch {
-		case n.Anonymous > 0:
-			rest = s.unhold(sh, n, -1, ending{how: succeeded})
-			return s.waiters.Len() > 0 && s.serve(sh), nil
-		case n.Holders > 0:
-			return false, crserrors.ErrResourceLeased
-		case n.State == node.Active:
-			return false, crserrors.ErrResourceNotInactive
-		default:
-			return false, crserrors.ErrResourceNotHeld
-		}
-	})
+	n, sh := s.find(id)
+	if n == nil {
+		return crserrors.ErrResourceNotFound
+	}
+	// The step is a direct call rather than a closure run by transition,
+	// as in Update: Release is the other operation by key made most often.
+	rest, served, err := s.release(sh, n)
+	yieldTo(served)
+	if err != nil {
+		return err
+	}
+	s.emit(events.EventRelease, id)
 	if rest != noEvent {
 		s.emit(rest, id)
 	}
-	return err
+	return nil
+}
+
+// release is Release's step (see transition): it locks sh, and returns
+// the event of a rest the release began, if any.
+func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !s.enter(sh, n, releasing) {
+		return noEvent, false, crserrors.ErrResourceNotFound
+	}
+	switch {
+	case n.Anonymous > 0:
+		rest := s.unhold(sh, n, -1, ending{how: succeeded})
+		return rest, s.waiters.Len() > 0 && s.serve(sh), nil
+	case n.Holders > 0:
+		return noEvent, false, crserrors.ErrResourceLeased
+	case n.State == node.Active:
+		return noEvent, false, crserrors.ErrResourceNotInactive
+	default:
+		return noEvent, false, crserrors.ErrResourceNotHeld
+	}
 }
 
 // Exclude takes an active or resting resource out of the pool until
