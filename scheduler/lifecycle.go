@@ -25,24 +25,43 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 	if s.policy != config.Exclusive {
 		return crserrors.ErrNotExclusive
 	}
-	rest := noEvent
-	err := s.transition(id, releasing, events.EventRelease, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		switch {
-		case n.Anonymous > 0:
-			rest = s.unhold(sh, n, -1, ending{how: succeeded})
-			return s.waiters.Len() > 0 && s.serve(sh), nil
-		case n.Holders > 0:
-			return false, crserrors.ErrResourceLeased
-		case n.State == node.Active:
-			return false, crserrors.ErrResourceNotInactive
-		default:
-			return false, crserrors.ErrResourceNotHeld
-		}
-	})
+	n, sh := s.find(id)
+	if n == nil {
+		return crserrors.ErrResourceNotFound
+	}
+	// The step is a direct call rather than a closure run by transition,
+	// as in Update: Release is the other operation by key made most often.
+	rest, served, err := s.release(sh, n)
+	yieldTo(served)
+	if err != nil {
+		return err
+	}
+	s.emit(events.EventRelease, id)
 	if rest != noEvent {
 		s.emit(rest, id)
 	}
-	return err
+	return nil
+}
+
+// release is Release's step (see transition): it locks sh, and returns
+// the event of a rest the release began, if any.
+func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !s.enter(sh, n, releasing) {
+		return noEvent, false, crserrors.ErrResourceNotFound
+	}
+	switch {
+	case n.Anonymous > 0:
+		rest := s.unhold(sh, n, -1, ending{how: succeeded})
+		return rest, s.waiters.Len() > 0 && s.serve(sh), nil
+	case n.Holders > 0:
+		return noEvent, false, crserrors.ErrResourceLeased
+	case n.State == node.Active:
+		return noEvent, false, crserrors.ErrResourceNotInactive
+	default:
+		return noEvent, false, crserrors.ErrResourceNotHeld
+	}
 }
 
 // Exclude takes an active or resting resource out of the pool until
@@ -209,72 +228,92 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	if s.rateLimit != nil {
 		limit = s.bucketOf(v)
 	}
-	return s.transition(id, live, events.EventUpdate, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
-			// The common case, an active resource that stays active,
-			// only moves in its heap: a branch of its own, since the
-			// bookkeeping below measured to cost more than the move.
-			was := n.Value
-			n.Stage(v)
-			done := false
-			defer func() {
-				if !done {
-					n.Stage(was)
-				}
-			}()
-			sh.fix(n)
-			done = true
-			return s.serve(sh), nil
-		}
-		old := struct {
-			value     T
-			capacity  int
-			bucket    node.Bucket
-			restUntil int64
-			rest      node.Rest
-		}{n.Value, n.Capacity, n.Bucket(), n.RestUntil, n.Rest}
-		// Readers without the lock see the new value once place has
-		// made the node the top, or found it there (see publishTop).
+	n, sh := s.find(id)
+	if n == nil {
+		return crserrors.ErrResourceNotFound
+	}
+	// The step is a direct call rather than a closure run by transition:
+	// Update is the operation by key that callers make most often.
+	served, err := s.update(sh, n, v, capacity, limit)
+	yieldTo(served)
+	if err != nil {
+		return err
+	}
+	s.emit(events.EventUpdate, id)
+	return nil
+}
+
+// update is Update's step (see transition): it locks sh.
+func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int, limit node.Bucket) (bool, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !s.enter(sh, n, live) {
+		return false, crserrors.ErrResourceNotFound
+	}
+	if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
+		// The common case, an active resource that stays active,
+		// only moves in its heap: a branch of its own, since the
+		// bookkeeping below measured to cost more than the move.
+		was := n.Value
 		n.Stage(v)
-		n.Capacity = capacity
-		if limit.Limited() || n.Limited() {
-			now := s.now()
-			bucket := n.Bucket()
-			bucket.Retune(limit, now)
-			next := bucket.Empty(now)
-			n.SetBucket(bucket)
-			switch {
-			case next > n.RestUntil:
-				sh.setRest(n, next, node.RateLimited)
-			case n.Rest != node.RateLimited:
-				// A longer suspension or ejection outlasts the wait.
-			case next == 0:
-				sh.setRest(n, 0, node.NoRest) // a new limit without one
-			default:
-				// A faster rate brings the next token forward; a wait
-				// kept from the old rate could be forever (node.Never).
-				sh.setRest(n, next, node.RateLimited)
-			}
-		}
 		done := false
 		defer func() {
 			if !done {
-				// place publishes only once the heap is in order, so
-				// a comparator panic leaves the new value unpublished.
-				n.Stage(old.value)
-				n.Capacity = old.capacity
-				n.SetBucket(old.bucket)
-				sh.setRest(n, old.restUntil, old.rest)
+				n.Stage(was)
 			}
 		}()
-		sh.place(n)
+		sh.fix(n)
 		done = true
-		if n.RestUntil != old.restUntil && n.RestUntil != 0 {
-			s.expiry.schedule(n.RestUntil, n, 0)
+		return s.waiters.Len() > 0 && s.serve(sh), nil
+	}
+	old := struct {
+		value     T
+		capacity  int
+		bucket    node.Bucket
+		restUntil int64
+		rest      node.Rest
+	}{n.Value, n.Capacity, n.Bucket(), n.RestUntil, n.Rest}
+	// Readers without the lock see the new value once place has
+	// made the node the top, or found it there (see publishTop).
+	n.Stage(v)
+	n.Capacity = capacity
+	if limit.Limited() || n.Limited() {
+		now := s.now()
+		bucket := n.Bucket()
+		bucket.Retune(limit, now)
+		next := bucket.Empty(now)
+		n.SetBucket(bucket)
+		switch {
+		case next > n.RestUntil:
+			sh.setRest(n, next, node.RateLimited)
+		case n.Rest != node.RateLimited:
+			// A longer suspension or ejection outlasts the wait.
+		case next == 0:
+			sh.setRest(n, 0, node.NoRest) // a new limit without one
+		default:
+			// A faster rate brings the next token forward; a wait
+			// kept from the old rate could be forever (node.Never).
+			sh.setRest(n, next, node.RateLimited)
 		}
-		s.restMoved(n, old.restUntil)
-		return s.serve(sh), nil
-	})
+	}
+	done := false
+	defer func() {
+		if !done {
+			// place publishes only once the heap is in order, so
+			// a comparator panic leaves the new value unpublished.
+			n.Stage(old.value)
+			n.Capacity = old.capacity
+			n.SetBucket(old.bucket)
+			sh.setRest(n, old.restUntil, old.rest)
+		}
+	}()
+	sh.place(n)
+	done = true
+	if n.RestUntil != old.restUntil && n.RestUntil != 0 {
+		s.expiry.schedule(n.RestUntil, n, 0)
+	}
+	s.restMoved(n, old.restUntil)
+	return s.serve(sh), nil
 }
 
 // reach is which resources an operation by key finds.
@@ -308,9 +347,15 @@ func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh, n)
-	if n.State == node.Removed || (n.State == node.Draining && r != releasing) {
+	if !s.enter(sh, n, r) {
 		return false, crserrors.ErrResourceNotFound
 	}
 	return step(sh, n)
+}
+
+// enter prepares sh, just locked, for an operation on n (see repair),
+// and reports whether n is still within reach r.
+func (s *Scheduler[T, ID]) enter(sh *shard[T, ID], n *node.Node[T, ID], r reach) bool {
+	s.repair(sh, n)
+	return n.State != node.Removed && (n.State != node.Draining || r == releasing)
 }

@@ -158,7 +158,9 @@ func (h *Heap[T, ID]) Waiting() *node.Node[T, ID] { return h.taken }
 func (h *Heap[T, ID]) settle() {
 	if h.taken != nil {
 		h.taken = nil
-		h.down(0)
+		if len(h.items) > 0 {
+			h.down(0)
+		}
 	}
 }
 
@@ -173,12 +175,15 @@ func (h *Heap[T, ID]) Init() {
 // Up moves the node at index i toward the root while it goes before its
 // parent. Call it only after an Append, with no sift waiting.
 func (h *Heap[T, ID]) Up(i int) {
+	items, n := h.items, h.items[i]
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h.less(i, parent) {
+		p := items[parent]
+		if !less(h.cmp, n, p) {
 			break
 		}
-		h.swap(i, parent)
+		items[i], items[parent] = p, n
+		p.Index, n.Index = i, parent
 		i = parent
 	}
 }
@@ -186,19 +191,21 @@ func (h *Heap[T, ID]) Up(i int) {
 // down moves the node at index i toward the leaves while a child goes
 // before it, and reports whether it moved.
 func (h *Heap[T, ID]) down(i int) bool {
-	start, size := i, len(h.items)
+	items, n, start := h.items, h.items[i], i
 	for {
 		child := 2*i + 1
-		if child >= size {
+		if child >= len(items) {
 			break
 		}
-		if right := child + 1; right < size && h.less(right, child) {
-			child = right
+		c := items[child]
+		if right := child + 1; right < len(items) && less(h.cmp, items[right], c) {
+			child, c = right, items[right]
 		}
-		if !h.less(child, i) {
+		if !less(h.cmp, c, n) {
 			break
 		}
-		h.swap(i, child)
+		items[i], items[child] = c, n
+		c.Index, n.Index = i, child
 		i = child
 	}
 	return i > start
@@ -206,23 +213,14 @@ func (h *Heap[T, ID]) down(i int) bool {
 
 // Less reports whether a goes before b in the heap order: the comparator,
 // then fewer holders first.
-func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool {
-	if c := h.cmp(a.Value, b.Value); c != 0 {
-		return c < 0
-	}
-	return a.Holders < b.Holders
-}
+func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return less(h.cmp, a, b) }
 
-// less is Less by index, written out: a call per comparison costs more
-// than the comparison.
-func (h *Heap[T, ID]) less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
-	c := h.cmp(a.Value, b.Value)
+// less is the heap order. It is a function of the comparator rather than
+// a method so that the compiler inlines it into the sifts (a method that
+// calls the comparator is past its inlining budget), and the sifts call
+// it on the nodes they hold: a call or a reload of the heap's slice per
+// comparison costs more than the comparison.
+func less[T any, ID comparable](cmp func(a, b T) int, a, b *node.Node[T, ID]) bool {
+	c := cmp(a.Value, b.Value)
 	return c < 0 || c == 0 && a.Holders < b.Holders
-}
-
-func (h *Heap[T, ID]) swap(i, j int) {
-	a, b := h.items[i], h.items[j]
-	h.items[i], h.items[j] = b, a
-	a.Index, b.Index = j, i
 }
