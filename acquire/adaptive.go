@@ -43,22 +43,7 @@ func (*AdaptiveStrategy) Select(view ShardView) int {
 	return first
 }
 
-// Pair draws the two distinct shards of n that Select compares: Select
-// returns second if its ActiveCount is larger, else first. With n < 2
-// there are no two shards to draw; it returns 0, 0 without drawing. The
-// scheduler calls it directly when its strategy is an AdaptiveStrategy
-// and reads the counts itself, which spares three calls through
-// interfaces (ShardCount and two ActiveCount) per Acquire.
-func (*AdaptiveStrategy) Pair(n int) (first, second int) {
-	if n < 2 {
-		return 0, 0
-	}
-	return pair(rand.Uint64(), n)
-}
-
-// pair turns the random word r into two distinct shards of n >= 2. It is
-// apart from Pair so that Select, which draws too, inlines both steps:
-// through a call to Pair it took 10.0 ns instead of 8.9.
+// pair turns the random word r into two distinct shards of n >= 2.
 func pair(r uint64, n int) (first, second int) {
 	// One random word yields both samples: the high word of r*n is the
 	// first, and the low word, uniform to within n/2^64, picks the second

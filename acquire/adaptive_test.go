@@ -1,6 +1,7 @@
 package acquire_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/crsched/crs/acquire"
@@ -42,11 +43,11 @@ func TestAdaptiveComparesTwoDistinctShards(t *testing.T) {
 }
 
 func TestAdaptivePairIsTwoDistinctShardsInRange(t *testing.T) {
-	s := acquire.NewAdaptiveStrategy()
+	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{2, 3, 8, 64} {
 		seen := make([]int, n)
 		for range 10_000 {
-			first, second := s.Pair(n)
+			first, second := acquire.Pair(r.Uint64(), n)
 			if first == second || first < 0 || first >= n || second < 0 || second >= n {
 				t.Fatalf("%d shards: Pair = %d, %d", n, first, second)
 			}
@@ -58,13 +59,12 @@ func TestAdaptivePairIsTwoDistinctShardsInRange(t *testing.T) {
 			}
 		}
 	}
-}
-
-func TestAdaptivePairOfFewerThanTwoShardsIsZero(t *testing.T) {
-	s := acquire.NewAdaptiveStrategy()
-	for _, n := range []int{-1, 0, 1} {
-		if first, second := s.Pair(n); first != 0 || second != 0 {
-			t.Fatalf("Pair(%d) = %d, %d; want 0, 0", n, first, second)
+	// The extreme words still give two distinct shards in range.
+	for _, w := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
+		for _, n := range []int{2, 3, 1024} {
+			if first, second := acquire.Pair(w, n); first == second || first < 0 || first >= n || second < 0 || second >= n {
+				t.Fatalf("Pair(%#x, %d) = %d, %d", w, n, first, second)
+			}
 		}
 	}
 }

@@ -14,9 +14,8 @@ import (
 // With any other strategy two cores take turns in every shard, and each
 // turn moves the shard's cache lines from one core to the other: on a
 // virtual machine whose cores are far apart that costs more than the work
-// itself (docs/BENCHMARKS.md measured parallel exclusive Acquire + Release
-// at 34 to 38 ns with this strategy whatever the placement, and at 40 to
-// 200 ns with round robin).
+// itself (docs/BENCHMARKS.md has parallel exclusive Acquire + Release
+// with this strategy and with round robin).
 //
 // It suits the Exclusive policy, where each Acquire and Release writes to
 // its shard. There, the goroutines of a P keep taking the best free
