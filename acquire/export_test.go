@@ -9,7 +9,3 @@ func RingPoints(r *ConsistentHashRing) (positions []uint64, owners []int) {
 	}
 	return positions, owners
 }
-
-// Pair is the adaptive strategy's draw of two distinct shards of n >= 2
-// from the random word r.
-func Pair(r uint64, n int) (first, second int) { return pair(r, n) }

@@ -49,6 +49,7 @@ type Scheduler[T any, ID comparable] struct {
 	rateLimit       func(T) (float64, int) // nil: unlimited
 	strategy        acquire.AcquireStrategy
 	rotation        *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
+	adaptive        bool                // strategy is an *acquire.AdaptiveStrategy (see strategyStart)
 	view            acquire.ShardView
 
 	shards []shard[T, ID]
@@ -123,6 +124,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
+	_, s.adaptive = s.strategy.(*acquire.AdaptiveStrategy)
 	s.expiry.init(s)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)

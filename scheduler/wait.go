@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/crsched/crs/acquire"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/pick"
 	"github.com/crsched/crs/internal/waitq"
 )
 
@@ -40,12 +42,24 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 }
 
 // strategyStart asks the strategy for the first shard to look in. The
-// default round robin is asked directly rather than through the interface
-// (Select, then ShardCount through a second one): a shared Acquire
-// measured more than a tenth faster that way.
+// default round robin and the adaptive strategy are asked directly rather
+// than through the interface (Select, then ShardCount and ActiveCount
+// through it): a shared Acquire measured more than a tenth faster that
+// way. The adaptive case is AdaptiveStrategy.Select, made on the shards
+// themselves.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 	if r := s.rotation; r != nil {
 		return r.Next(len(s.shards)), nil
+	}
+	if s.adaptive {
+		if len(s.shards) < 2 {
+			return 0, nil
+		}
+		first, second := pick.Two(rand.Uint64(), len(s.shards))
+		if s.shards[second].active.Load() > s.shards[first].active.Load() {
+			first = second
+		}
+		return first, nil
 	}
 	return s.selectStart()
 }
