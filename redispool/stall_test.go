@@ -48,29 +48,7 @@ func returnsBeforeTheServer(t *testing.T, got <-chan error, what string) error {
 // server does not answer and the client ignores contexts; the lease
 // that its command gets once the server resumes is given back.
 func TestACancelledAcquireReturnsWhileTheServerStallsAndLosesNoLease(t *testing.T) {
-	srv := ownServer(t)
-	px := startProxy(t, srv.addr) // to know when the command has reached the server
-	c := patientClient(t, px.addr())
-	p := newPool(t, c, Options{})
-	add(t, p, Resource{ID: "a"})
-	loadScripts(t, c)
-	resume := stopServer(t, srv)
-	px.drain()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan error, 1)
-	go func() {
-		l, err := p.Acquire(ctx)
-		if l != nil {
-			err = errors.New("got a lease")
-		}
-		got <- err
-	}()
-	receive(t, px.passed, "the acquire command to reach the server")
-	cancel()
-	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
-	}
+	_, c, p, resume := leaveAStalledAcquire(t, 0)
 	resume()
 	p.late.Wait() // the stalled command's reply, then the give-back
 	if s := stats(t, p); s.Leases != 0 || s.Available != 1 {
@@ -153,29 +131,7 @@ func TestADeadlineBoundsTryAcquireThroughAPartition(t *testing.T) {
 // given back before Close returns, so closing the client after Close (as
 // a process shutting down does) leaves no lease behind.
 func TestCloseWaitsForTheGiveBackOfAGrantWhoseCallerLeft(t *testing.T) {
-	srv := ownServer(t)
-	px := startProxy(t, srv.addr) // to know when the command has reached the server
-	c := patientClient(t, px.addr())
-	p := newPool(t, c, Options{})
-	add(t, p, Resource{ID: "a"})
-	loadScripts(t, c)
-	resume := stopServer(t, srv)
-	px.drain()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan error, 1)
-	go func() {
-		l, err := p.Acquire(ctx)
-		if l != nil {
-			err = errors.New("got a lease")
-		}
-		got <- err
-	}()
-	receive(t, px.passed, "the acquire command to reach the server")
-	cancel()
-	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
-	}
+	srv, c, p, resume := leaveAStalledAcquire(t, 0)
 	closed := make(chan error, 1)
 	go func() { closed <- p.Close() }()
 	resume()
@@ -194,20 +150,41 @@ func TestCloseWaitsForTheGiveBackOfAGrantWhoseCallerLeft(t *testing.T) {
 // returns after its bound with ErrGiveBackUnfinished: the lease is left
 // to its deadline, and the caller is told so.
 func TestCloseReportsAGiveBackItCouldNotFinish(t *testing.T) {
-	srv := ownServer(t)
-	px := startProxy(t, srv.addr)
-	c := patientClient(t, px.addr())
-	p := newPool(t, c, Options{})
-	p.closeWait = 50 * time.Millisecond // the server never answers in time
+	_, _, p, _ := leaveAStalledAcquire(t, 50*time.Millisecond) // the server never answers in time
+	if err := p.Close(); !errors.Is(err, ErrGiveBackUnfinished) {
+		t.Fatalf("Close with a give-back stalled: %v, want ErrGiveBackUnfinished", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close again: %v, want nil", err)
+	}
+}
+
+// leaveAStalledAcquire opens a pool of one resource on a server of its
+// own, stops the server, and calls Acquire with a context that it cancels
+// once the command has reached the server; it checks that Acquire
+// returned context.Canceled at once. resume lets the server answer the
+// stalled command. closeWait, if not 0, bounds the pool's Close.
+func leaveAStalledAcquire(t *testing.T, closeWait time.Duration) (srv *redisServer, c *redis.Client, p *Pool, resume func()) {
+	t.Helper()
+	srv = ownServer(t)
+	px := startProxy(t, srv.addr) // to know when the command has reached the server
+	c = patientClient(t, px.addr())
+	p = newPool(t, c, Options{})
+	if closeWait != 0 {
+		p.closeWait = closeWait
+	}
 	add(t, p, Resource{ID: "a"})
 	loadScripts(t, c)
-	stopServer(t, srv)
+	resume = stopServer(t, srv)
 	px.drain()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan error, 1)
 	go func() {
-		_, err := p.Acquire(ctx)
+		l, err := p.Acquire(ctx)
+		if l != nil {
+			err = errors.New("got a lease")
+		}
 		got <- err
 	}()
 	receive(t, px.passed, "the acquire command to reach the server")
@@ -215,10 +192,5 @@ func TestCloseReportsAGiveBackItCouldNotFinish(t *testing.T) {
 	if err := returnsBeforeTheServer(t, got, "Acquire"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire: %v, want context.Canceled", err)
 	}
-	if err := p.Close(); !errors.Is(err, ErrGiveBackUnfinished) {
-		t.Fatalf("Close with a give-back stalled: %v, want ErrGiveBackUnfinished", err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatalf("Close again: %v, want nil", err)
-	}
+	return srv, c, p, resume
 }
