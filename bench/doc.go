@@ -10,6 +10,8 @@
 //     few exclusive resources, run against crs and against baseline pools.
 //   - leasebench_test.go: the cost of a Lease over an anonymous exclusive
 //     hold, uncontended.
+//   - memory_test.go: the bytes the scheduler keeps per resource, and its
+//     affinity ring's, at 100,000 and 1,000,000 resources.
 //   - compare: crs against baseline heap pools in one benchmark run (see
 //     its package doc and scripts/compare.sh).
 package bench
