@@ -77,6 +77,7 @@ const (
 	statusNotExcluded = -5
 	statusNotInactive = -6
 	statusEmpty       = -7
+	statusQueued      = 2
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
@@ -137,7 +138,7 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 // meaning.
 func statusError(status int64) error {
 	switch status {
-	case statusOK, statusNone:
+	case statusOK, statusNone, statusQueued:
 		return nil
 	case statusNotFound:
 		return crserrors.ErrResourceNotFound

@@ -2,8 +2,8 @@
 -- function main. A write whose request has a recorded status (it was
 -- applied, and this is the same command sent again) replies that status
 -- and applies nothing; otherwise it applies and records its status.
--- Every write's reply is {status}, so the status is all there is to
--- record.
+-- Every recorded write's reply is {status}, so the status is all there
+-- is to record. Slots that became leasable then go to the waiters.
 local reply
 local seen = RECORD and recorded(REQUEST)
 if seen then
@@ -18,5 +18,8 @@ else
     record(REQUEST, reply[1])
   end
 end
-local wake_err = finish()
+if freed then
+  serve()
+end
+tidy()
 return { reply[1], wake_err, unpack(reply, 2) }
