@@ -321,6 +321,9 @@ local function end_lease(token, cool, owner)
   end
   store(r)
   relist(r, old)
+  if eligible(r) then
+    freed = false -- oldest found no waiter: nothing to serve
+  end
 end
 
 -- add_resource puts a new resource in the pool, available at once.
