@@ -50,7 +50,7 @@ type Pool struct {
 	gaveUp atomic.Int64
 	late   sync.WaitGroup // commands whose caller left before the reply
 	closed atomic.Bool
-	// wakeFailures counts announcements the server refused (Stats).
+	// wakeFailures counts grant messages the server refused (Stats).
 	wakeFailures atomic.Int64
 	parked       func() // test hook: a waiter is about to block
 }

@@ -83,8 +83,8 @@ const (
 // run calls s with the pool's keys and ARGV = channel, args...; it
 // returns the reply after its status and wake-up report, or the
 // status's sentinel (or the client's error), for the caller to wrap
-// with the operation. A wake-up that the server refused to publish is
-// counted, not returned: the change it announced was made.
+// with the operation. A grant message that the server refused to
+// publish is counted, not returned: the grant it told of was made.
 //
 // request (newRequest; "" for Stats, which writes nothing of its own)
 // identifies the call: go-redis resends the same command, request
