@@ -22,7 +22,7 @@ func (h *loseReply) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *loseReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if err == nil && strings.HasPrefix(strings.ToLower(cmd.Name()), "eval") && h.armed.CompareAndSwap(true, false) {
+		if err == nil && (strings.HasPrefix(strings.ToLower(cmd.Name()), "eval") || strings.ToLower(cmd.Name()) == "fcall") && h.armed.CompareAndSwap(true, false) {
 			cmd.SetErr(io.ErrUnexpectedEOF)
 			return io.ErrUnexpectedEOF
 		}

@@ -1,7 +1,10 @@
--- Shared by every script of the pool; each script is this prelude
--- followed by its own body, so that every state change is one atomic
--- step on the server. The prelude only defines functions and reads the
--- clock: what a script does is what its body calls.
+-- The pool's library: these functions, epilogue.lua's call, and each
+-- operation's body as a function (see scripts.go). On Redis 7 and later
+-- it is loaded once, as a FUNCTION library, and each operation is an
+-- FCALL; on older servers each operation is a script of its own (this
+-- library with that one body), called by EVALSHA. Either way every
+-- state change is one atomic step on the server, and nothing here runs
+-- per call but begin and what the operation calls.
 --
 -- KEYS (all share the {name} hash tag, so one Redis Cluster slot):
 --   1 res     hash: 'r' .. ID -> the resource, one field packed as
@@ -46,38 +49,30 @@
 -- call's request ('' for none), the window (ms) and '1' when the call's
 -- status is to be recorded.
 --
--- The operation's body follows, as the function main (see scripts.go);
--- epilogue.lua runs it and replies {status, wake error or 0, the rest
--- of main's reply}.
+-- epilogue.lua's call runs an operation and replies {status, wake error
+-- or 0, the rest of the operation's reply}.
 --
--- Time is the server's (TIME), read once per script: every script
--- needs it, to end the leases and suspensions that are over and to
+-- Time is the server's (TIME), read once per call by begin: every
+-- operation needs it, to end the leases and suspensions that are over and to
 -- date its record. With effect replication (the only mode since Redis
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local DONE = { KEYS[7], KEYS[8] }
-local TOKEN, QUEUE = KEYS[9], KEYS[10]
-local WAKE = ARGV[1]
-local REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
-
-local clock = redis.call('TIME')
-local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-local now = math.floor(now_us / 1000)
-local epoch = math.floor(now / WINDOW)
+local KEYS, ARGV -- the call's, set by begin
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ, DONE, TOKEN, QUEUE
+local WAKE, REQUEST, WINDOW, RECORD
+local now_us, now, epoch
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
 local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY, QUEUED =
   1, 0, -1, -2, -3, -4, -5, -6, -7, 2
 
-local freed = false   -- a slot may have become leasable: serve waiters
-local dropped = false -- a resource left for good: the pool may be empty now
-local wake_err = 0    -- the error of a refused PUBLISH, for the client to count
-
+local freed    -- a slot may have become leasable: serve waiters
+local dropped  -- a resource left for good: the pool may be empty now
+local wake_err -- the error of a refused PUBLISH (or 0), for the client to count
 -- epochs holds the '#e' of the two DONE buckets once recorded has read
 -- them (false: not read), so that record need not read them again.
-local epochs = false
+local epochs
 
 -- recorded is the status recorded for request in this epoch or the
 -- last, or nil.
@@ -437,4 +432,19 @@ local function tidy()
   end
 end
 
-reclaim()
+-- begin sets up a call with its keys and arguments, and applies what
+-- time decided since the last one.
+local function begin(keys, argv)
+  KEYS, ARGV = keys, argv
+  RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+  DONE = { KEYS[7], KEYS[8] }
+  TOKEN, QUEUE = KEYS[9], KEYS[10]
+  WAKE = ARGV[1]
+  REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
+  local clock = redis.call('TIME')
+  now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+  now = math.floor(now_us / 1000)
+  epoch = math.floor(now / WINDOW)
+  freed, dropped, wake_err, epochs = false, false, 0, false
+  reclaim()
+end
