@@ -68,8 +68,11 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	// lease's deadline counts from before.
 	start := time.Now()
 	l, next, queued, err := p.try(ctx, request, true, start)
-	if l != nil || err != nil || !queued {
+	if l != nil || err != nil {
 		return l, err
+	}
+	if !queued { // the server took the request for given up: cannot be
+		return nil, fmt.Errorf("redispool: acquire: request refused: %w", crserrors.ErrNoResourceAvailable)
 	}
 	// Queued on the server: whatever ends this call without a lease
 	// gives the request up, which Close waits for.
