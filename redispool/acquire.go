@@ -15,13 +15,14 @@ import (
 
 // TryAcquire leases the best available resource without waiting: the
 // lowest priority, then the fewest holders. ErrNoResourceAvailable: none
-// is available; the error also wraps ErrPoolEmpty when the pool has no
+// is available, or Acquire calls (of any process) wait for one, which
+// go first; the error also wraps ErrPoolEmpty when the pool has no
 // resource at all.
 func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
 	}
-	l, _, err := p.try(ctx)
+	l, _, _, err := p.try(ctx, newRequest(), false, time.Now())
 	if err == nil && l == nil {
 		err = fmt.Errorf("redispool: acquire: %w", crserrors.ErrNoResourceAvailable)
 	}
@@ -43,50 +44,89 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // whose reply was lost, or that the server runs after ctx ended, is
 // given back in the background.
 //
-// Waiting sends nothing while nothing changes: a waiter is woken by the
-// announcement of a freed slot (from any process), by the moment the
-// server will free one by itself (a lease deadline, the end of a
-// suspension), or at the latest every Options.RecheckInterval.
+// Waiters are served in the order they came, across every process of
+// the pool: one that finds no free slot, or older waiters, joins the
+// pool's queue on the server, and the call that frees a slot (a
+// Release, in any process) grants it to the oldest waiter in the same
+// step and tells that waiter's process. Waiting sends nothing while
+// nothing changes: the oldest waiter of each process also asks again
+// when the server will free a slot by itself (a lease deadline, the end
+// of a suspension), and every waiter every Options.RecheckInterval, in
+// case a message was lost. A waiter that leaves (ctx ends, Close) is
+// taken out of the queue, and a slot granted to it meanwhile goes to
+// the next.
 func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
 	}
-	l, _, err := p.try(ctx)
+	request := newRequest()
+	// Registered before the request is sent: its grant may be told at
+	// once.
+	w := p.hub.join(request)
+	defer p.hub.leave(w)
+	// The grant comes after the request first reached the server: the
+	// lease's deadline counts from before.
+	start := time.Now()
+	l, next, queued, err := p.try(ctx, request, true, start)
 	if l != nil || err != nil {
 		return l, err
 	}
-	w := p.hub.join()
-	defer p.hub.leave(w)
+	if !queued { // the server took the request for given up: cannot be
+		return nil, fmt.Errorf("redispool: acquire: request refused: %w", crserrors.ErrNoResourceAvailable)
+	}
+	// Queued on the server: whatever ends this call without a lease
+	// gives the request up, which Close waits for.
+	if !p.track() {
+		p.abandon(request)
+		return nil, p.errClosed("acquire")
+	}
+	defer p.untrack()
+	p.hub.queued(w)
 	for {
-		// Queued before looking: a slot freed after this look is
-		// announced to a queued waiter, so it cannot be missed.
-		l, next, err := p.try(ctx)
-		if l != nil || err != nil {
-			return l, err
+		g, err := p.wait(ctx, w, next)
+		if err != nil {
+			p.abandon(request)
+			return nil, err
 		}
-		if err := p.wait(ctx, w, next); err != nil {
+		if g != nil && p.replicas == 0 {
+			token, err := strconv.ParseUint(g.token, 10, 64)
+			if err == nil {
+				return &Lease{ID: g.id, Token: token, pool: p, deadline: start.Add(p.ttl)}, nil
+			}
+		}
+		// A re-check, or with WaitReplicas the grant's pickup: the same
+		// request, so the server answers with its lease or keeps its
+		// place in the queue.
+		l, next, _, err = p.try(ctx, request, true, time.Now())
+		if l != nil {
+			return l, nil
+		}
+		if err != nil {
+			p.abandon(request)
 			return nil, err
 		}
 	}
 }
 
-// try runs the acquire script once. Without a resource it returns a nil
-// Lease and the time until the server frees something by itself (< 0:
-// nothing scheduled).
+// try runs the acquire script once for request, sent at start. Without
+// a resource it returns a nil Lease, whether the request waits in the
+// queue (wait: it may), and the time until the server frees something
+// by itself (< 0: nothing scheduled).
 //
-// Each call is a request with a random ID that the server remembers
-// with the lease it grants: if the client resends the request (go-redis
-// retries after a broken connection), the server answers with the same
-// lease; if the reply is lost (ctx ended mid-call, the connection
-// broke), the lease is given back in the background rather than left
-// idle until its deadline.
-func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
+// The server remembers the request with the lease it grants: if the
+// client resends the request (go-redis retries after a broken
+// connection), the server answers with the same lease; if the reply is
+// lost (ctx ended mid-call, the connection broke), the lease is given
+// back in the background rather than left idle until its deadline.
+func (p *Pool) try(ctx context.Context, request string, wait bool, start time.Time) (*Lease, time.Duration, bool, error) {
 	if err := ctx.Err(); err != nil { // send nothing that would be abandoned
-		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)
+		return nil, 0, false, fmt.Errorf("redispool: acquire: %w", err)
 	}
-	start := time.Now()
-	request := newRequest()
-	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, request)
+	entry := int64(0)
+	if wait {
+		entry = millis(queueEntry * p.recheck)
+	}
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc)
 	if err != nil {
 		// A call left in flight is given back by eval once it ends; a
 		// grant that the replicas did not acknowledge, at once. A
@@ -96,22 +136,29 @@ func (p *Pool) try(ctx context.Context) (*Lease, time.Duration, error) {
 		if errors.Is(err, ErrNotReplicated) || status >= 0 && !left && mayHaveRun(err) {
 			p.abandon(request)
 		}
-		return nil, 0, fmt.Errorf("redispool: acquire: %w", err)
+		return nil, 0, false, fmt.Errorf("redispool: acquire: %w", err)
 	}
-	if status == statusNone {
+	if status != statusOK {
 		next, _ := reply[0].(int64)
-		return nil, time.Duration(next) * time.Millisecond, nil
+		return nil, time.Duration(next) * time.Millisecond, status == statusQueued, nil
 	}
 	tok, _ := reply[0].(string)
 	id, _ := reply[1].(string)
+	left, _ := reply[2].(int64)
 	token, err := strconv.ParseUint(tok, 10, 64)
 	if err != nil {
-		return nil, 0, fmt.Errorf("redispool: acquire: bad token %q: %w", tok, err)
+		return nil, 0, false, fmt.Errorf("redispool: acquire: bad token %q: %w", tok, err)
 	}
-	// The server's deadline is TTL after it ran the script, which was
-	// after start: this estimate is never late.
-	return &Lease{ID: id, Token: token, pool: p, deadline: start.Add(p.ttl)}, 0, nil
+	// The server's deadline is what was left of the lease when it ran the
+	// script, which was after start: this estimate is never late.
+	return &Lease{ID: id, Token: token, pool: p, deadline: start.Add(time.Duration(left) * time.Millisecond)}, 0, false, nil
 }
+
+// queueEntry is how long, in RecheckIntervals, a waiter's entry in the
+// server's queue holds without a re-check: one that stops re-checking
+// (its process died) loses its place then, and no slot is granted to it
+// after.
+const queueEntry = 3
 
 // mayHaveRun reports whether a call that failed with err may have run on
 // the server: not when the server answered with an error, nor when no
@@ -164,13 +211,14 @@ func (p *Pool) abandon(request string) {
 	}()
 }
 
-// wait blocks until w is woken, the re-check is due, ctx ends or the
-// pool closes.
-func (p *Pool) wait(ctx context.Context, w *waiter, next time.Duration) error {
+// wait blocks until w is granted a lease (returned), the re-check is
+// due or asked for (nil), ctx ends or the pool closes.
+func (p *Pool) wait(ctx context.Context, w *waiter, next time.Duration) (*grantMsg, error) {
 	d := p.recheck
-	// One waiter per process watches the server's own schedule; when it
-	// frees a slot there, the script that notices announces it to all.
-	// The extra millisecond covers the server's rounding to whole ones.
+	// One waiter per process watches the server's own schedule: when it
+	// frees a slot there, this waiter's re-check makes the server notice
+	// and grant it to the oldest waiter, in whichever process. The extra
+	// millisecond covers the server's rounding to whole ones.
 	if next >= 0 && next+time.Millisecond < d && p.hub.isHead(w) {
 		d = next + time.Millisecond
 	}
@@ -181,15 +229,14 @@ func (p *Pool) wait(ctx context.Context, w *waiter, next time.Duration) error {
 		p.parked()
 	}
 	select {
-	case <-w.wake:
+	case g := <-w.grant:
+		return &g, nil
+	case <-w.recheck:
 	case <-tick:
 	case <-ctx.Done():
-		return fmt.Errorf("redispool: acquire: %w", ctx.Err())
+		return nil, fmt.Errorf("redispool: acquire: %w", ctx.Err())
 	case <-p.hub.closing:
-		return p.errClosed("acquire")
+		return nil, p.errClosed("acquire")
 	}
-	// A woken waiter left the queue; it goes back (to its place) before
-	// it looks again.
-	p.hub.requeue(w)
-	return nil
+	return nil, nil
 }

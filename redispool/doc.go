@@ -28,9 +28,12 @@
 //
 // # How it works
 //
-// Every change of state is one Lua script, run atomically by the server
-// (EVALSHA, and EVAL once when the server answers NOSCRIPT). There is no
-// read-modify-write on the client, so processes never need a lock.
+// Every change of state is one Lua function, run atomically by the
+// server: an FCALL of the pool's FUNCTION library on Redis 7 and later
+// (loaded by the first call, and again when the server lost it), a
+// script of its own by EVALSHA on older servers or where an ACL forbids
+// functions. There is no read-modify-write on the client, so processes
+// never need a lock.
 // Every script first ends, by the server's clock (TIME), the leases past
 // their deadline and the suspensions that are over (so a step forward of
 // that clock ends leases early, while Lease.Deadline, the holder's
@@ -43,21 +46,26 @@
 // in one Redis Cluster slot and every script declares all the keys it
 // touches:
 //
-//	{NAME}:res     hash  per resource capacity, priority, holders and
-//	                     flags; pool counters
+//	{NAME}:res     hash  one packed field per resource (capacity,
+//	                     holders, flags, end of suspension, priority);
+//	                     pool counters
 //	{NAME}:avail   zset  resources with a free slot, by priority then
 //	                     holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
 //	{NAME}:owner   hash  lease token -> acquire request and resource ID
 //	{NAME}:susp    zset  resource ID -> end of its suspension
-//	{NAME}:req     hash  acquire request -> its lease's token
+//	{NAME}:req     hash  acquire request -> its lease's token, or a
+//	                     waiter's entry (until when it holds, its lease
+//	                     TTL, its process)
 //	{NAME}:done0   hash  write request -> its status (or an acquire
 //	{NAME}:done1         request's abandonment), in two buckets that
 //	                     take turns by server time, with a TTL
 //	{NAME}:token   string the last fencing token
+//	{NAME}:queue   zset  waiting acquire request -> its arrival number
 //
-// They hold one entry per resource and per running lease, and one per
-// write of the last one or two RequestWindows; when the last resource
+// They hold one entry per resource, per running lease and per waiter,
+// and one per write of the last one or two RequestWindows, so that
+// every lookup is O(1) whatever the pool's size; when the last resource
 // leaves, the scripts delete all of them but the two done buckets,
 // which expire by themselves, and the token, which stays.
 //
@@ -110,21 +118,38 @@
 // while a lease is held: a lease granted to a request whose reply was
 // lost is given back in the background.
 //
-// Waiting takes no polling: a script that frees slots PUBLISHes their
-// number on the channel {NAME}:wake; each Pool value has one
-// subscription (opened by its first wait, closed by Close) and wakes
-// that many of its waiters, oldest first. A waiter also looks again when
-// the server will next free a slot by itself (known from the lease and
-// suspension deadlines), and every RecheckInterval (at least
-// MinRecheckInterval) as a safety net.
-// The announcement cannot fail the script that made the change: when
-// the server refuses it (an ACL without the channel), the write still
-// succeeds and Stats.WakeFailures counts it.
+// # Waiting
+//
+// The waiters of every process form one queue, in Redis, and are
+// served oldest first. An Acquire that finds no free slot, or older
+// waiters, joins {NAME}:queue (TryAcquire returns
+// ErrNoResourceAvailable instead: no call takes a slot ahead of an older
+// waiter). The script that frees a slot grants it, in the same step, to
+// the oldest waiter whose entry holds and PUBLISHes the grant on the
+// channel of that waiter's Pool value alone ({NAME}:wake:ID; each Pool
+// value has one subscription, opened by its first wait and closed by
+// Close): a waiter sends its Acquire and then nothing until its
+// Release. Waiting takes no polling: the oldest waiter of each Pool also
+// asks again when the server will next free a slot by itself (known from
+// the lease and suspension deadlines), and every waiter every
+// RecheckInterval (at least MinRecheckInterval), with its own request,
+// which the server answers with the lease it was granted (if its message
+// was lost) or by keeping its place. An entry holds for three
+// RecheckIntervals after the waiter's last look, so the waiters of a
+// process that died are passed over after that (a slot granted to one
+// before comes back at its lease's deadline); a waiter that leaves (ctx
+// ends, Close) gives its request up, and a slot granted to it meanwhile
+// goes to the next. The message cannot fail the script that made the
+// grant: when the server refuses it (an ACL without the channel), the
+// write still succeeds, Stats.WakeFailures counts it, and the waiter
+// finds its grant at its next re-check.
 //
 // # Redis
 //
 // Redis 5 or later (scripts that read TIME rely on effect replication,
-// the default since 5 and the only mode since 7), or Valkey. Keep the
+// the default since 5 and the only mode since 7), or Valkey. Every
+// process of a pool runs the same version of this package: the keys'
+// layout is not shared between versions. Keep the
 // pool's Redis persistent (AOF) if leases must survive a restart; a
 // restart that loses the data loses the pool's resources with it (add
 // them again) and every running lease, which then reports

@@ -27,13 +27,34 @@ type rawState struct {
 	owner     map[string]string
 	susp      []redis.Z
 	req       map[string]string
+	queue     []redis.Z
+}
+
+// parseResource reads a resource's packed field (lua/prelude.lua):
+// capacity, holders, flag, end of suspension, priority.
+func parseResource(v string) (*rawResource, error) {
+	f := strings.Fields(v)
+	if len(f) < 5 {
+		return nil, fmt.Errorf("packed resource %q", v)
+	}
+	r := &rawResource{priority: f[4], excluded: f[2] == "x", draining: f[2] == "d"}
+	var err1, err2 error
+	r.capacity, err1 = strconv.Atoi(f[0])
+	r.holders, err2 = strconv.Atoi(f[1])
+	if f[3] != "0" {
+		r.suspEnd = f[3]
+	}
+	if err1 != nil || err2 != nil || (f[2] != "-" && f[2] != "x" && f[2] != "d") {
+		return nil, fmt.Errorf("packed resource %q", v)
+	}
+	return r, nil
 }
 
 func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 	t.Helper()
 	ctx := context.Background()
 	var res, owner, req *redis.MapStringStringCmd
-	var avail, leases, susp *redis.ZSliceCmd
+	var avail, leases, susp, queue *redis.ZSliceCmd
 	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		res = pipe.HGetAll(ctx, p.keys[0])
 		avail = pipe.ZRangeWithScores(ctx, p.keys[1], 0, -1)
@@ -41,6 +62,7 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		owner = pipe.HGetAll(ctx, p.keys[3])
 		susp = pipe.ZRangeWithScores(ctx, p.keys[4], 0, -1)
 		req = pipe.HGetAll(ctx, p.keys[5])
+		queue = pipe.ZRangeWithScores(ctx, p.keys[9], 0, -1)
 		return nil
 	})
 	if err != nil {
@@ -54,39 +76,22 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		owner:     owner.Val(),
 		susp:      susp.Val(),
 		req:       req.Val(),
-	}
-	get := func(id string) *rawResource {
-		if s.resources[id] == nil {
-			s.resources[id] = &rawResource{}
-		}
-		return s.resources[id]
+		queue:     queue.Val(),
 	}
 	for f, v := range res.Val() {
 		if strings.HasPrefix(f, "#") {
 			s.counters[f] = v
 			continue
 		}
-		kind, id, ok := strings.Cut(f, ":")
+		id, ok := strings.CutPrefix(f, "r")
 		if !ok {
 			t.Fatalf("unexpected field %q", f)
 		}
-		r := get(id)
-		switch kind {
-		case "c":
-			r.capacity, _ = strconv.Atoi(v)
-		case "h":
-			r.holders, _ = strconv.Atoi(v)
-		case "p":
-			r.priority = v
-		case "s":
-			r.suspEnd = v
-		case "x":
-			r.excluded = true
-		case "d":
-			r.draining = true
-		default:
-			t.Fatalf("unexpected field %q", f)
+		r, err := parseResource(v)
+		if err != nil {
+			t.Fatalf("field %q: %v", f, err)
 		}
+		s.resources[id] = r
 	}
 	return s
 }
@@ -161,8 +166,19 @@ func invariantProblems(s rawState) []string {
 	if len(s.leases) != len(s.owner) {
 		fail("%d lease deadlines but %d lease owners", len(s.leases), len(s.owner))
 	}
-	if len(s.req) != len(s.owner) {
-		fail("%d requests for %d leases", len(s.req), len(s.owner))
+	// REQ holds the requests of the leases and of the queued waiters.
+	if len(s.req) != len(s.owner)+len(s.queue) {
+		fail("%d requests for %d leases and %d waiters", len(s.req), len(s.owner), len(s.queue))
+	}
+	for _, z := range s.queue {
+		if v := s.req[z.Member.(string)]; !strings.HasPrefix(v, "q ") {
+			fail("waiter %v has entry %q", z.Member, v)
+		}
+	}
+	if len(s.queue) > 0 && len(s.avail) > 0 {
+		// (An entry that expired may stay until a script meets it; the
+		// tests' waiters re-check in time.)
+		fail("%d waiters queued beside %d resources with a free slot", len(s.queue), len(s.avail))
 	}
 	for _, z := range s.leases {
 		token := z.Member.(string)
@@ -183,7 +199,7 @@ func invariantProblems(s rawState) []string {
 			fail("leases on unknown resource %q", id)
 		}
 	}
-	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req) > 0) {
+	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req)+len(s.queue) > 0) {
 		fail("a pool with no resource keeps state: %+v", s)
 	}
 	sort.Strings(bad)
@@ -213,7 +229,16 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
 		"wrong counter":            func(s *rawState) { s.counters["#n"] = "2" },
 		"over capacity":            func(s *rawState) { s.resources["a"].capacity = 0 },
-		"suspended but listed":     func(s *rawState) { s.resources["a"].suspEnd = "7" },
+		"waiter beside a free slot": func(s *rawState) {
+			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
+			s.req["0123456789abcdef0123456789abcdee"] = "q 99 1000 p"
+		},
+		"waiter without its entry": func(s *rawState) {
+			s.avail = nil
+			s.resources["a"].capacity = 1
+			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
+		},
+		"suspended but listed": func(s *rawState) { s.resources["a"].suspEnd = "7" },
 	}
 	for name, corrupt := range corruptions {
 		s := ok()

@@ -80,8 +80,8 @@ func (l *Lease) Deadline() time.Time {
 	return l.deadline
 }
 
-// Release ends the lease and wakes a waiter (in any process) if the
-// slot can be handed out. ErrLeaseReleased: this handle already ended
+// Release ends the lease and, in the same step, grants the slot to the
+// oldest waiter (of any process) if the slot can be handed out. ErrLeaseReleased: this handle already ended
 // it; ErrLeaseExpired: the pool no longer has it. A Release that failed
 // with the client's error or ctx's (outcome unknown) may be repeated on
 // this handle: the repeat is the same request, so if the first attempt

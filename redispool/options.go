@@ -49,9 +49,12 @@ type Options struct {
 	// the precision of the server-side deadlines.
 	LeaseTTL time.Duration
 	// RecheckInterval is how often a waiting Acquire asks Redis again
-	// when it has not been woken: a safety net for a wake-up lost with a
-	// connection. 0 means DefaultRecheckInterval; otherwise at least
-	// MinRecheckInterval (New refuses less with ErrInvalidDuration).
+	// when it has not been served: a safety net for a grant whose
+	// message was lost with a connection. A waiter's entry in the queue
+	// holds for three intervals after its last look, so the waiters of a
+	// process that died are passed over after that. 0 means
+	// DefaultRecheckInterval; otherwise at least MinRecheckInterval (New
+	// refuses less with ErrInvalidDuration).
 	RecheckInterval time.Duration
 	// WaitReplicas makes every grant (Acquire, TryAcquire) and every
 	// Lease.Extend wait, before it returns, until this many replicas of

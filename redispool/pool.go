@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,12 +20,13 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [9]string // res, avail, leases, owner, susp, req, done0, done1, token: see lua/prelude.lua
-	channel  string    // pub/sub channel on which freed slots are announced
+	keys     [10]string // res, avail, leases, owner, susp, req, done0, done1, token, queue: see lua/prelude.lua
+	channel  string     // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
 	ttlMs    int64
 	windowMs int64 // RequestWindow; tests shorten it
 	recheck  time.Duration
+	proc     string // this handle's id in the waiter queue: see hub
 	clock    config.Clock
 	// replicas (Options.WaitReplicas) > 0: grants and extensions wait
 	// for that many replicas, up to waitFor, on the connection of the
@@ -48,7 +50,10 @@ type Pool struct {
 	gaveUp atomic.Int64
 	late   sync.WaitGroup // commands whose caller left before the reply
 	closed atomic.Bool
-	// wakeFailures counts announcements the server refused (Stats).
+	// noFunctions: the server has no FUNCTION library (before Redis 7,
+	// or an ACL forbids it), so the operations run as scripts.
+	noFunctions atomic.Bool
+	// wakeFailures counts grant messages the server refused (Stats).
 	wakeFailures atomic.Int64
 	parked       func() // test hook: a waiter is about to block
 }
@@ -69,7 +74,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1", tag + "token"},
+		keys:     [10]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1", tag + "token", tag + "queue"},
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),
@@ -93,7 +98,10 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 			return nil, fmt.Errorf("%w: with a %T (want *redis.Client or *redis.ClusterClient)", ErrInvalidReplicas, client)
 		}
 	}
-	p.hub = newHub(client, p.channel)
+	// The process id names this handle's channel: a grant handed to one
+	// of its waiters is told to it alone.
+	p.proc = fmt.Sprintf("%016x", rand.Uint64())
+	p.hub = newHub(client, p.channel+":"+p.proc)
 	return p, nil
 }
 

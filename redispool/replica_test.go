@@ -102,8 +102,8 @@ func TestAGrantAndAnExtendWaitForTheReplica(t *testing.T) {
 	if !replicaHasLease(t, rc, p, l) {
 		t.Fatal("Acquire returned before the replica had the lease")
 	}
-	if got := hook.since(n); !equal(got, []string{"evalsha", "wait"}) {
-		t.Fatalf("a grant sent %v, want EVALSHA then WAIT", got)
+	if got := hook.since(n); !equal(got, []string{"fcall", "wait"}) {
+		t.Fatalf("a grant sent %v, want FCALL then WAIT", got)
 	}
 	ctx := context.Background()
 	before := serverMillis(t, c)
@@ -123,7 +123,7 @@ func TestAGrantAndAnExtendWaitForTheReplica(t *testing.T) {
 	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatal(err)
 	}
-	if got := hook.since(n); !equal(got, []string{"evalsha", "wait", "evalsha", "evalsha", "evalsha"}) {
+	if got := hook.since(n); !equal(got, []string{"fcall", "wait", "fcall", "fcall", "fcall"}) {
 		t.Fatalf("extend, release, exclude, empty try sent %v", got)
 	}
 }
@@ -260,7 +260,7 @@ func TestWithoutWaitReplicasAPromotedLaggingReplicaGrantsTwice(t *testing.T) {
 	waitReplicaLinked(t, c, rc)
 	p := newPool(t, c, Options{LeaseTTL: time.Hour})
 	add(t, p, Resource{ID: "a"})
-	for limit := time.Now().Add(30 * time.Second); !rc.HExists(context.Background(), p.keys[0], "c:a").Val(); {
+	for limit := time.Now().Add(30 * time.Second); !rc.HExists(context.Background(), p.keys[0], "ra").Val(); {
 		if time.Now().After(limit) {
 			t.Fatal("the replica did not get the resource")
 		}
@@ -309,10 +309,10 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 	stopServer(t, replica)
 
 	request := newRequest()
-	if status, _, err := plain.run(ctx, scriptAcquire, request, plain.ttlMs, request); err != nil || status != statusOK {
+	if status, _, err := plain.run(ctx, scriptAcquire, request, plain.ttlMs, 0, plain.proc); err != nil || status != statusOK {
 		t.Fatalf("acquire: %d, %v", status, err)
 	}
-	if _, _, err := waiting.run(ctx, scriptAcquire, request, waiting.ttlMs, request); !errors.Is(err, ErrNotReplicated) {
+	if _, _, err := waiting.run(ctx, scriptAcquire, request, waiting.ttlMs, 0, waiting.proc); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("the resent acquire, its grant not on the stopped replica: %v, want ErrNotReplicated", err)
 	}
 	request = newRequest()

@@ -97,9 +97,13 @@ func want(t *testing.T, ok bool, what string, s Stats) {
 	}
 }
 
-// loadScripts loads every script of the pool on c's server.
+// loadScripts loads the pool's library, and every script of the pool
+// for servers without one, on c's server.
 func loadScripts(t *testing.T, c redis.UniversalClient) {
 	t.Helper()
+	if err := loadLibrary(context.Background(), c); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
 	for _, s := range []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,
 		scriptAdd, scriptUpdate, scriptRemove, scriptExclude, scriptInclude, scriptSuspend, scriptStats} {
 		if err := s.Load(context.Background(), c).Err(); err != nil {

@@ -43,8 +43,8 @@ func formatPriority(p float64) (string, error) {
 	return strconv.FormatFloat(p, 'g', -1, 64), nil
 }
 
-// Add puts r in the pool, available at once, and wakes as many waiters
-// as it has slots. It returns ErrDuplicateKey if the pool has r.ID, also
+// Add puts r in the pool, available at once: its slots go to the oldest
+// waiters, if there are any. It returns ErrDuplicateKey if the pool has r.ID, also
 // wrapping ErrResourceDraining if that resource was removed while leased
 // and still has leases (the ID is free once they end).
 func (p *Pool) Add(ctx context.Context, r Resource) error {
@@ -141,8 +141,8 @@ func (p *Pool) Exclude(ctx context.Context, id string) error {
 	return p.idOp(ctx, "exclude", scriptExclude, id)
 }
 
-// Include puts an excluded or suspended resource back, and wakes as many
-// waiters as it has free slots. If it is neither, Include returns the
+// Include puts an excluded or suspended resource back: its free slots
+// go to the oldest waiters, if there are any. If it is neither, Include returns the
 // core's errors: ErrResourceNotInactive when it has no lease,
 // ErrResourceNotExcluded when it has.
 func (p *Pool) Include(ctx context.Context, id string) error {

@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -172,13 +173,41 @@ func waitConnected(t *testing.T, c redis.UniversalClient) {
 	}
 }
 
-func TestScriptsAreLoadedAgainWhenTheServerForgetsThem(t *testing.T) {
+func TestTheLibraryIsLoadedAgainWhenTheServerForgetsIt(t *testing.T) {
 	srv := ownServer(t)
 	c, hook := hooked(t, srv.addr)
 	p := newPool(t, c, Options{})
 	ctx := context.Background()
 	add(t, p, Resource{ID: "a"})
-	if err := c.ScriptFlush(ctx).Err(); err != nil {
+	if err := c.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n := hook.count()
+	mustRelease(t, mustAcquire(t, p))
+	mustRelease(t, mustAcquire(t, p))
+	want := []string{"fcall", "function", "fcall", "fcall", "fcall", "fcall"}
+	if got := hook.since(n); !equal(got, want) {
+		t.Fatalf("commands %v, want %v: FCALL, and FUNCTION LOAD once after the library was lost", got, want)
+	}
+}
+
+// A server without FUNCTION (before Redis 7), or a user that may not
+// use it, runs the scripts by EVALSHA, loaded by EVAL after NOSCRIPT.
+func TestScriptsRunWhereFunctionsAreRefused(t *testing.T) {
+	srv := ownServer(t)
+	admin := clientOf(t, srv.addr)
+	user := fmt.Sprintf("nofunctions-%d", poolSeq.Add(1))
+	if err := admin.Do(context.Background(), "ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function").Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.addr, Username: user, Password: "secret"})
+	t.Cleanup(func() { _ = c.Close() })
+	hook := &countHook{}
+	c.AddHook(hook)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a"})
+	if err := admin.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	n := hook.count()
@@ -188,4 +217,5 @@ func TestScriptsAreLoadedAgainWhenTheServerForgetsThem(t *testing.T) {
 	if got := hook.since(n); !equal(got, want) {
 		t.Fatalf("commands %v, want %v: EVALSHA, and EVAL once per script after NOSCRIPT", got, want)
 	}
+	checkInvariants(t, admin, p)
 }

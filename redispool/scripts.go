@@ -2,10 +2,13 @@ package redispool
 
 import (
 	"context"
+	"crypto/sha1"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,11 +20,15 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one server-side operation: the shared prelude, the
-// operation's body as the function main, and the epilogue that runs it
-// and replies, so that each one is a single atomic step.
+// script is one server-side operation, callable two ways: as the
+// function fn of the pool's FUNCTION library (Redis 7 and later: the
+// library's helpers are defined once, when it is loaded), or as a
+// script of its own, the library's helpers and this operation's body
+// (older servers, by EVALSHA), so that each one is a single atomic
+// step either way.
 type script struct {
 	name string
+	fn   string // in the library
 	// record: the server records the script's status under its request
 	// (lua/epilogue.lua), so that the request sent again gets it.
 	record bool
@@ -31,20 +38,52 @@ type script struct {
 	*redis.Script
 }
 
-func newScript(name string, record bool) script {
-	src := func(file string) string {
-		b, err := luaFiles.ReadFile("lua/" + file + ".lua")
-		if err != nil {
-			panic(err) // embedded at build time: cannot happen
-		}
-		return string(b)
+func luaSource(file string) string {
+	b, err := luaFiles.ReadFile("lua/" + file + ".lua")
+	if err != nil {
+		panic(err) // embedded at build time: cannot happen
 	}
-	return script{name: name, record: record, Script: redis.NewScript(src("prelude") +
-		"\nlocal function main()\n" + src(name) + "\nend\n" + src("epilogue"))}
+	return string(b)
+}
+
+// operations lists the library's operations, a lua file each.
+var operations = []string{"acquire", "abandon", "release", "cooldown", "extend", "add", "update",
+	"remove", "exclude", "include", "suspend", "sync", "stats"}
+
+// operation is the body of op as a function of the library.
+func operation(op string) string {
+	return "local function op_" + op + "()\n" + luaSource(op) + "\nend\n"
+}
+
+// helpers are the library's functions that every operation uses.
+var helpers = luaSource("prelude") + "\n" + luaSource("epilogue")
+
+// libraryName and librarySource are the pool's FUNCTION library. The
+// name carries a digest of the code, so that processes that run
+// different versions of this package do not replace each other's.
+var libraryName, librarySource = library()
+
+func library() (name, source string) {
+	var code strings.Builder
+	code.WriteString(helpers)
+	for _, op := range operations {
+		code.WriteString(operation(op))
+	}
+	sum := sha1.Sum([]byte(code.String()))
+	name = "crs_redispool_" + hex.EncodeToString(sum[:6])
+	for _, op := range operations {
+		fmt.Fprintf(&code, "redis.register_function('%s_%s', function(keys, argv) return call(op_%s, keys, argv) end)\n", name, op, op)
+	}
+	return name, "#!lua name=" + name + "\n" + code.String()
+}
+
+func newScript(name string, record bool) script {
+	return script{name: name, fn: libraryName + "_" + name, record: record, Script: redis.NewScript(
+		"local keys, argv = KEYS, ARGV\n" + helpers + operation(name) + "return call(op_" + name + ", keys, argv)\n")}
 }
 
 // The scripts, built once per process: the SHA-1 of each is computed
-// here and every call is an EVALSHA.
+// here.
 var (
 	scriptAcquire  = waiting(newScript("acquire", false)) // REQ holds its lease
 	scriptAbandon  = newScript("abandon", true)
@@ -66,6 +105,56 @@ func waiting(s script) script {
 	return s
 }
 
+// call runs s on c: FCALL of its function, loading the library first if
+// the server does not have it (its first use, or a server restarted
+// without it), or, on a server without functions (before Redis 7, or
+// an ACL that forbids them), the script by EVALSHA, and EVAL once when
+// the server answers NOSCRIPT (go-redis's Script.Run). A call that the
+// server refused that way ran nothing, so sending it again is safe.
+func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []string, argv []any) ([]any, error) {
+	if !p.noFunctions.Load() {
+		res, err := c.FCall(ctx, s.fn, keys, argv...).Slice()
+		if !refused(err, "ERR Function not found") && !withoutFunctions(err) {
+			return res, err
+		}
+		if !withoutFunctions(err) {
+			err = loadLibrary(ctx, c)
+			if err == nil {
+				return c.FCall(ctx, s.fn, keys, argv...).Slice()
+			}
+			if !withoutFunctions(err) {
+				return nil, err
+			}
+		}
+		p.noFunctions.Store(true)
+	}
+	return s.Run(ctx, c, keys, argv...).Slice()
+}
+
+// loadLibrary loads the pool's library on c's server (every master of
+// a Cluster).
+func loadLibrary(ctx context.Context, c redis.Cmdable) error {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.FunctionLoadReplace(ctx, librarySource).Err()
+		})
+	}
+	return c.FunctionLoadReplace(ctx, librarySource).Err()
+}
+
+// refused reports whether err is the server's error reply starting with
+// prefix.
+func refused(err error, prefix string) bool {
+	var e redis.Error
+	return errors.As(err, &e) && strings.HasPrefix(e.Error(), prefix)
+}
+
+// withoutFunctions reports whether err says that the server has no
+// FUNCTION and FCALL commands, or does not let this client use them.
+func withoutFunctions(err error) bool {
+	return refused(err, "ERR unknown command") || refused(err, "NOPERM")
+}
+
 // Status codes, the first element of every script's reply (prelude.lua).
 const (
 	statusOK          = 1
@@ -77,13 +166,14 @@ const (
 	statusNotExcluded = -5
 	statusNotInactive = -6
 	statusEmpty       = -7
+	statusQueued      = 2
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
 // returns the reply after its status and wake-up report, or the
 // status's sentinel (or the client's error), for the caller to wrap
-// with the operation. A wake-up that the server refused to publish is
-// counted, not returned: the change it announced was made.
+// with the operation. A grant message that the server refused to
+// publish is counted, not returned: the grant it told of was made.
 //
 // request (newRequest; "" for Stats, which writes nothing of its own)
 // identifies the call: go-redis resends the same command, request
@@ -91,10 +181,6 @@ const (
 // answers a resent write with the status it recorded for the request
 // (for RequestWindow at least, in {NAME}:done0 and done1), not by
 // applying it again.
-//
-// Script.Run sends EVALSHA and, only when the server answers NOSCRIPT
-// (a restarted or flushed server), EVAL with the source, which loads the
-// script again for the following EVALSHAs.
 func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
 	argv := make([]any, 0, len(args)+4)
 	argv = append(argv, p.channel)
@@ -137,7 +223,7 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 // meaning.
 func statusError(status int64) error {
 	switch status {
-	case statusOK, statusNone:
+	case statusOK, statusNone, statusQueued:
 		return nil
 	case statusNotFound:
 		return crserrors.ErrResourceNotFound
@@ -256,7 +342,7 @@ type result struct {
 // own writes (see lua/epilogue.lua).
 func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) result {
 	if p.replicas == 0 || !s.waits {
-		res, err := s.Run(ctx, p.client, keys, argv...).Slice()
+		res, err := p.call(ctx, p.client, s, keys, argv)
 		return result{res: res, err: err}
 	}
 	node, err := p.primary(ctx)
@@ -265,7 +351,7 @@ func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) re
 	}
 	conn := node.Conn()
 	defer conn.Close()
-	res, err := s.Run(ctx, conn, keys, argv...).Slice()
+	res, err := p.call(ctx, conn, s, keys, argv)
 	if err != nil || len(res) == 0 || res[0] != int64(statusOK) {
 		return result{res: res, err: err}
 	}

@@ -34,10 +34,11 @@ type Stats struct {
 	// Waiters is the number of Acquire calls of this Pool value waiting
 	// now (other processes' are not known).
 	Waiters int
-	// WakeFailures counts the writes of this Pool value that freed slots
-	// but could not announce them (the server refused the PUBLISH, as for
-	// a user without the pool's channel in its ACL). The writes were
-	// applied; waiters find the slots at their next re-check instead.
+	// WakeFailures counts the grants to waiters that writes of this Pool
+	// value made but could not tell the waiters' processes (the server
+	// refused the PUBLISH, as for a user without the pool's channels in
+	// its ACL). The writes were applied; each such waiter finds its grant
+	// at its next re-check instead.
 	WakeFailures int64
 }
 

@@ -14,11 +14,15 @@ import (
 // (ms), 0 if none.
 func suspendedUntil(t *testing.T, p *Pool, id string) int64 {
 	t.Helper()
-	v, err := p.client.HGet(context.Background(), p.keys[0], "s:"+id).Result()
+	v, err := p.client.HGet(context.Background(), p.keys[0], "r"+id).Result()
 	if err != nil {
 		return 0
 	}
-	n, _ := strconv.ParseInt(v, 10, 64)
+	r, err := parseResource(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.ParseInt(r.suspEnd, 10, 64)
 	return n
 }
 

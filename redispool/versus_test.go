@@ -209,9 +209,9 @@ func failedTry(cmd redis.Cmder, err error) bool {
 	switch cmd.Name() {
 	case "set":
 		return errors.Is(err, redis.Nil)
-	case "evalsha":
+	case "fcall":
 		args := cmd.Args()
-		if len(args) < 2 || args[1] != any(scriptAcquire.Hash()) {
+		if len(args) < 2 || args[1] != any(scriptAcquire.fn) {
 			return false
 		}
 		c, ok := cmd.(*redis.Cmd)

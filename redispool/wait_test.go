@@ -28,7 +28,9 @@ func parkings(p *Pool) <-chan struct{} {
 // confirmation.
 func startHub(t *testing.T, p *Pool) {
 	t.Helper()
-	p.hub.leave(p.hub.join())
+	w := p.hub.join(newRequest())
+	p.hub.queued(w)
+	p.hub.leave(w)
 	select {
 	case <-p.hub.ready:
 	case <-time.After(30 * time.Second):

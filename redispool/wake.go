@@ -3,41 +3,47 @@ package redispool
 import (
 	"container/list"
 	"context"
-	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// hub wakes this Pool's waiting Acquire calls when a slot is freed by
-// any process: the scripts PUBLISH the number of slots they freed on the
-// pool's channel, one subscription per Pool receives it, and each message
-// wakes that many local waiters, oldest first. A waiter that is woken
-// and loses the race (to another process) goes back in its place.
+// hub delivers to this Pool's waiting Acquire calls the grants that
+// other calls (of any process) hand them. The waiters queue in Redis,
+// in the pool's one queue; the script that frees a slot grants it to
+// the oldest waiter there and PUBLISHes the grant on the channel of
+// that waiter's Pool, which this hub's subscription receives and passes
+// to the waiter by its request.
 //
-// The subscription starts with the first wait and lasts until Close, so
-// that waiting costs no command per wait and no connection per waiter.
+// The subscription starts with the first Acquire and lasts until Close,
+// so that waiting costs no command per wait and no connection per
+// waiter.
 type hub struct {
 	client  redis.UniversalClient
-	channel string
+	channel string        // this Pool's own channel
 	closing chan struct{} // closed by close: waiters return
 	ready   chan struct{} // closed once the subscription is confirmed
 
 	mu      sync.Mutex
-	queue   list.List // of *waiter, oldest first
-	seq     uint64    // arrivals, to keep the queue in order
+	waiters map[string]*waiter // by request: every Acquire call in progress
+	queue   list.List          // of *waiter queued on the server, oldest first
 	started bool
 	closed  bool
 	ps      *redis.PubSub
 	done    chan struct{} // closed when the dispatcher has exited
 }
 
-// waiter is one Acquire call waiting in the queue.
+// waiter is one Acquire call.
 type waiter struct {
-	wake chan struct{} // 1-buffered: a slot was announced to this waiter
-	elem *list.Element // in hub.queue; nil while it was woken and not requeued
-	seq  uint64        // arrival order
+	request string
+	grant   chan grantMsg // 1-buffered: the server granted this request
+	recheck chan struct{} // 1-buffered: look again (a message may be lost)
+	elem    *list.Element // in hub.queue once queued on the server
 }
+
+// grantMsg is a grant told on the channel.
+type grantMsg struct{ token, id string }
 
 func newHub(client redis.UniversalClient, channel string) *hub {
 	return &hub{
@@ -45,64 +51,51 @@ func newHub(client redis.UniversalClient, channel string) *hub {
 		channel: channel,
 		closing: make(chan struct{}),
 		ready:   make(chan struct{}),
+		waiters: map[string]*waiter{},
 		done:    make(chan struct{}),
 	}
 }
 
-// join queues a new waiter at the back, starting the subscription if
-// this is the first wait.
-func (h *hub) join() *waiter {
-	w := &waiter{wake: make(chan struct{}, 1)}
+// join registers an Acquire call of request, before it first asks the
+// server, so that a grant told at once finds it.
+func (h *hub) join(request string) *waiter {
+	w := &waiter{request: request, grant: make(chan grantMsg, 1), recheck: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.seq++
-	w.seq = h.seq
-	w.elem = h.queue.PushBack(w)
+	h.waiters[request] = w
+	return w
+}
+
+// queued notes that w waits in the server's queue, and starts the
+// subscription if this is the first wait. A grant told before the
+// server confirms the subscription is lost, but the confirmation makes
+// every waiter look again.
+func (h *hub) queued(w *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w.elem == nil {
+		w.elem = h.queue.PushBack(w)
+	}
 	if !h.started && !h.closed {
 		h.started = true
 		go h.dispatch()
 	}
-	return w
 }
 
-// requeue puts a woken waiter back in its place, among the oldest (the
-// woken ones are). It is queued again before it looks, so that a slot
-// freed after its look wakes it.
-func (h *hub) requeue(w *waiter) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if w.elem != nil {
-		return
-	}
-	e := h.queue.Front()
-	for e != nil && e.Value.(*waiter).seq < w.seq {
-		e = e.Next()
-	}
-	if e == nil {
-		w.elem = h.queue.PushBack(w)
-	} else {
-		w.elem = h.queue.InsertBefore(w, e)
-	}
-}
-
-// leave removes a waiter that stops waiting. If it was woken and did not
-// act on it, the wake-up goes to the next waiter instead of being lost.
+// leave forgets w. A grant told to it later is dropped: the caller
+// gives back what its request got (abandon).
 func (h *hub) leave(w *waiter) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.waiters, w.request)
 	if w.elem != nil {
 		h.queue.Remove(w.elem)
 		w.elem = nil
 	}
-	h.mu.Unlock()
-	select {
-	case <-w.wake:
-		h.wake(1)
-	default:
-	}
 }
 
-// isHead reports whether w is the oldest waiter, the one that re-checks
-// when the server will next free something by itself.
+// isHead reports whether w is this Pool's oldest queued waiter, the one
+// that re-checks when the server will next free something by itself.
 func (h *hub) isHead(w *waiter) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -116,21 +109,41 @@ func (h *hub) waiting() int {
 	return h.queue.Len()
 }
 
-// wake wakes the n oldest waiters (all of them for n < 0).
-func (h *hub) wake(n int) {
+// deliver passes a grant to its waiter, if it is still there.
+func (h *hub) deliver(payload string) {
+	// request (32 hex digits) ' ' token ' ' id
+	if len(payload) < 34 || payload[32] != ' ' {
+		return
+	}
+	token, id, ok := strings.Cut(payload[33:], " ")
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	w := h.waiters[payload[:32]]
+	h.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case w.grant <- grantMsg{token: token, id: id}:
+	default:
+	}
+}
+
+// recheckAll makes every waiter look again.
+func (h *hub) recheckAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ; n != 0 && h.queue.Len() > 0; n-- {
-		w := h.queue.Remove(h.queue.Front()).(*waiter)
-		w.elem = nil
+	for _, w := range h.waiters {
 		select {
-		case w.wake <- struct{}{}:
+		case w.recheck <- struct{}{}:
 		default:
 		}
 	}
 }
 
-// dispatch subscribes and turns messages into wake-ups until close.
+// dispatch subscribes and passes grants to waiters until close.
 // go-redis reconnects and resubscribes by itself (and pings the
 // connection to find out that it died); each (re)subscription is
 // confirmed by a Subscription message, after which every waiter looks
@@ -151,14 +164,10 @@ func (h *hub) dispatch() {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				h.markReady()
-				h.wake(-1)
+				h.recheckAll()
 			}
 		case *redis.Message:
-			n, err := strconv.Atoi(m.Payload)
-			if err != nil || n < 1 {
-				n = 1
-			}
-			h.wake(n)
+			h.deliver(m.Payload)
 		}
 	}
 }

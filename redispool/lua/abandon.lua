@@ -1,11 +1,15 @@
--- abandon: give back the lease that acquire request ARGV[2] got, if any:
--- the client lost the reply (its context ended, or the connection
--- broke), so no one knows the lease. Its own request is the acquire
--- request: the status that the epilogue records for it also tells an
--- acquire of that request still on its way (sent before, arriving
--- after) to take nothing. Reply: {OK}.
-local token = redis.call('HGET', REQ, ARGV[2])
-if token then
-  end_lease(token, 0)
+-- abandon: the client gives up acquire request ARGV[2]: its reply was
+-- lost (its context ended, or the connection broke), or its waiter
+-- left. The request leaves the queue, and the lease it got, if any, is
+-- given back (to the next waiter, if there is one). Its own request is
+-- the acquire request: the status that the epilogue records for it
+-- also tells an acquire of that request still on its way (sent before,
+-- arriving after) to take nothing. Reply: {OK}.
+local v = redis.call('HGET', REQ, ARGV[2])
+if waiting(v) then
+  redis.call('ZREM', QUEUE, ARGV[2])
+  redis.call('HDEL', REQ, ARGV[2])
+elseif v then
+  end_lease(v, 0)
 end
 return { OK }

@@ -1,22 +1,28 @@
--- Appended after the operation's body, which scripts.go wraps in the
--- function main. A write whose request has a recorded status (it was
+-- call runs an operation's body, main, for a call with keys and argv.
+-- A write whose request has a recorded status (it was
 -- applied, and this is the same command sent again) replies that status
 -- and applies nothing; otherwise it applies and records its status.
--- Every write's reply is {status}, so the status is all there is to
--- record.
-local reply
-local seen = RECORD and recorded(REQUEST)
-if seen then
-  reply = { tonumber(seen) }
-  -- Written again, so that a WAIT after this reply (WaitReplicas) counts
-  -- the replicas that have the first write too: they have it if they
-  -- have this later one.
-  record(REQUEST, seen)
-else
-  reply = main()
-  if RECORD then
-    record(REQUEST, reply[1])
+-- Every recorded write's reply is {status}, so the status is all there
+-- is to record. Slots that became leasable then go to the waiters.
+local function call(main, keys, argv)
+  begin(keys, argv)
+  local reply
+  local seen = RECORD and recorded(REQUEST)
+  if seen then
+    reply = { tonumber(seen) }
+    -- Written again, so that a WAIT after this reply (WaitReplicas)
+    -- counts the replicas that have the first write too: they have it
+    -- if they have this later one.
+    record(REQUEST, seen)
+  else
+    reply = main()
+    if RECORD then
+      record(REQUEST, reply[1])
+    end
   end
+  if freed then
+    serve()
+  end
+  tidy()
+  return { reply[1], wake_err, unpack(reply, 2) }
 end
-local wake_err = finish()
-return { reply[1], wake_err, unpack(reply, 2) }

@@ -9,13 +9,12 @@ if r.x then
   return { NOT_ACTIVE }
 end
 local old = listing(r)
-r.x = '1'
-redis.call('HSET', RES, 'x:' .. r.id, 1)
+r.x = true
 redis.call('HINCRBY', RES, '#x', 1)
-if r.s then
-  r.s = nil
-  redis.call('HDEL', RES, 's:' .. r.id)
+if r.s > 0 then
+  r.s = 0
   redis.call('ZREM', SUSP, r.id)
 end
+store(r)
 relist(r, old)
 return { OK }

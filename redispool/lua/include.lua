@@ -6,24 +6,20 @@ local r = load(ARGV[2])
 if not r or r.d then
   return { NOT_FOUND }
 end
-if not r.x and not r.s then
+if not r.x and r.s == 0 then
   if r.h == 0 then
     return { NOT_INACTIVE }
   end
   return { NOT_EXCLUDED }
 end
 if r.x then
-  r.x = nil
-  redis.call('HDEL', RES, 'x:' .. r.id)
+  r.x = false
   redis.call('HINCRBY', RES, '#x', -1)
 end
-if r.s then
-  r.s = nil
-  redis.call('HDEL', RES, 's:' .. r.id)
+if r.s > 0 then
+  r.s = 0
   redis.call('ZREM', SUSP, r.id)
 end
+store(r)
 relist(r, nil)
-if eligible(r) then
-  freed = freed + (r.c - r.h)
-end
 return { OK }

@@ -1,6 +1,10 @@
 -- stats: {OK, resources, available, excluded, suspended, draining,
 -- leases, expired leases}, after reclaim, so that it counts only leases
--- that are still running, and of a pool that reclaim emptied, nothing.
+-- that are still running, and of a pool that reclaim emptied, nothing,
+-- once the slots that reclaim freed went to the waiters.
+if freed then
+  serve()
+end
 tidy()
 local c = redis.call('HMGET', RES, '#n', '#x', '#d', '#e')
 return {

@@ -11,5 +11,6 @@ if r.x then
 end
 local old = listing(r)
 suspend(r, now + tonumber(ARGV[3]))
+store(r)
 relist(r, old)
 return { OK }

@@ -16,8 +16,8 @@ for i = 2, #ARGV - 3, 3 do
   end
 end
 for _, field in ipairs(redis.call('HKEYS', RES)) do
-  if string.sub(field, 1, 2) == 'c:' then
-    local id = string.sub(field, 3)
+  if string.byte(field, 1) == 114 then -- 'r'
+    local id = string.sub(field, 2)
     if not want[id] then
       local r = load(id)
       if not r.d then
