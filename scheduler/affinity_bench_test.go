@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -80,6 +82,58 @@ func BenchmarkAffinityChurn(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Affinity acquisitions while one goroutine of its own removes and adds
+// back resources without pause: max-ms is the slowest acquisition, which
+// is what a caller waits when a change of the resources gets in its way.
+func BenchmarkAffinityUnderChurn(b *testing.B) {
+	const n = 100_000
+	s, ws := affinityPool(b, n)
+	ids := sessions(1024)
+	if _, err := s.AcquireByAffinity(ids[0]); err != nil {
+		b.Fatal(err)
+	}
+	stop, changes := make(chan struct{}), make(chan int)
+	go func() {
+		r := rand.New(rand.NewPCG(26, 2))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				changes <- i
+				return
+			default:
+			}
+			v := ws[r.IntN(len(ws))]
+			if err := s.Remove(v.ID); err != nil {
+				b.Error(err)
+			}
+			if err := s.Add(v); err != nil {
+				b.Error(err)
+			}
+		}
+	}()
+	var slowest atomic.Int64
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i, mine := int(next.Add(1))*7919, time.Duration(0)
+		for pb.Next() {
+			start := time.Now()
+			if _, err := s.AcquireByAffinity(ids[i%len(ids)]); err != nil {
+				b.Error(err)
+			}
+			mine = max(mine, time.Since(start))
+			i++
+		}
+		for old := slowest.Load(); int64(mine) > old && !slowest.CompareAndSwap(old, int64(mine)); old = slowest.Load() {
+		}
+	})
+	b.StopTimer()
+	close(stop)
+	b.ReportMetric(float64(<-changes)/float64(b.N), "changes/op")
+	b.ReportMetric(float64(slowest.Load())/1e6, "max-ms")
 }
 
 // The first affinity acquisition after a BatchAdd into an empty
