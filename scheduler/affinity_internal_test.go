@@ -245,3 +245,43 @@ func TestAffinityDuringChurnKeepsTheRingTrue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Affinity acquisitions never wait for a change of the ring: with the
+// ring's mutex held, as by a Remove bringing the ring up to date or by
+// the first call building it, they still return at once (here they would
+// deadlock otherwise), to the resource the identifier maps to once the
+// ring is built, and to any resource before.
+func TestAffinityAcquisitionsDoNotWaitForRingChanges(t *testing.T) {
+	built := keyPool(t, 1000, config.Shared)
+	unbuilt, err := New(config.Config[string, string]{
+		Comparator: strings.Compare,
+		KeyFunc:    func(v string) string { return v },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unbuilt.Shutdown()
+	if err := unbuilt.Add("only"); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]acquire.AffinityIdentifier, 50)
+	want := make([]string, len(ids))
+	for i := range ids {
+		ids[i] = acquire.StringIdentifier(fmt.Sprint("user-", i))
+		if want[i], err = built.AcquireByAffinity(ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built.affinity.mu.Lock()
+	unbuilt.affinity.mu.Lock()
+	defer built.affinity.mu.Unlock()
+	defer unbuilt.affinity.mu.Unlock()
+	for i, id := range ids {
+		if got, err := built.AcquireByAffinity(id); err != nil || got != want[i] {
+			t.Fatalf("%v during a change: %q, %v; want %q", id, got, err, want[i])
+		}
+		if got, err := unbuilt.AcquireByAffinity(id); err != nil || got != "only" {
+			t.Fatalf("%v while the ring is built: %q, %v", id, got, err)
+		}
+	}
+}

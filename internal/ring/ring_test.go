@@ -76,7 +76,7 @@ func TestRingMatchesSortedSliceThroughChanges(t *testing.T) {
 	ring := newInts()
 	var m model
 	next := 0
-	for step := 0; step < 300; step++ {
+	for step := 0; step < 200; step++ {
 		old, oldModel := ring, slices.Clone(m)
 		var gone, come []Point[int]
 		if r.IntN(2) == 0 {
