@@ -199,21 +199,30 @@ func candidate[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]], h, below u
 	var best *node.Node[T, ID]
 	top, j := uint64(0), 0
 	r.Window(uint32(h>>32), affinityWindow, func(pos []uint32, val []*node.Node[T, ID]) bool {
-		// In locals: captured variables would be loaded and stored at
-		// every point.
-		b, t := -1, top
-		for i, p := range pos {
-			if k := rank(h, p, j+i); k < below && k > t {
-				b, t = i, k
-			}
-		}
-		if b >= 0 {
-			best, top = val[b], t
+		if i, k := highest(h, pos, j, top, below); i >= 0 {
+			best, top = val[i], k
 		}
 		j += len(pos)
 		return true
 	})
 	return best, top
+}
+
+// highest returns the index of the point of pos, a run of a window from
+// its j-th point on, that h ranks highest between above and below
+// (excluded), and its rank; -1 if there is none. It is not inlined: on
+// its own, with few values live in its loop, it keeps them all in
+// registers.
+//
+//go:noinline
+func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
+	best := -1
+	for i, p := range pos {
+		if k := rank(h, p, j+i); k < below && k > above {
+			best, above = i, k
+		}
+	}
+	return best, above
 }
 
 // holdNode takes a hold on n, into g, if it is available, and reports
