@@ -164,8 +164,8 @@ func pointOf[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]], k ID) *node.
 // rank is how identifier hash h ranks the point at pos, the j-th of its
 // window: a hash of both, whose low bits, replaced by affinityWindow-j,
 // tell apart points at the same position (which hash alike) in their
-// order on the ring. A rank is neither 0 nor ^uint64(0), the bounds
-// sweepAffinity starts from.
+// order on the ring. A rank is neither 0 nor ^uint64(0), the bounds that
+// candidate and sweepAffinity start from.
 func rank(h uint64, pos uint32, j int) uint64 {
 	return hash.Mix64(h^uint64(pos))>>1&^(2*affinityWindow-1) | uint64(affinityWindow-j)
 }

@@ -70,14 +70,27 @@ func (r *Ring[V]) Change(gone, come []Point[V]) *Ring[V] {
 	slices.SortFunc(gone, r.compare)
 	slices.SortFunc(come, r.compare)
 	size := len(r.chunks) + len(come)/maxChunk + 1
-	out := &Ring[V]{tie: r.tie, chunks: make([]*chunk[V], 0, size), last: make([]uint32, 0, size)}
+	out := &Ring[V]{tie: r.tie, chunks: make([]*chunk[V], 0, size), last: make([]uint32, 0, size), n: r.n}
+	// The chunks before the first of come and gone stay as they are.
+	first := len(r.chunks)
+	for _, pts := range [][]Point[V]{come, gone} {
+		if len(pts) > 0 {
+			first = max(0, min(first, len(r.chunks)-1, sort.Search(len(r.last), func(i int) bool { return r.last[i] >= pts[0].Pos })))
+		}
+	}
+	out.keep(r, 0, first)
 	// carry holds the points taken from the chunks seen so far, in
 	// order, that are not in a new chunk yet: all of them come before
 	// what is left of r's chunks and of come.
 	var carry chunk[V]
-	for i, c := range r.chunks {
+	for i := first; i < len(r.chunks); i++ {
+		if len(come) == 0 && len(gone) == 0 && len(carry.pos) == 0 {
+			out.keep(r, i, len(r.chunks))
+			break
+		}
 		// Points of come and gone up to c's last one belong to c; all
 		// the rest to the last chunk.
+		c := r.chunks[i]
 		end := Point[V]{Pos: c.pos[len(c.pos)-1], Val: c.val[len(c.val)-1]}
 		in := func(p Point[V]) bool { return i == len(r.chunks)-1 || r.compare(p, end) <= 0 }
 		nc, ng := 0, 0
@@ -88,10 +101,11 @@ func (r *Ring[V]) Change(gone, come []Point[V]) *Ring[V] {
 			ng++
 		}
 		if nc == 0 && ng == 0 && len(carry.pos) == 0 {
-			out.push(c)
+			out.keep(r, i, i+1)
 			continue
 		}
 		carry = r.merge(carry, c, gone[:ng], come[:nc])
+		out.n -= len(c.pos)
 		gone, come = gone[ng:], come[nc:]
 		if len(carry.pos) >= maxChunk/4 {
 			out.pushAll(carry)
@@ -103,6 +117,12 @@ func (r *Ring[V]) Change(gone, come []Point[V]) *Ring[V] {
 	}
 	out.pushAll(carry)
 	return out
+}
+
+// keep appends r's chunks i to j, as they are.
+func (r *Ring[V]) keep(from *Ring[V], i, j int) {
+	r.chunks = append(r.chunks, from.chunks[i:j]...)
+	r.last = append(r.last, from.last[i:j]...)
 }
 
 // merge returns carry followed by the points of c but those of gone,
@@ -165,6 +185,7 @@ func (r *Ring[V]) pushAll(c chunk[V]) {
 	}
 }
 
+// push appends c, a new chunk.
 func (r *Ring[V]) push(c *chunk[V]) {
 	r.chunks = append(r.chunks, c)
 	r.last = append(r.last, c.pos[len(c.pos)-1])
