@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -12,44 +13,43 @@ import (
 )
 
 // affinity maps identifiers to resources, so that AcquireByAffinity keeps
-// returning the same resource to the same identifier. Each resource puts
-// pointsPerResource points on a consistent-hash ring, at positions that
-// depend on its key alone; an identifier's candidates are the window of
-// affinityWindow points that follow its hash clockwise, and of those it
-// prefers the point with the highest score (a hash of the identifier and
-// the point: rendezvous hashing within the window). A resource's share is
-// then the average of pointsPerResource*affinityWindow arcs of the ring,
-// which is what makes shares even with few points, and a resource added
-// or removed changes only the windows that hold its points.
+// returning the same resource to the same identifier. Each resource has
+// one point on a consistent-hash ring, at its key's hash; an identifier's
+// candidates are the affinityWindow points that follow its own hash
+// clockwise, and of those it prefers the one it ranks highest (rank, a
+// hash of the identifier and the point: rendezvous hashing within the
+// window). A resource's share is then the average of the affinityWindow
+// arcs before its point, which is what makes shares even with one point
+// per resource; a resource added or removed changes only the windows that
+// hold its point, and in those only the identifiers that rank it first.
 //
 // The ring is built on the first affinity acquisition, and from then on
-// kept up to date by Add, BatchAdd and Remove, at O(log n) per point. It
-// is a function of the set of keys: schedulers holding the same keys map
-// identifiers alike, whatever the order they were added in.
+// kept up to date by Add, BatchAdd and Remove. Its points are in the
+// order of their keys' hashes, so it is a function of the set of keys:
+// schedulers holding the same keys map identifiers alike, whatever the
+// order they were added in.
 //
 // Invariant: once the ring is built, after every change of the lookup map
 // or of a node's Leaving flag (but the deletion of a leaving node, which
 // the ring no longer holds), the changing goroutine calls
 // resourcesChanged with the key; that call, holding mu, sets the ring to
-// hold exactly the points of the key's current node if it is in the map
-// and not leaving, and no points for the key otherwise. Positions depend
-// on the key only, so the ring holds points of at most one node per key.
+// hold the point of the key's current node if it is in the map and not
+// leaving, and no point for the key otherwise.
 type affinity[T any, ID comparable] struct {
 	// mu serializes changes to the ring. It is taken with no shard lock
 	// held, and under it only the lookup map's lock is taken.
 	mu sync.Mutex
 	// ring is nil until the first affinity acquisition, then replaced
-	// whole at each change; readers load it without a lock.
+	// whole at each change, under mu; readers load it without a lock.
 	ring atomic.Pointer[ring.Ring[*node.Node[T, ID]]]
 }
 
 const (
-	// pointsPerResource and affinityWindow set how even the shares are
-	// (the spread of a resource's share falls like the inverse square
-	// root of their product) against the ring's memory (points) and an
-	// acquisition's work (the window).
-	pointsPerResource = 8
-	affinityWindow    = 32
+	// affinityWindow sets how even the shares are (the spread of a
+	// resource's share falls like the inverse square root of the window)
+	// against an acquisition's work (a rank for each point of the window).
+	// A power of two: see rank.
+	affinityWindow = 512
 	// maxAffinityTries bounds the resources an affinity acquisition tries
 	// before it settles for any available resource.
 	maxAffinityTries = 16
@@ -63,8 +63,9 @@ func (s *Scheduler[T, ID]) affinityRing() *ring.Ring[*node.Node[T, ID]] {
 	if r := a.ring.Load(); r != nil {
 		return r
 	}
+	empty := ring.New(byKeyHash[T, ID])
 	if !a.mu.TryLock() {
-		return &ring.Ring[*node.Node[T, ID]]{}
+		return empty
 	}
 	defer a.mu.Unlock()
 	if r := a.ring.Load(); r != nil {
@@ -72,14 +73,14 @@ func (s *Scheduler[T, ID]) affinityRing() *ring.Ring[*node.Node[T, ID]] {
 	}
 	// From here on, every change calls resourcesChanged, which waits for
 	// mu; a change made before is seen by Range (see affinity).
-	a.ring.Store(&ring.Ring[*node.Node[T, ID]]{})
+	a.ring.Store(empty)
 	var pts []ring.Point[*node.Node[T, ID]]
 	s.nodes.Range(func(k ID, n *node.Node[T, ID]) {
 		if !n.Leaving.Load() {
-			pts = appendPoints(pts, k, n)
+			pts = append(pts, point(n))
 		}
 	})
-	r := a.ring.Load().With(pts)
+	r := empty.Change(nil, pts)
 	a.ring.Store(r)
 	return r
 }
@@ -100,20 +101,19 @@ func (s *Scheduler[T, ID]) resourcesChanged(keys ...ID) {
 		if n, ok := s.nodes.Get(k); ok && !n.Leaving.Load() {
 			want = n
 		}
-		kh := keyHash(k)
-		has := r.Owner(pointPos(kh, 0), func(n *node.Node[T, ID]) bool { return n.Key == k })
+		has := pointOf(r, k)
 		if has == want {
 			continue
 		}
 		if has != nil {
-			gone = appendPointsOf(gone, kh, has)
+			gone = append(gone, point(has))
 		}
 		if want != nil {
-			come = appendPointsOf(come, kh, want)
+			come = append(come, point(want))
 		}
 	}
 	if gone != nil || come != nil {
-		a.ring.Store(r.Without(gone).With(come))
+		a.ring.Store(r.Change(gone, come))
 	}
 }
 
@@ -129,57 +129,100 @@ func (s *Scheduler[T, ID]) batchChanged(slab []node.Node[T, ID]) {
 	s.resourcesChanged(keys...)
 }
 
-func appendPoints[T any, ID comparable](pts []ring.Point[*node.Node[T, ID]], k ID, n *node.Node[T, ID]) []ring.Point[*node.Node[T, ID]] {
-	return appendPointsOf(pts, keyHash(k), n)
+// point is n's point: at the top half of its key's hash, and ordered by
+// the whole hash among points at the same position (byKeyHash).
+func point[T any, ID comparable](n *node.Node[T, ID]) ring.Point[*node.Node[T, ID]] {
+	return ring.Point[*node.Node[T, ID]]{Pos: uint32(keyHash(n.Key) >> 32), Val: n}
 }
 
-func appendPointsOf[T any, ID comparable](pts []ring.Point[*node.Node[T, ID]], kh uint64, n *node.Node[T, ID]) []ring.Point[*node.Node[T, ID]] {
-	for j := range pointsPerResource {
-		pts = append(pts, ring.Point[*node.Node[T, ID]]{Pos: pointPos(kh, j), Val: n})
-	}
-	return pts
+// byKeyHash orders points at the same position. Distinct keys whose
+// hashes are equal in all 64 bits stay in the order they came in: the one
+// case where the ring is not a function of the set of keys.
+func byKeyHash[T any, ID comparable](a, b *node.Node[T, ID]) int {
+	return cmp.Compare(keyHash(a.Key), keyHash(b.Key))
 }
 
-// pointPos places point j of the resource whose key hashes to kh.
-func pointPos(kh uint64, j int) uint64 {
-	return hash.Mix64(kh ^ uint64(j+1)*0x9e3779b97f4a7c15)
+// pointOf returns the node whose point r holds for key k, or nil.
+func pointOf[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]], k ID) *node.Node[T, ID] {
+	var found *node.Node[T, ID]
+	at := uint32(keyHash(k) >> 32)
+	r.Window(at, r.Len(), func(pos []uint32, val []*node.Node[T, ID]) bool {
+		for i := range pos {
+			if pos[i] != at {
+				return false
+			}
+			if val[i].Key == k {
+				found = val[i]
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// rank is how identifier hash h ranks the point at pos, the j-th of its
+// window: a hash of both, whose low bits, replaced by affinityWindow-j,
+// tell apart points at the same position (which hash alike) in their
+// order on the ring. A rank is neither 0 nor ^uint64(0), the bounds that
+// candidate and sweepAffinity start from.
+func rank(h uint64, pos uint32, j int) uint64 {
+	return hash.Mix64(h^uint64(pos))>>1&^(2*affinityWindow-1) | uint64(affinityWindow-j)
 }
 
 // sweepAffinity takes a hold on the resource the identifier maps to, or,
 // while that one is unavailable, on the next available one in the
-// identifier's order: the resources of its window by decreasing score,
+// identifier's order: the resources of its window by decreasing rank,
 // into g, and reports whether it took one. It gives up after
 // maxAffinityTries resources (the caller then takes any resource).
 func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *grant[T, ID]) bool {
 	h := acquire.HashIdentifier(id)
-	var buf [affinityWindow]ring.Point[*node.Node[T, ID]]
-	window := s.affinityRing().Window(h, buf[:0])
-	var scores [affinityWindow]uint64
-	for i, p := range window {
-		scores[i] = hash.Mix64(h ^ p.Pos)
-	}
-	for tries := 0; tries < maxAffinityTries; tries++ {
-		best := -1
-		for i, p := range window {
-			if p.Val != nil && (best < 0 || scores[i] > scores[best]) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		n := window[best].Val
-		for i := range window { // a resource may own several points of the window
-			if window[i].Val == n {
-				window[i].Val = nil
-			}
+	r := s.affinityRing()
+	below := ^uint64(0)
+	for range maxAffinityTries {
+		n, k := candidate(r, h, below)
+		if n == nil {
+			return false
 		}
 		if s.holdNode(n, lease, g) {
 			s.acquired(n)
 			return true
 		}
+		below = k
 	}
 	return false
+}
+
+// candidate returns the resource of the window of identifier hash h that
+// h ranks highest below rank below, and its rank; nil if there is none.
+func candidate[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]], h, below uint64) (*node.Node[T, ID], uint64) {
+	var best *node.Node[T, ID]
+	top, j := uint64(0), 0
+	r.Window(uint32(h>>32), affinityWindow, func(pos []uint32, val []*node.Node[T, ID]) bool {
+		if i, k := highest(h, pos, j, top, below); i >= 0 {
+			best, top = val[i], k
+		}
+		j += len(pos)
+		return true
+	})
+	return best, top
+}
+
+// highest returns the index of the point of pos, a run of a window from
+// its j-th point on, that h ranks highest between above and below
+// (excluded), and its rank; -1 if there is none. It is not inlined: on
+// its own, with few values live in its loop, it keeps them all in
+// registers.
+//
+//go:noinline
+func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
+	best := -1
+	for i, p := range pos {
+		if k := rank(h, p, j+i); k < below && k > above {
+			best, above = i, k
+		}
+	}
+	return best, above
 }
 
 // holdNode takes a hold on n, into g, if it is available, and reports

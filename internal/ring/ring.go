@@ -1,272 +1,218 @@
-// Package ring keeps the points of a consistent-hash ring: 64-bit
-// positions, each carrying a value, in a persistent radix tree. A Ring is
-// never changed once built; With and Without return a new Ring that
-// shares every subtree they did not touch, so readers load a Ring through
-// an atomic pointer and need no lock, and a change of m points costs
-// O(m log n), not O(n).
+// Package ring keeps the points of a consistent-hash ring: 32-bit
+// positions, each carrying a value, sorted, in chunks of at most
+// maxChunk points. A Ring is never changed once built; Change returns a
+// new Ring that shares every chunk it did not touch, so readers load a
+// Ring through an atomic pointer and need no lock, and a change copies
+// the chunks it touches and the chunk index, not every point.
 //
-// Positions are expected to be hashes, spread evenly over the 64 bits:
-// the tree splits on successive 4-bit digits of the position, and even
-// spreading is what keeps it shallow (about log16(n/16) levels) without
-// any rebalancing.
+// Positions and values are kept in separate arrays (a position beside a
+// pointer would be padded to twice its size), each allocated for the
+// points its chunk was built with: the ring costs little more than its
+// points.
 package ring
 
 import (
 	"cmp"
 	"slices"
+	"sort"
 )
 
-const (
-	digitBits = 4
-	fanout    = 1 << digitBits
-	maxDepth  = 64 / digitBits // a leaf this deep holds equal positions only
-	// A leaf splits above leafMax points and a subtree folds back into a
-	// leaf at leafMax/2 or fewer, so that churn around the limit does not
-	// split and fold at every change.
-	leafMax = 64
-)
+// maxChunk bounds a chunk, and so what a change copies besides the index;
+// a chunk that a change leaves with fewer than maxChunk/4 points takes in
+// its successor, so that chunks do not dwindle under removals.
+const maxChunk = 512
 
 // Point is a position on the ring and the value it belongs to.
 type Point[V comparable] struct {
-	Pos uint64
+	Pos uint32
 	Val V
 }
 
-// Ring is an immutable set of points; the zero value is an empty ring.
+// Ring is an immutable sequence of points in order: by position, and
+// points at the same position by the tie function given to New. Where
+// tie returns 0 only for equal values, the order depends on the set of
+// points only, not on how it was built.
 type Ring[V comparable] struct {
-	root *node[V]
+	tie    func(a, b V) int
+	chunks []*chunk[V] // in order; none is empty
+	last   []uint32    // last[i] is the largest position of chunks[i]
+	n      int         // points in all chunks
 }
 
-// node is a leaf (kids == nil) holding its points sorted by position, or
-// an inner node whose kid d holds the points whose next digit is d. No
-// node is empty: a subtree that loses its last point is dropped.
-type node[V comparable] struct {
-	kids  *[fanout]*node[V]
-	pts   []Point[V] // leaf only; shared, never written after the leaf is built
-	count int        // points in the subtree
+// chunk holds consecutive points of the ring. Its arrays are never
+// written after the chunk is built.
+type chunk[V comparable] struct {
+	pos []uint32
+	val []V
+}
+
+// New returns an empty ring whose points at the same position are
+// ordered by tie.
+func New[V comparable](tie func(a, b V) int) *Ring[V] {
+	return &Ring[V]{tie: tie}
 }
 
 // Len returns the number of points.
-func (r *Ring[V]) Len() int {
-	if r.root == nil {
-		return 0
+func (r *Ring[V]) Len() int { return r.n }
+
+func (r *Ring[V]) compare(a, b Point[V]) int {
+	if c := cmp.Compare(a.Pos, b.Pos); c != 0 {
+		return c
 	}
-	return r.root.count
+	return r.tie(a.Val, b.Val)
 }
 
-func digit(pos uint64, depth int) int {
-	return int(pos >> (64 - digitBits*(depth+1)) & (fanout - 1))
-}
-
-func byPos[V comparable](a, b Point[V]) int { return cmp.Compare(a.Pos, b.Pos) }
-
-// With returns a ring holding r's points and pts. It sorts pts and keeps
-// them: the caller must not change pts afterwards.
-func (r *Ring[V]) With(pts []Point[V]) *Ring[V] {
-	slices.SortStableFunc(pts, byPos)
-	return &Ring[V]{with(r.root, pts, 0)}
-}
-
-// Without returns a ring holding r's points except those of pts (same
-// position and value); points of pts that r does not hold are ignored.
-// It sorts pts.
-func (r *Ring[V]) Without(pts []Point[V]) *Ring[V] {
-	slices.SortStableFunc(pts, byPos)
-	return &Ring[V]{without(r.root, pts, 0)}
-}
-
-// with adds pts, sorted, to the subtree t at depth.
-func with[V comparable](t *node[V], pts []Point[V], depth int) *node[V] {
-	if len(pts) == 0 {
-		return t
-	}
-	if t == nil {
-		return build(pts, depth)
-	}
-	if t.kids == nil {
-		merged := make([]Point[V], 0, len(t.pts)+len(pts))
-		i, j := 0, 0
-		for i < len(t.pts) && j < len(pts) {
-			if pts[j].Pos < t.pts[i].Pos {
-				merged = append(merged, pts[j])
-				j++
-			} else {
-				merged = append(merged, t.pts[i])
-				i++
-			}
+// Change returns a ring holding r's points except those of gone (same
+// position and value), plus those of come. Points of gone that r does not
+// hold are ignored; a point of come that r holds already is held twice.
+// It sorts gone and come.
+func (r *Ring[V]) Change(gone, come []Point[V]) *Ring[V] {
+	slices.SortFunc(gone, r.compare)
+	slices.SortFunc(come, r.compare)
+	size := len(r.chunks) + len(come)/maxChunk + 1
+	out := &Ring[V]{tie: r.tie, chunks: make([]*chunk[V], 0, size), last: make([]uint32, 0, size), n: r.n}
+	// The chunks before the first of come and gone stay as they are.
+	first := len(r.chunks)
+	for _, pts := range [][]Point[V]{come, gone} {
+		if len(pts) > 0 {
+			first = max(0, min(first, len(r.chunks)-1, sort.Search(len(r.last), func(i int) bool { return r.last[i] >= pts[0].Pos })))
 		}
-		merged = append(append(merged, t.pts[i:]...), pts[j:]...)
-		return build(merged, depth)
 	}
-	kids := *t.kids
-	for rest := pts; len(rest) > 0; {
-		run, d := nextRun(rest, depth)
-		kids[d] = with(kids[d], run, depth+1)
-		rest = rest[len(run):]
-	}
-	return &node[V]{kids: &kids, count: t.count + len(pts)}
-}
-
-// build makes a subtree at depth of pts, sorted; its leaves share pts.
-func build[V comparable](pts []Point[V], depth int) *node[V] {
-	if len(pts) <= leafMax || depth == maxDepth {
-		return &node[V]{pts: pts[:len(pts):len(pts)], count: len(pts)}
-	}
-	var kids [fanout]*node[V]
-	for rest := pts; len(rest) > 0; {
-		run, d := nextRun(rest, depth)
-		kids[d] = build(run, depth+1)
-		rest = rest[len(run):]
-	}
-	return &node[V]{kids: &kids, count: len(pts)}
-}
-
-// without removes pts, sorted, from the subtree t at depth.
-func without[V comparable](t *node[V], pts []Point[V], depth int) *node[V] {
-	if t == nil || len(pts) == 0 {
-		return t
-	}
-	if t.kids == nil {
-		kept := make([]Point[V], 0, len(t.pts))
-		for _, p := range t.pts {
-			if !slices.Contains(pts, p) {
-				kept = append(kept, p)
-			}
+	out.keep(r, 0, first)
+	// carry holds the points taken from the chunks seen so far, in
+	// order, that are not in a new chunk yet: all of them come before
+	// what is left of r's chunks and of come.
+	var carry chunk[V]
+	for i := first; i < len(r.chunks); i++ {
+		if len(come) == 0 && len(gone) == 0 && len(carry.pos) == 0 {
+			out.keep(r, i, len(r.chunks))
+			break
 		}
-		if len(kept) == len(t.pts) {
-			return t
+		// Points of come and gone up to c's last one belong to c; all
+		// the rest to the last chunk.
+		c := r.chunks[i]
+		end := Point[V]{Pos: c.pos[len(c.pos)-1], Val: c.val[len(c.val)-1]}
+		in := func(p Point[V]) bool { return i == len(r.chunks)-1 || r.compare(p, end) <= 0 }
+		nc, ng := 0, 0
+		for nc < len(come) && in(come[nc]) {
+			nc++
 		}
-		if len(kept) == 0 {
-			return nil
+		for ng < len(gone) && in(gone[ng]) {
+			ng++
 		}
-		return &node[V]{pts: kept, count: len(kept)}
-	}
-	kids := *t.kids
-	count := t.count
-	for rest := pts; len(rest) > 0; {
-		run, d := nextRun(rest, depth)
-		rest = rest[len(run):]
-		if kids[d] == nil {
+		if nc == 0 && ng == 0 && len(carry.pos) == 0 {
+			out.keep(r, i, i+1)
 			continue
 		}
-		before := kids[d].count
-		if kids[d] = without(kids[d], run, depth+1); kids[d] != nil {
-			count -= before - kids[d].count
-		} else {
-			count -= before
+		carry = r.merge(carry, c, gone[:ng], come[:nc])
+		out.n -= len(c.pos)
+		gone, come = gone[ng:], come[nc:]
+		if len(carry.pos) >= maxChunk/4 {
+			out.pushAll(carry)
+			carry = chunk[V]{}
 		}
 	}
-	switch {
-	case count == t.count:
-		return t
-	case count == 0:
-		return nil
-	case count <= leafMax/2:
-		pts := make([]Point[V], 0, count)
-		for _, k := range kids {
-			pts = appendAll(pts, k)
-		}
-		return &node[V]{pts: pts, count: count}
+	if len(r.chunks) == 0 {
+		carry = r.merge(carry, &chunk[V]{}, nil, come)
 	}
-	return &node[V]{kids: &kids, count: count}
+	out.pushAll(carry)
+	return out
 }
 
-// appendAll appends the points of subtree t, in order.
-func appendAll[V comparable](dst []Point[V], t *node[V]) []Point[V] {
-	if t == nil {
-		return dst
-	}
-	if t.kids == nil {
-		return append(dst, t.pts...)
-	}
-	for _, k := range t.kids {
-		dst = appendAll(dst, k)
-	}
-	return dst
+// keep appends r's chunks i to j, as they are.
+func (r *Ring[V]) keep(from *Ring[V], i, j int) {
+	r.chunks = append(r.chunks, from.chunks[i:j]...)
+	r.last = append(r.last, from.last[i:j]...)
 }
 
-// nextRun returns the first run of pts, sorted, whose points share their
-// digit at depth, and that digit.
-func nextRun[V comparable](pts []Point[V], depth int) ([]Point[V], int) {
-	d := digit(pts[0].Pos, depth)
-	end := 1
-	for end < len(pts) && digit(pts[end].Pos, depth) == d {
-		end++
+// merge returns carry followed by the points of c but those of gone,
+// merged with come; gone and come are sorted and belong to c. It copies
+// the runs of c between them whole.
+func (r *Ring[V]) merge(carry chunk[V], c *chunk[V], gone, come []Point[V]) chunk[V] {
+	size := len(carry.pos) + len(c.pos) + len(come)
+	dst := chunk[V]{pos: make([]uint32, 0, size), val: make([]V, 0, size)}
+	dst.pos, dst.val = append(dst.pos, carry.pos...), append(dst.val, carry.val...)
+	rest := *c
+	at := func(i int) Point[V] { return Point[V]{rest.pos[i], rest.val[i]} }
+	keep := func(n int) { // moves the first n points of rest to dst
+		dst.pos, dst.val = append(dst.pos, rest.pos[:n]...), append(dst.val, rest.val[:n]...)
+		rest.pos, rest.val = rest.pos[n:], rest.val[n:]
 	}
-	return pts[:end], d
-}
-
-// Window appends to dst, up to its capacity, the points that follow pos
-// clockwise: the first at or after pos, then the next ones, wrapping past
-// the largest position to the smallest, each point at most once.
-func (r *Ring[V]) Window(pos uint64, dst []Point[V]) []Point[V] {
-	n := min(cap(dst)-len(dst), r.Len())
-	for n > 0 {
-		leaf, i := seek(r.root, pos, 0)
-		if leaf == nil { // past the largest position: wrap
-			leaf, i = first(r.root), 0
+	before := func(p Point[V]) int { // rest's points before p
+		return sort.Search(len(rest.pos), func(i int) bool { return r.compare(at(i), p) >= 0 })
+	}
+	for len(come) > 0 || len(gone) > 0 {
+		if len(gone) == 0 || len(come) > 0 && r.compare(come[0], gone[0]) < 0 {
+			keep(before(come[0]))
+			dst.pos, dst.val = append(dst.pos, come[0].Pos), append(dst.val, come[0].Val)
+			come = come[1:]
+			continue
 		}
-		for ; i < len(leaf) && n > 0; i++ {
-			dst = append(dst, leaf[i])
-			n--
+		// gone[0] and the points of gone that tie with it may be any of
+		// the points of rest that tie with them.
+		n := 1
+		for n < len(gone) && r.compare(gone[n], gone[0]) == 0 {
+			n++
 		}
-		last := leaf[len(leaf)-1].Pos
-		if last == ^uint64(0) {
-			pos = 0
-		} else {
-			pos = last + 1 // equal positions share a leaf: none is skipped
-		}
-	}
-	return dst
-}
-
-// seek returns the leaf holding the first point at or after pos in
-// subtree t, and that point's index; nil if there is none.
-func seek[V comparable](t *node[V], pos uint64, depth int) ([]Point[V], int) {
-	if t == nil {
-		return nil, 0
-	}
-	if t.kids == nil {
-		i, _ := slices.BinarySearchFunc(t.pts, pos, func(p Point[V], pos uint64) int { return cmp.Compare(p.Pos, pos) })
-		if i == len(t.pts) {
-			return nil, 0
-		}
-		return t.pts, i
-	}
-	d := digit(pos, depth)
-	if leaf, i := seek(t.kids[d], pos, depth+1); leaf != nil {
-		return leaf, i
-	}
-	for _, k := range t.kids[d+1:] {
-		if k != nil {
-			return first(k), 0
-		}
-	}
-	return nil, 0
-}
-
-// first returns the leaf holding the smallest position of subtree t.
-func first[V comparable](t *node[V]) []Point[V] {
-	for t.kids != nil {
-		for _, k := range t.kids {
-			if k != nil {
-				t = k
-				break
+		keep(before(gone[0]))
+		for len(rest.pos) > 0 && r.compare(at(0), gone[0]) == 0 {
+			if slices.Contains(gone[:n], at(0)) {
+				rest.pos, rest.val = rest.pos[1:], rest.val[1:]
+			} else {
+				keep(1)
 			}
 		}
+		gone = gone[n:]
 	}
-	return t.pts
+	keep(len(rest.pos))
+	return dst
 }
 
-// Owner returns the value of a point at exactly pos for which match
-// holds, or the zero value.
-func (r *Ring[V]) Owner(pos uint64, match func(V) bool) V {
-	var zero V
-	leaf, i := seek(r.root, pos, 0)
-	for ; leaf != nil && i < len(leaf) && leaf[i].Pos == pos; i++ {
-		if match(leaf[i].Val) {
-			return leaf[i].Val
+// pushAll appends the points of c as they are if they fit one chunk, and
+// otherwise as chunks of even size, each a copy at its exact size (chunks
+// sharing one array would keep it all alive while any of them is).
+func (r *Ring[V]) pushAll(c chunk[V]) {
+	if len(c.pos) <= maxChunk {
+		if len(c.pos) > 0 {
+			r.push(&c)
 		}
+		return
 	}
-	return zero
+	for k := (len(c.pos) + maxChunk - 1) / maxChunk; k > 0; k-- {
+		m := len(c.pos) / k
+		r.push(&chunk[V]{pos: slices.Clone(c.pos[:m]), val: slices.Clone(c.val[:m])})
+		c.pos, c.val = c.pos[m:], c.val[m:]
+	}
+}
+
+// push appends c, a new chunk.
+func (r *Ring[V]) push(c *chunk[V]) {
+	r.chunks = append(r.chunks, c)
+	r.last = append(r.last, c.pos[len(c.pos)-1])
+	r.n += len(c.pos)
+}
+
+// Window calls yield with the n points that follow pos clockwise (all
+// points if there are fewer), in runs of consecutive points: the first
+// point at or after pos, then the next ones, wrapping past the largest
+// position to the smallest. It stops early if yield returns false.
+func (r *Ring[V]) Window(pos uint32, n int, yield func(pos []uint32, val []V) bool) {
+	if r.n == 0 {
+		return
+	}
+	c, _ := slices.BinarySearch(r.last, pos)
+	i := 0
+	if c == len(r.chunks) { // past the largest position: wrap
+		c = 0
+	} else {
+		i, _ = slices.BinarySearch(r.chunks[c].pos, pos)
+	}
+	for n = min(n, r.n); n > 0; c, i = (c+1)%len(r.chunks), 0 {
+		ch := r.chunks[c]
+		k := min(n, len(ch.pos)-i)
+		if !yield(ch.pos[i:i+k], ch.val[i:i+k]) {
+			return
+		}
+		n -= k
+	}
 }
