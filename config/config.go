@@ -78,6 +78,13 @@ type Config[T any, ID comparable] struct {
 	// range gives the burst and then nothing more. It is read when the
 	// resource is added and on each Update.
 	RateLimit func(T) (perSecond float64, burst int)
+	// Limits returns a resource's budgets: token buckets such as requests
+	// and tokens per minute (see Limit), kept exactly and taken from in
+	// the same step as the hold they pay for (see scheduler.WithCost).
+	// nil, or an empty result, means no budget. It is read when the
+	// resource is added and on each Update; invalid limits (see
+	// ValidateLimits) make that call fail and change nothing.
+	Limits func(T) []Limit
 }
 
 // Validate checks cfg and returns it with the defaults of its zero fields

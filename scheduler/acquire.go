@@ -39,6 +39,9 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			}
 		}
 	}
+	if s.budgeted && s.waiters.Len() > 0 {
+		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
+	}
 	var g grant[T, ID]
 	if err := s.take(start, false, &g); err != nil {
 		return zero, err
@@ -61,6 +64,9 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	}
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
+	}
+	if s.budgeted && s.waiters.Len() > 0 {
+		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
 	}
 	var g grant[T, ID]
 	if !s.sweepAffinity(id, false, &g) {
@@ -231,6 +237,11 @@ func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], ver
 	n := sh.best()
 	if n == nil {
 		return false
+	}
+	if g.cost != nil {
+		if n, _ = s.covering(sh, g.cost, s.now()); n == nil {
+			return false
+		}
 	}
 	if want != nil {
 		if now, _ := s.versions(); n != want || now != versions {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/crsched/crs/internal/bucket"
 )
 
 // State is where a resource is in its lifecycle (see docs/ARCHITECTURE.md).
@@ -116,6 +118,13 @@ type Node[T any, ID comparable] struct {
 	// (state Resting) while RestUntil is in the future, unless it is
 	// excluded or draining, which take precedence.
 	RestUntil int64
+	// FullAt is when the node's tightest budget (see Extra.Quotas) is
+	// next full, in scheduler clock nanoseconds, as of its last change:
+	// the heap's tie-break between resources the comparator ranks equal,
+	// earlier first (more of the budget left). It changes only when a
+	// budget does, never with time alone, so that it can key the heap;
+	// 0 for a node without budgets.
+	FullAt int64
 	// extra is what only some resources use; nil until one does (see
 	// Extra). Every resource has a node, allocated by Add and scanned by
 	// the garbage collector: without those fields, one for a pointer
@@ -142,7 +151,32 @@ type Extra struct {
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
+	// Quotas are the node's budgets (config.Limits), in the order the
+	// limits were given, names distinct.
+	Quotas []Quota
 }
+
+// Quota is one budget of a node: a named token bucket.
+type Quota struct {
+	Name   string
+	Bucket bucket.Bucket
+	// Born is the node's lease token count (Extra.Issued) when the
+	// bucket was made: leases with a token above it paid into it, the
+	// others (granted before an Update added the limit) did not, so
+	// their settlement leaves it alone.
+	Born uint64
+}
+
+// Quotas returns the node's budgets (do not change the slice).
+func (n *Node[T, ID]) Quotas() []Quota {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.Quotas
+}
+
+// Budgeted reports whether the node has budgets.
+func (n *Node[T, ID]) Budgeted() bool { return n.extra != nil && len(n.extra.Quotas) > 0 }
 
 // Extra returns the node's Extra, making it if the node has none.
 func (n *Node[T, ID]) Extra() *Extra {
@@ -150,6 +184,11 @@ func (n *Node[T, ID]) Extra() *Extra {
 		n.extra = new(Extra)
 	}
 	return n.extra
+}
+
+// Metered reports whether a rate limit or a budget applies to the node.
+func (n *Node[T, ID]) Metered() bool {
+	return n.extra != nil && (n.extra.Bucket.Limited() || len(n.extra.Quotas) > 0)
 }
 
 // Limited reports whether a rate limit applies to the node.
