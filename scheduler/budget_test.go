@@ -354,3 +354,40 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestACostUnderGlobalOrderTakesACoveringResource(t *testing.T) {
+	s, err := scheduler.New(config.Config[*apiKey, string]{
+		HeapCount:  4,
+		Ordering:   config.GlobalOrder,
+		Comparator: func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) },
+		KeyFunc:    func(k *apiKey) string { return k.ID },
+		Clock:      fakeclock.New(),
+		Limits:     keyLimits,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	for i, tpm := range []int64{100, 100, 100, 1000} {
+		if err := s.Add(&apiKey{ID: string(rune('a' + i)), Priority: i, TPM: tpm}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil || l.Key() != "d" {
+		t.Fatalf("Lease = %q, %v; want d, the only key with 500 tokens", l.Key(), err)
+	}
+	l.Release()
+	if l, err = s.Lease(context.Background(), tokens(50)); err != nil || l.Key() != "a" {
+		t.Fatalf("Lease = %q, %v; want a, the best", l.Key(), err)
+	}
+	l.Release()
+	mustKeyInvariants(t, s)
+}
+
+func mustKeyInvariants(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) {
+	t.Helper()
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}

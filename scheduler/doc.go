@@ -65,7 +65,10 @@
 //     best one that does among the first 64 entries of the shard's heap
 //     (its top levels); a resource where the cost is above a limit's Max
 //     is skipped, and a cost above a limit's Max on every resource fails
-//     at once with ErrCostExceedsLimits.
+//     at once with ErrCostExceedsLimits. Under ShardOrder a lease with a
+//     cost gets the best covering resource of the first shard, from the
+//     one the strategy picks, that has one; under GlobalOrder the best
+//     of every shard's best covering resource.
 //   - Among resources the comparator ranks equal, the one whose tightest
 //     bucket is full again first (the most budget left) comes first. The
 //     heap key is that instant, computed when a bucket changes, so it
