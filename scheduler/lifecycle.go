@@ -127,6 +127,9 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
+		if n.RestUntil != rest && n.RestUntil != 0 { // its limits' rest (see place)
+			s.expiry.schedule(n.RestUntil, n, 0)
+		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
