@@ -151,7 +151,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
-		if until > rest {
+		if until > rest || why == node.RateLimited { // see restAfter
 			sh.setRest(n, until, node.Suspended)
 		}
 		done := false
