@@ -445,3 +445,31 @@ func TestTheEndOfACooldownHandsOverToABudgetRest(t *testing.T) {
 		t.Fatalf("a repaid is %s", got)
 	}
 }
+
+func TestEqualResourcesGoByTheBudgetTheyHaveLeft(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1,
+		&apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000}, &apiKey{ID: "c", TPM: 1000})
+	spent := map[string]int64{}
+	// Calls of varied cost, never released early: each goes to the key
+	// with the most budget left, so none runs dry while another is full.
+	for _, c := range []int64{300, 100, 200, 50, 250, 120} {
+		l, err := s.Lease(context.Background(), tokens(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, left := range map[string]int64{"a": 1000 - spent["a"], "b": 1000 - spent["b"], "c": 1000 - spent["c"]} {
+			if left > 1000-spent[l.Key()] {
+				t.Fatalf("a cost of %d went to %s with %d left, while %s had %d", c, l.Key(), 1000-spent[l.Key()], id, left)
+			}
+		}
+		spent[l.Key()] += c
+		l.Release()
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 1000 - spent["a"]})
+	// A refill brings every key back to full: all tie again.
+	clock.Advance(time.Minute)
+	for _, id := range []string{"a", "b", "c"} {
+		wantRemaining(t, s, id, map[string]int64{"tokens": 1000})
+	}
+}

@@ -47,9 +47,10 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		deadline = s.after(s.leaseTTL)
 	}
 	var bucket node.Bucket
-	rest, why, full := n.RestUntil, n.Rest, n.FullAt
-	now := s.now()
+	var now, full int64 // read only for a limited node: the clock is a call through an interface
+	rest, why := n.RestUntil, n.Rest
 	if limited {
+		now, full = s.now(), n.FullAt
 		bucket = n.Bucket()
 		var next int64
 		if n.Limited() {
