@@ -473,3 +473,68 @@ func TestEqualResourcesGoByTheBudgetTheyHaveLeft(t *testing.T) {
 		wantRemaining(t, s, id, map[string]int64{"tokens": 1000})
 	}
 }
+
+func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T) {
+	clock := fakeclock.New()
+	// Two shards, one key each: a holds 1000 tokens, b only 100.
+	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 100})
+	for _, c := range []int64{1000, 50} {
+		l, err := s.Lease(context.Background(), tokens(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
+	wantRemaining(t, s, "b", map[string]int64{"tokens": 50})
+	lease := func(c int64) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			l, err := s.Lease(context.Background(), tokens(c))
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- l.Key()
+			l.Release()
+		}()
+		return got
+	}
+	// Only a can ever cover 800; b covers 20 now, but that call waits
+	// behind the first.
+	big := lease(800)
+	untilKeyWaiters(t, s, 1)
+	small := lease(20)
+	untilKeyWaiters(t, s, 2)
+	clock.Advance(48 * time.Second) // a refills to 800
+	if got := <-big; got != "a" {
+		t.Fatalf("the 800 went to %s", got)
+	}
+	clock.Advance(0) // the giver on a's shard kicked b's
+	if got := <-small; got != "b" {
+		t.Fatalf("the 20 went to %s", got)
+	}
+}
+
+func TestAnOlderLeaseDoesNotSettleABucketAddedAfterIt(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", RPM: 10})
+	old, err := s.Lease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tokens limit arrives while old is out: old did not pay into it.
+	if err := s.Update(&apiKey{ID: "a", RPM: 10, TPM: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Settle(config.Cost{"tokens": 700, "requests": 1}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 9, "tokens": 1000})
+	young, _ := s.Lease(context.Background(), tokens(100))
+	if err := young.Settle(config.Cost{"tokens": 300}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 8, "tokens": 700})
+	old.Release()
+	young.Release()
+}

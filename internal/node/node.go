@@ -304,6 +304,9 @@ func (b *Bucket) Spend(now int64) (next int64) {
 	return b.Empty(now)
 }
 
+// Refund gives back a token Spend took, for a hand-out undone.
+func (b *Bucket) Refund(now int64) { b.b.Settle(now, 1, 0) }
+
 // Retune applies a new limit from now on, keeping the tokens earned so
 // far (up to the new burst; bucket.Bucket.Resize). A bucket that was
 // unlimited starts full, as to is.
