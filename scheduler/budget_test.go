@@ -538,3 +538,71 @@ func TestAnOlderLeaseDoesNotSettleABucketAddedAfterIt(t *testing.T) {
 	old.Release()
 	young.Release()
 }
+
+// Concurrent leases with costs, settlements at or below the estimate,
+// releases, cooldowns and updates of the limits: no bucket ever goes
+// below zero (only a settlement above its estimate may), and the state
+// model holds throughout. The clock is real, and only what cannot depend
+// on it is asserted.
+func TestConcurrentLeasesNeverOverdrawABucket(t *testing.T) {
+	keys := []*apiKey{{ID: "a", RPM: 600, TPM: 6000}, {ID: "b", RPM: 600, TPM: 3000}, {ID: "c", TPM: 6000}}
+	s := newKeyPool(t, config.SystemClock{}, config.Exclusive, 2, keys...)
+	const workers, calls = 8, 150
+	done := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range calls {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				estimate := int64(1 + (w*31+i*17)%60)
+				l, err := s.Lease(ctx, tokens(estimate))
+				cancel()
+				if err != nil {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						done <- err
+						return
+					}
+					continue
+				}
+				if err := l.Settle(config.Cost{"tokens": estimate / 2}); err != nil {
+					done <- err
+					return
+				}
+				if i%7 == 0 {
+					err = l.Cooldown(time.Millisecond)
+				} else {
+					err = l.Release()
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+				if w == 0 && i%10 == 0 {
+					k := *keys[i%3]
+					k.TPM = 2000 + int64(i)*10
+					if err := s.Update(&k); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			left, err := s.Remaining(k.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, n := range left {
+				if n < 0 {
+					t.Fatalf("%s's %s bucket is at %d: overdrawn by estimates", k.ID, name, n)
+				}
+			}
+		}
+		mustKeyInvariants(t, s)
+	}
+}
