@@ -132,11 +132,6 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 		}
 		return s.sweepGlobal(start, lease, g)
 	}
-	return s.sweepShards(start, lease, g)
-}
-
-// sweepShards is sweep in shard order.
-func (s *Scheduler[T, ID]) sweepShards(start int, lease bool, g *grant[T, ID]) bool {
 	for i := range len(s.shards) {
 		sh := &s.shards[s.wrap(start+i)]
 		if s.lockFree && !lease {
@@ -195,7 +190,7 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) b
 // resource that covers g.cost, one shard lock at a time, and takes the
 // best of those if it still covers the cost when its shard is locked
 // again. Each retry means another caller took from that resource; after
-// a few, it settles for the first shard's (sweepShards), so that the
+// a few, it settles for the first shard's that has one, so that the
 // loop ends.
 func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID]) bool {
 	for range 3 {
@@ -220,7 +215,13 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 			return true
 		}
 	}
-	return s.sweepShards(start, lease, g)
+	for i := range len(s.shards) {
+		if sh := &s.shards[s.wrap(start+i)]; !sh.empty() && s.holdTop(sh, nil, 0, lease, g) {
+			s.acquired(g.node)
+			return true
+		}
+	}
+	return false
 }
 
 // coveringIn returns sh's best resource that covers cost (see covering)

@@ -495,8 +495,9 @@ func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 // x-ratelimit-reset-tokens headers). The bucket then never believes it has
 // more than the provider says, now or as both refill; it is never raised,
 // since a provider that reports more has not yet counted the calls in
-// flight (see the package documentation, Budgets). A resource left with
-// less than one unit rests until it has one. A 429 with a Retry-After is
+// flight. A reset longer than the limit's Per leaves the bucket in debt:
+// the provider's bucket is further from full than this one can be. A
+// resource left with less than one unit rests until it has one. A 429 with a Retry-After is
 // Cooldown's job, not Observe's.
 //
 // It returns ErrInvalidCost for a negative remaining or one above
