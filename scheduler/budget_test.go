@@ -89,6 +89,22 @@ func untilKeyWaiters(t *testing.T, s *scheduler.Scheduler[*apiKey, string], n in
 	}
 }
 
+// untilArmed spins until the fake clock has n timers pending: the oldest
+// waiter, having found no budget that covers its cost, has armed the
+// wake that serves it. Advancing the clock before that would let the
+// waiter read the clock before the advance and arm its wake after it, for
+// an instant the test never advances past.
+func untilArmed(t *testing.T, clock *fakeclock.Clock, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for clock.Pending() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers pending, want %d", clock.Pending(), n)
+		}
+		runtime.Gosched()
+	}
+}
+
 func TestLeaseTakesItsCostFromEveryBucketAtTheGrant(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Exclusive, 1, &apiKey{ID: "a", RPM: 10, TPM: 1000})
@@ -265,6 +281,7 @@ func TestAWaiterIsServedAtTheRefillThatCoversIt(t *testing.T) {
 		got <- err
 	}()
 	untilKeyWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
 	// 100 left; 400 needs 30 s more.
 	clock.Advance(30*time.Second - 1)
 	select {
@@ -296,6 +313,7 @@ func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
 		big <- err
 	}()
 	untilKeyWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
 	// 50 left would cover a small call, but it queues behind the big one.
 	small := make(chan error, 1)
 	go func() {
@@ -338,6 +356,7 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 		big <- err
 	}()
 	untilKeyWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
 	small := make(chan error, 1)
 	go func() {
 		l, err := s.Lease(context.Background(), tokens(10))
@@ -504,6 +523,7 @@ func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T
 	// behind the first.
 	big := lease(800)
 	untilKeyWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
 	small := lease(20)
 	untilKeyWaiters(t, s, 2)
 	clock.Advance(48 * time.Second) // a refills to 800
