@@ -35,7 +35,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		for i := 0; i < h.Len(); i++ {
 			n := h.At(i)
-			if n.Index != i || n.State != node.Active || n.Shard != si {
+			if int(n.Index) != i || n.State != node.Active || int(n.Shard) != si {
 				return fmt.Errorf("shard %d heap[%d]: node %v has index %d, state %v, shard %d", si, i, n.Key, n.Index, n.State, n.Shard)
 			}
 			if i > 0 && h.Less(n, h.At((i-1)/2)) { // by value, then holders
@@ -109,7 +109,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	if got := s.Len(); got != total-draining {
 		return fmt.Errorf("Len = %d, but the map holds %d live nodes", got, total-draining)
 	}
-	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 {
+	// With budgets, callers wait while the resources in the heap do not
+	// cover the oldest one's cost.
+	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 && !s.budgeted {
 		return fmt.Errorf("%d waiters wait while %d resources are acquirable", q, inHeap)
 	}
 	return s.checkExpiry()
@@ -166,7 +168,7 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("map holds removed node %v", k)
 	case (n.State == node.Active) != (n.Index >= 0):
 		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
-	case n.State == node.Active && sh.heap.At(n.Index) != n:
+	case n.State == node.Active && sh.heap.At(int(n.Index)) != n:
 		return fmt.Errorf("node %v not at its heap index", k)
 	case n.Holders != n.Anonymous+len(n.Leases()) || n.Anonymous < 0:
 		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases()))
@@ -194,6 +196,35 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		// place forgets a rest that ended before it makes a node active
 		// or held, so the lean hold and release paths need not look.
 		return fmt.Errorf("node %v is %v with a rest until %d", k, n.State, n.RestUntil)
+	}
+	return s.checkBudgets(k, n)
+}
+
+// checkBudgets verifies a node's budgets: a node in the heap, or held,
+// has at least a unit in each (so it covers the default cost), and its
+// heap key FullAt is when its tightest bucket is full again, exactly,
+// unless every bucket is full now (then it is in the past).
+func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
+	now := s.now()
+	qs := n.Quotas()
+	if len(qs) == 0 {
+		if n.FullAt != 0 {
+			return fmt.Errorf("node %v has no budget and FullAt %d", k, n.FullAt)
+		}
+		return nil
+	}
+	for i := range qs {
+		if (n.State == node.Active || n.State == node.Held) && qs[i].Bucket.Level(now) < 1 {
+			return fmt.Errorf("node %v is %v with %d units of %q", k, n.State, qs[i].Bucket.Level(now), qs[i].Name)
+		}
+		for j := range i {
+			if qs[j].Name == qs[i].Name {
+				return fmt.Errorf("node %v has two buckets %q", k, qs[i].Name)
+			}
+		}
+	}
+	if want := fullAt(n, now); (want > now && n.FullAt != want) || (want <= now && n.FullAt > now) {
+		return fmt.Errorf("node %v: FullAt %d, its buckets are full at %d (now %d)", k, n.FullAt, want, now)
 	}
 	return nil
 }
