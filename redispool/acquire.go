@@ -82,22 +82,31 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	}
 	defer p.untrack()
 	p.hub.queued(w)
+	// looked is when the last request that the server answered by
+	// queueing was sent: a grant told on the channel came after the
+	// server ran it, so the lease runs at least LeaseTTL from then.
+	looked := start
 	for {
 		g, err := p.wait(ctx, w, next)
 		if err != nil {
 			p.abandon(request)
 			return nil, err
 		}
-		if g != nil && p.replicas == 0 {
+		// A grant whose estimated deadline keeps at least half the TTL
+		// is taken as told; an older estimate (a waiter that did not
+		// look for longer than that) would show a running lease as
+		// ending soon or ended, so the server is asked for its time left.
+		if g != nil && p.replicas == 0 && time.Until(looked.Add(p.ttl)) >= p.ttl/2 {
 			token, err := strconv.ParseUint(g.token, 10, 64)
 			if err == nil {
-				return &Lease{ID: g.id, Token: token, pool: p, deadline: start.Add(p.ttl)}, nil
+				return &Lease{ID: g.id, Token: token, pool: p, deadline: looked.Add(p.ttl)}, nil
 			}
 		}
-		// A re-check, or with WaitReplicas the grant's pickup: the same
-		// request, so the server answers with its lease or keeps its
-		// place in the queue.
-		l, next, _, err = p.try(ctx, request, true, time.Now())
+		// A re-check, or the grant's pickup (with WaitReplicas, or to
+		// learn its deadline): the same request, so the server answers
+		// with its lease or keeps its place in the queue.
+		looked = time.Now()
+		l, next, _, err = p.try(ctx, request, true, looked)
 		if l != nil {
 			return l, nil
 		}

@@ -245,3 +245,28 @@ func TestAResentReleaseDoesNotHandOverTwice(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// A lease handed to a waiter that queued longer ago than its LeaseTTL
+// runs from the grant, not from the waiter's first look: its Deadline
+// must not be in the past when Acquire returns it.
+func TestALeaseGrantedAfterALongWaitHasItsDeadlineAhead(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	// The fake clock keeps the waiter from re-checking: the grant
+	// message is all it hears.
+	waiter := newPool(t, newClient(t), Options{LeaseTTL: ttl, Clock: fakeclock.New()})
+	holder := newPool(t, newClient(t), Options{Name: waiter.name})
+	add(t, holder, Resource{ID: "r"})
+	c := newClient(t)
+	held := mustAcquire(t, holder)
+	parked := parkings(waiter)
+	startHub(t, waiter)
+	queuedAt := serverMillis(t, c)
+	ch := queueAsync(t, waiter, parked)
+	waitServerTime(t, c, queuedAt+2*ttl.Milliseconds())
+	mustRelease(t, held)
+	l := expectOnly(t, ch)
+	if left := time.Until(l.Deadline()); left <= 0 {
+		t.Fatalf("Deadline %v behind when Acquire returned; the lease runs %v from its grant", -left, ttl)
+	}
+	mustRelease(t, l)
+}
