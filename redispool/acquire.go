@@ -82,12 +82,13 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	}
 	defer p.untrack()
 	p.hub.queued(w)
+	p.hub.schedule(start, next)
 	// looked is when the last request that the server answered by
 	// queueing was sent: a grant told on the channel came after the
 	// server ran it, so the lease runs at least LeaseTTL from then.
 	looked := start
 	for {
-		g, err := p.wait(ctx, w, next)
+		g, err := p.wait(ctx, w)
 		if err != nil {
 			p.abandon(request)
 			return nil, err
@@ -114,6 +115,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 			p.abandon(request)
 			return nil, err
 		}
+		p.hub.schedule(looked, next)
 	}
 }
 
@@ -222,30 +224,48 @@ func (p *Pool) abandon(request string) {
 
 // wait blocks until w is granted a lease (returned), the re-check is
 // due or asked for (nil), ctx ends or the pool closes.
-func (p *Pool) wait(ctx context.Context, w *waiter, next time.Duration) (*grantMsg, error) {
-	d := p.recheck
-	// One waiter per process watches the server's own schedule: when it
-	// frees a slot there, this waiter's re-check makes the server notice
-	// and grant it to the oldest waiter, in whichever process. The extra
-	// millisecond covers the server's rounding to whole ones.
-	if next >= 0 && next+time.Millisecond < d && p.hub.isHead(w) {
-		d = next + time.Millisecond
-	}
+func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
+	recheckAt := p.clock.Now().Add(p.recheck)
+	// One channel for every timer of this wait: a timer that fires as
+	// it is replaced still ends the wait.
 	tick := make(chan struct{}, 1)
-	t := p.clock.AfterFunc(d, func() { tick <- struct{}{} })
-	defer t.Stop()
 	if p.parked != nil {
 		p.parked()
 	}
-	select {
-	case g := <-w.grant:
-		return &g, nil
-	case <-w.recheck:
-	case <-tick:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("redispool: acquire: %w", ctx.Err())
-	case <-p.hub.closing:
-		return nil, p.errClosed("acquire")
+	for {
+		d := recheckAt.Sub(p.clock.Now())
+		// One waiter per process, the oldest, watches the server's own
+		// schedule: when it frees a slot there, this waiter's re-check
+		// makes the server notice and grant it to the oldest waiter, in
+		// whichever process. The extra millisecond covers the server's
+		// rounding to whole ones. A waiter that becomes the oldest while
+		// it waits takes the watch over (rearm).
+		if due, ok := p.hub.watch(w); ok {
+			d = min(d, max(time.Until(due)+time.Millisecond, 0))
+		}
+		t := p.clock.AfterFunc(d, func() {
+			select {
+			case tick <- struct{}{}:
+			default:
+			}
+		})
+		select {
+		case g := <-w.grant:
+			t.Stop()
+			return &g, nil
+		case <-w.rearm:
+			t.Stop()
+			continue
+		case <-w.recheck:
+		case <-tick:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("redispool: acquire: %w", ctx.Err())
+		case <-p.hub.closing:
+			t.Stop()
+			return nil, p.errClosed("acquire")
+		}
+		t.Stop()
+		return nil, nil
 	}
-	return nil, nil
 }
