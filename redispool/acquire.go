@@ -229,10 +229,7 @@ func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
 	// One channel for every timer of this wait: a timer that fires as
 	// it is replaced still ends the wait.
 	tick := make(chan struct{}, 1)
-	if p.parked != nil {
-		p.parked()
-	}
-	for {
+	for parked := false; ; parked = true {
 		d := recheckAt.Sub(p.clock.Now())
 		// One waiter per process, the oldest, watches the server's own
 		// schedule: when it frees a slot there, this waiter's re-check
@@ -241,7 +238,10 @@ func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
 		// rounding to whole ones. A waiter that becomes the oldest while
 		// it waits takes the watch over (rearm).
 		if due, ok := p.hub.watch(w); ok {
-			d = min(d, max(time.Until(due)+time.Millisecond, 0))
+			d = min(d, time.Until(due)+time.Millisecond)
+		}
+		if d <= 0 {
+			return nil, nil
 		}
 		t := p.clock.AfterFunc(d, func() {
 			select {
@@ -249,6 +249,9 @@ func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
 			default:
 			}
 		})
+		if !parked && p.parked != nil {
+			p.parked()
+		}
 		select {
 		case g := <-w.grant:
 			t.Stop()

@@ -46,7 +46,8 @@ type waiter struct {
 	grant   chan grantMsg // 1-buffered: the server granted this request
 	recheck chan struct{} // 1-buffered: look again (a message may be lost)
 	// rearm (1-buffered): w is the oldest queued waiter, which watches
-	// due, and became it or due moved: its timer is to be set again.
+	// due, and became it or due came earlier: its timer is to be set
+	// again.
 	rearm chan struct{}
 	elem  *list.Element // in hub.queue once queued on the server
 }
@@ -137,8 +138,11 @@ func (h *hub) schedule(sent time.Time, next time.Duration) {
 	case superseded || sent.Add(next).Before(due):
 		due = sent.Add(next)
 	}
-	if !due.Equal(h.due) {
-		h.due = due
+	// Only an earlier due makes the oldest waiter set its timer again:
+	// one set for a later time fires early, and its re-check learns.
+	earlier := !due.IsZero() && (h.due.IsZero() || due.Before(h.due))
+	h.due = due
+	if earlier {
 		h.rearmHead()
 	}
 }
