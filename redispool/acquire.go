@@ -34,9 +34,10 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // (ErrSchedulerClosed). A Redis error ends the wait too: the caller
 // decides whether to try again. So does a pool with no resource at all
 // (ErrPoolEmpty, wrapped with ErrNoResourceAvailable), found when
-// Acquire looks (at once, or at its next re-check for a pool emptied
-// while it waits): nothing would ever free a slot, so it says so rather
-// than wait until ctx ends. After a restart that lost the data, this is
+// Acquire looks (at once; for a pool whose last resource Remove or Sync
+// takes away while it waits, even one that drains, when it is told; for
+// one that Redis lost, at its next re-check): nothing would ever free a
+// slot, so it says so rather than wait until ctx ends. After a restart that lost the data, this is
 // the sign to put the resources back (Sync). With Options.WaitReplicas,
 // a grant that too few replicas acknowledge in time ends the call with
 // ErrNotReplicated, the lease given back. Acquire returns as soon as ctx ends,

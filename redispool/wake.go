@@ -165,20 +165,27 @@ func (h *hub) waiting() int {
 	return h.queue.Len()
 }
 
-// deliver passes a grant to its waiter, if it is still there.
+// deliver passes a message to its waiter, if it is still there: a
+// grant, "request token id", or "request" alone, which tells the waiter
+// to look again (the pool has no resource left: see tidy in
+// lua/prelude.lua).
 func (h *hub) deliver(payload string) {
-	// request (32 hex digits) ' ' token ' ' id
-	if len(payload) < 34 || payload[32] != ' ' {
-		return
-	}
-	token, id, ok := strings.Cut(payload[33:], " ")
-	if !ok {
-		return
-	}
+	request, grant, granted := strings.Cut(payload, " ")
 	h.mu.Lock()
-	w := h.waiters[payload[:32]]
+	w := h.waiters[request]
 	h.mu.Unlock()
 	if w == nil {
+		return
+	}
+	if !granted {
+		select {
+		case w.recheck <- struct{}{}:
+		default:
+		}
+		return
+	}
+	token, id, ok := strings.Cut(grant, " ")
+	if !ok {
 		return
 	}
 	select {
