@@ -194,14 +194,25 @@ func TestAWaiterWhoseGrantMessageWasLostGetsItAtItsRecheck(t *testing.T) {
 	startHub(t, p)
 	got := queueAsync(t, p, parked)
 	// The message reaches no waiter: as if the subscription were cut
-	// when it was sent.
+	// when it was sent. A marker published after it, which the hub
+	// receives after it (one subscription delivers in order), tells
+	// when the hub has dropped it.
+	marker := &waiter{request: newRequest(), grant: make(chan grantMsg, 1)}
 	p.hub.mu.Lock()
 	ws := p.hub.waiters
-	p.hub.waiters = map[string]*waiter{}
+	p.hub.waiters = map[string]*waiter{marker.request: marker}
 	p.hub.mu.Unlock()
 	mustRelease(t, held)
 	if s := stats(t, other); s.Leases != 1 {
 		t.Fatalf("stats %+v, want the slot granted to the waiter", s)
+	}
+	if err := newClient(t).Publish(context.Background(), p.hub.channel, marker.request+" 0 marker").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-marker.grant:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the marker did not arrive")
 	}
 	p.hub.mu.Lock()
 	p.hub.waiters = ws
