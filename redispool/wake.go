@@ -110,7 +110,8 @@ func (h *hub) leave(w *waiter) {
 	}
 }
 
-// rearmHead tells the oldest queued waiter to set its timer again.
+// rearmHead tells the oldest queued waiter to set its timer again;
+// h.mu is held.
 func (h *hub) rearmHead() {
 	if f := h.queue.Front(); f != nil {
 		select {
