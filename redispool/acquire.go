@@ -34,9 +34,10 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // (ErrSchedulerClosed). A Redis error ends the wait too: the caller
 // decides whether to try again. So does a pool with no resource at all
 // (ErrPoolEmpty, wrapped with ErrNoResourceAvailable), found when
-// Acquire looks (at once, or at its next re-check for a pool emptied
-// while it waits): nothing would ever free a slot, so it says so rather
-// than wait until ctx ends. After a restart that lost the data, this is
+// Acquire looks (at once; for a pool whose last resource Remove or Sync
+// takes away while it waits, even one that drains, when it is told; for
+// one that Redis lost, at its next re-check): nothing would ever free a
+// slot, so it says so rather than wait until ctx ends. After a restart that lost the data, this is
 // the sign to put the resources back (Sync). With Options.WaitReplicas,
 // a grant that too few replicas acknowledge in time ends the call with
 // ErrNotReplicated, the lease given back. Acquire returns as soon as ctx ends,
@@ -82,22 +83,32 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	}
 	defer p.untrack()
 	p.hub.queued(w)
+	p.hub.schedule(start, next)
+	// looked is when the last request that the server answered by
+	// queueing was sent: a grant told on the channel came after the
+	// server ran it, so the lease runs at least LeaseTTL from then.
+	looked := start
 	for {
-		g, err := p.wait(ctx, w, next)
+		g, err := p.wait(ctx, w)
 		if err != nil {
 			p.abandon(request)
 			return nil, err
 		}
-		if g != nil && p.replicas == 0 {
+		// A grant whose estimated deadline keeps at least half the TTL
+		// is taken as told; an older estimate (a waiter that did not
+		// look for longer than that) would show a running lease as
+		// ending soon or ended, so the server is asked for its time left.
+		if g != nil && p.replicas == 0 && time.Until(looked.Add(p.ttl)) >= p.ttl/2 {
 			token, err := strconv.ParseUint(g.token, 10, 64)
 			if err == nil {
-				return &Lease{ID: g.id, Token: token, pool: p, deadline: start.Add(p.ttl)}, nil
+				return &Lease{ID: g.id, Token: token, pool: p, deadline: looked.Add(p.ttl)}, nil
 			}
 		}
-		// A re-check, or with WaitReplicas the grant's pickup: the same
-		// request, so the server answers with its lease or keeps its
-		// place in the queue.
-		l, next, _, err = p.try(ctx, request, true, time.Now())
+		// A re-check, or the grant's pickup (with WaitReplicas, or to
+		// learn its deadline): the same request, so the server answers
+		// with its lease or keeps its place in the queue.
+		looked = time.Now()
+		l, next, _, err = p.try(ctx, request, true, looked)
 		if l != nil {
 			return l, nil
 		}
@@ -105,6 +116,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 			p.abandon(request)
 			return nil, err
 		}
+		p.hub.schedule(looked, next)
 	}
 }
 
@@ -213,30 +225,51 @@ func (p *Pool) abandon(request string) {
 
 // wait blocks until w is granted a lease (returned), the re-check is
 // due or asked for (nil), ctx ends or the pool closes.
-func (p *Pool) wait(ctx context.Context, w *waiter, next time.Duration) (*grantMsg, error) {
-	d := p.recheck
-	// One waiter per process watches the server's own schedule: when it
-	// frees a slot there, this waiter's re-check makes the server notice
-	// and grant it to the oldest waiter, in whichever process. The extra
-	// millisecond covers the server's rounding to whole ones.
-	if next >= 0 && next+time.Millisecond < d && p.hub.isHead(w) {
-		d = next + time.Millisecond
-	}
+func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
+	recheckAt := p.clock.Now().Add(p.recheck)
+	// One channel for every timer of this wait: a timer that fires as
+	// it is replaced still ends the wait.
 	tick := make(chan struct{}, 1)
-	t := p.clock.AfterFunc(d, func() { tick <- struct{}{} })
-	defer t.Stop()
-	if p.parked != nil {
-		p.parked()
+	for parked := false; ; parked = true {
+		d := recheckAt.Sub(p.clock.Now())
+		// One waiter per process, the oldest, watches the server's own
+		// schedule: when it frees a slot there, this waiter's re-check
+		// makes the server notice and grant it to the oldest waiter, in
+		// whichever process. The extra millisecond covers the server's
+		// rounding to whole ones. A waiter that becomes the oldest while
+		// it waits takes the watch over (rearm).
+		if due, ok := p.hub.watch(w); ok {
+			d = min(d, time.Until(due)+time.Millisecond)
+		}
+		if d <= 0 {
+			return nil, nil
+		}
+		t := p.clock.AfterFunc(d, func() {
+			select {
+			case tick <- struct{}{}:
+			default:
+			}
+		})
+		if !parked && p.parked != nil {
+			p.parked()
+		}
+		select {
+		case g := <-w.grant:
+			t.Stop()
+			return &g, nil
+		case <-w.rearm:
+			t.Stop()
+			continue
+		case <-w.recheck:
+		case <-tick:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("redispool: acquire: %w", ctx.Err())
+		case <-p.hub.closing:
+			t.Stop()
+			return nil, p.errClosed("acquire")
+		}
+		t.Stop()
+		return nil, nil
 	}
-	select {
-	case g := <-w.grant:
-		return &g, nil
-	case <-w.recheck:
-	case <-tick:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("redispool: acquire: %w", ctx.Err())
-	case <-p.hub.closing:
-		return nil, p.errClosed("acquire")
-	}
-	return nil, nil
 }

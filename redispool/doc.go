@@ -142,7 +142,10 @@
 // goes to the next. The message cannot fail the script that made the
 // grant: when the server refuses it (an ACL without the channel), the
 // write still succeeds, Stats.WakeFailures counts it, and the waiter
-// finds its grant at its next re-check.
+// finds its grant at its next re-check. When Remove or Sync takes the
+// pool's last resource away (even one that drains), the script that
+// does it empties the queue and tells each waiter, which returns
+// ErrPoolEmpty.
 //
 // # Redis
 //

@@ -194,14 +194,25 @@ func TestAWaiterWhoseGrantMessageWasLostGetsItAtItsRecheck(t *testing.T) {
 	startHub(t, p)
 	got := queueAsync(t, p, parked)
 	// The message reaches no waiter: as if the subscription were cut
-	// when it was sent.
+	// when it was sent. A marker published after it, which the hub
+	// receives after it (one subscription delivers in order), tells
+	// when the hub has dropped it.
+	marker := &waiter{request: newRequest(), grant: make(chan grantMsg, 1)}
 	p.hub.mu.Lock()
 	ws := p.hub.waiters
-	p.hub.waiters = map[string]*waiter{}
+	p.hub.waiters = map[string]*waiter{marker.request: marker}
 	p.hub.mu.Unlock()
 	mustRelease(t, held)
 	if s := stats(t, other); s.Leases != 1 {
 		t.Fatalf("stats %+v, want the slot granted to the waiter", s)
+	}
+	if err := newClient(t).Publish(context.Background(), p.hub.channel, marker.request+" 0 marker").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-marker.grant:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the marker did not arrive")
 	}
 	p.hub.mu.Lock()
 	p.hub.waiters = ws
@@ -244,4 +255,29 @@ func TestAResentReleaseDoesNotHandOverTwice(t *testing.T) {
 		t.Fatalf("the first waiter's entry %q, want its lease", s.req[first])
 	}
 	checkInvariants(t, c, p)
+}
+
+// A lease handed to a waiter that queued longer ago than its LeaseTTL
+// runs from the grant, not from the waiter's first look: its Deadline
+// must not be in the past when Acquire returns it.
+func TestALeaseGrantedAfterALongWaitHasItsDeadlineAhead(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	// The fake clock keeps the waiter from re-checking: the grant
+	// message is all it hears.
+	waiter := newPool(t, newClient(t), Options{LeaseTTL: ttl, Clock: fakeclock.New()})
+	holder := newPool(t, newClient(t), Options{Name: waiter.name})
+	add(t, holder, Resource{ID: "r"})
+	c := newClient(t)
+	held := mustAcquire(t, holder)
+	parked := parkings(waiter)
+	startHub(t, waiter)
+	queuedAt := serverMillis(t, c)
+	ch := queueAsync(t, waiter, parked)
+	waitServerTime(t, c, queuedAt+2*ttl.Milliseconds())
+	mustRelease(t, held)
+	l := expectOnly(t, ch)
+	if left := time.Until(l.Deadline()); left <= 0 {
+		t.Fatalf("Deadline %v behind when Acquire returned; the lease runs %v from its grant", -left, ttl)
+	}
+	mustRelease(t, l)
 }

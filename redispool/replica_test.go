@@ -381,3 +381,32 @@ func TestAnAcquireCancelledWhileWaitingForReplicasLosesNoLease(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// A waiter served by another's Release, with WaitReplicas, returns only
+// once the replica has its lease: it picks the grant up with its
+// request, and WAITs, rather than take the message's word.
+func TestAQueuedWaiterReturnsOnlyOnceTheReplicaHasItsGrant(t *testing.T) {
+	primary := ownServer(t)
+	replica := ownReplica(t, primary)
+	c, hook := hooked(t, primary.addr)
+	rc := clientOf(t, replica.addr)
+	opts := Options{WaitReplicas: 1, WaitTimeout: 30 * time.Second, RecheckInterval: time.Hour}
+	p := newPool(t, c, opts)
+	opts.Name = p.name
+	other := newPool(t, clientOf(t, primary.addr), opts)
+	add(t, p, Resource{ID: "a"})
+	held := mustAcquire(t, other)
+	parked := parkings(p)
+	startHub(t, p)
+	got := queueAsync(t, p, parked)
+	n := hook.count()
+	mustRelease(t, held)
+	l := expectOnly(t, got)
+	if !replicaHasLease(t, rc, p, l) {
+		t.Fatal("Acquire returned before the replica had the lease")
+	}
+	if cmds := hook.since(n); !equal(cmds, []string{"fcall", "wait"}) {
+		t.Fatalf("the waiter sent %v after the grant, want FCALL then WAIT", cmds)
+	}
+	mustRelease(t, l)
+}

@@ -257,3 +257,56 @@ func TestAcquireOnAPoolWithNoResourcesSaysSoAtOnce(t *testing.T) {
 	}
 	mustRelease(t, held)
 }
+
+// The waiters of a pool whose last resource goes are told, in every
+// process, and return ErrPoolEmpty without waiting for their re-check
+// (an hour here): whether the resource leaves at once (no lease) or
+// drains (its lease runs on, but no waiter can ever get it).
+func TestWaitersAreToldWhenTheLastResourceGoes(t *testing.T) {
+	for _, leased := range []bool{false, true} {
+		name := "excluded, no lease"
+		if leased {
+			name = "leased, draining"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			opts := Options{RecheckInterval: time.Hour}
+			a := newPool(t, newClient(t), opts)
+			opts.Name = a.name
+			b := newPool(t, newClient(t), opts)
+			add(t, a, Resource{ID: "r"})
+			var held *Lease
+			if leased {
+				held = mustAcquire(t, a)
+			} else if err := a.Exclude(ctx, "r"); err != nil {
+				t.Fatal(err)
+			}
+			parkedA, parkedB := parkings(a), parkings(b)
+			startHub(t, a)
+			startHub(t, b)
+			waitA := queueAsync(t, a, parkedA)
+			waitB := queueAsync(t, b, parkedB)
+			if err := a.Remove(ctx, "r"); err != nil {
+				t.Fatal(err)
+			}
+			for i, ch := range []<-chan acquired{waitA, waitB} {
+				select {
+				case r := <-ch:
+					if !errors.Is(r.err, ErrPoolEmpty) {
+						t.Fatalf("waiter %d: %v, %v; want ErrPoolEmpty", i, r.lease, r.err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("waiter %d not told that the pool is empty", i)
+				}
+			}
+			if held != nil {
+				mustRelease(t, held)
+			}
+			a.bg.Wait()
+			b.bg.Wait()
+			if keys := poolKeys(t, newClient(t), a); len(keys) != 0 {
+				t.Fatalf("keys left: %v", keys)
+			}
+		})
+	}
+}

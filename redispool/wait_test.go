@@ -240,3 +240,32 @@ func testAddrOrSkip(t *testing.T) string {
 	needRedis(t)
 	return testAddr
 }
+
+// The waiter that becomes its process's oldest when the one before it
+// is served takes over the watch on the server's own schedule: a lease
+// that runs out after that reaches it without a re-check interval.
+func TestANewOldestWaiterWatchesTheLeaseDeadlines(t *testing.T) {
+	waiter := newPool(t, newClient(t), Options{RecheckInterval: time.Hour})
+	other := newPool(t, newClient(t), Options{Name: waiter.name})
+	expiring := newPool(t, newClient(t), Options{Name: waiter.name, LeaseTTL: 2 * time.Second})
+	add(t, other, Resource{ID: "released"}, Resource{ID: "expiring", Priority: 1})
+	held := mustAcquire(t, other)
+	mustAcquire(t, expiring) // never released: it runs out
+	parked := parkings(waiter)
+	startHub(t, waiter)
+	first := queueAsync(t, waiter, parked)
+	second := queueAsync(t, waiter, parked)
+	mustRelease(t, held)
+	l := expectOnly(t, first, second)
+	// Only the lease that runs out can serve the second now.
+	select {
+	case r := <-second:
+		if r.err != nil {
+			t.Fatalf("second waiter: %v", r.err)
+		}
+		mustRelease(t, r.lease)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the lease that ran out did not reach the new oldest waiter")
+	}
+	mustRelease(t, l)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -28,6 +29,11 @@ type hub struct {
 	mu      sync.Mutex
 	waiters map[string]*waiter // by request: every Acquire call in progress
 	queue   list.List          // of *waiter queued on the server, oldest first
+	// due is when, by the local clock, the server will next free a slot
+	// by itself (a lease deadline, the end of a suspension), as this
+	// Pool's latest queued request learnt; zero: nothing scheduled. The
+	// oldest queued waiter re-checks then, so that the server notices.
+	due     time.Time
 	started bool
 	closed  bool
 	ps      *redis.PubSub
@@ -39,7 +45,11 @@ type waiter struct {
 	request string
 	grant   chan grantMsg // 1-buffered: the server granted this request
 	recheck chan struct{} // 1-buffered: look again (a message may be lost)
-	elem    *list.Element // in hub.queue once queued on the server
+	// rearm (1-buffered): w is the oldest queued waiter, which watches
+	// due, and became it or due came earlier: its timer is to be set
+	// again.
+	rearm chan struct{}
+	elem  *list.Element // in hub.queue once queued on the server
 }
 
 // grantMsg is a grant told on the channel.
@@ -59,7 +69,7 @@ func newHub(client redis.UniversalClient, channel string) *hub {
 // join registers an Acquire call of request, before it first asks the
 // server, so that a grant told at once finds it.
 func (h *hub) join(request string) *waiter {
-	w := &waiter{request: request, grant: make(chan grantMsg, 1), recheck: make(chan struct{}, 1)}
+	w := &waiter{request: request, grant: make(chan grantMsg, 1), recheck: make(chan struct{}, 1), rearm: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.waiters[request] = w
@@ -83,23 +93,70 @@ func (h *hub) queued(w *waiter) {
 }
 
 // leave forgets w. A grant told to it later is dropped: the caller
-// gives back what its request got (abandon).
+// gives back what its request got (abandon). The waiter after the
+// oldest takes over its watch on due.
 func (h *hub) leave(w *waiter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.waiters, w.request)
-	if w.elem != nil {
-		h.queue.Remove(w.elem)
-		w.elem = nil
+	if w.elem == nil {
+		return
+	}
+	head := h.queue.Front() == w.elem
+	h.queue.Remove(w.elem)
+	w.elem = nil
+	if head {
+		h.rearmHead()
 	}
 }
 
-// isHead reports whether w is this Pool's oldest queued waiter, the one
-// that re-checks when the server will next free something by itself.
-func (h *hub) isHead(w *waiter) bool {
+// rearmHead tells the oldest queued waiter to set its timer again;
+// h.mu is held.
+func (h *hub) rearmHead() {
+	if f := h.queue.Front(); f != nil {
+		select {
+		case f.Value.(*waiter).rearm <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// schedule notes what the server answered a queued request sent at
+// sent: the time until it frees a slot by itself (next, < 0: nothing
+// scheduled). An answer to a request sent after the current due
+// replaces it (the server had passed that time); an older one only
+// brings it forward.
+func (h *hub) schedule(sent time.Time, next time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return w.elem != nil && h.queue.Front() == w.elem
+	due := h.due
+	superseded := !sent.Before(due)
+	switch {
+	case next < 0:
+		if superseded {
+			due = time.Time{}
+		}
+	case superseded || sent.Add(next).Before(due):
+		due = sent.Add(next)
+	}
+	// Only an earlier due makes the oldest waiter set its timer again:
+	// one set for a later time fires early, and its re-check learns.
+	earlier := !due.IsZero() && (h.due.IsZero() || due.Before(h.due))
+	h.due = due
+	if earlier {
+		h.rearmHead()
+	}
+}
+
+// watch returns due if w is this Pool's oldest queued waiter and the
+// server has something scheduled.
+func (h *hub) watch(w *waiter) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w.elem == nil || h.queue.Front() != w.elem || h.due.IsZero() {
+		return time.Time{}, false
+	}
+	return h.due, true
 }
 
 // waiting is the number of queued waiters.
@@ -109,20 +166,27 @@ func (h *hub) waiting() int {
 	return h.queue.Len()
 }
 
-// deliver passes a grant to its waiter, if it is still there.
+// deliver passes a message to its waiter, if it is still there: a
+// grant, "request token id", or "request" alone, which tells the waiter
+// to look again (the pool has no resource left: see tidy in
+// lua/prelude.lua).
 func (h *hub) deliver(payload string) {
-	// request (32 hex digits) ' ' token ' ' id
-	if len(payload) < 34 || payload[32] != ' ' {
-		return
-	}
-	token, id, ok := strings.Cut(payload[33:], " ")
-	if !ok {
-		return
-	}
+	request, grant, granted := strings.Cut(payload, " ")
 	h.mu.Lock()
-	w := h.waiters[payload[:32]]
+	w := h.waiters[request]
 	h.mu.Unlock()
 	if w == nil {
+		return
+	}
+	if !granted {
+		select {
+		case w.recheck <- struct{}{}:
+		default:
+		}
+		return
+	}
+	token, id, ok := strings.Cut(grant, " ")
+	if !ok {
 		return
 	}
 	select {

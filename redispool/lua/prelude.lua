@@ -68,7 +68,7 @@ local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_IN
   1, 0, -1, -2, -3, -4, -5, -6, -7, 2
 
 local freed    -- a slot may have become leasable: serve waiters
-local dropped  -- a resource left for good: the pool may be empty now
+local dropped  -- a resource left or began to drain: the pool may be empty now
 local wake_err -- the error of a refused PUBLISH (or 0), for the client to count
 -- epochs holds the '#e' of the two DONE buckets once recorded has read
 -- them (false: not read), so that record need not read them again.
@@ -230,6 +230,14 @@ local function oldest()
   end
 end
 
+-- tell publishes message to process proc, through pcall as hand says.
+local function tell(proc, message)
+  local res = redis.pcall('PUBLISH', WAKE .. ':' .. proc, message)
+  if type(res) == 'table' and res.err then
+    wake_err = res.err
+  end
+end
+
 -- hand grants a slot of r (counted in its holders) to the waiter
 -- request and tells its process. PUBLISH, which an ACL can deny, goes
 -- through pcall: nothing after the change may fail the script (a
@@ -239,10 +247,7 @@ end
 local function hand(r, request, ttl, proc)
   redis.call('ZREM', QUEUE, request)
   local token = grant(r, request, ttl)
-  local res = redis.pcall('PUBLISH', WAKE .. ':' .. proc, request .. ' ' .. token .. ' ' .. r.id)
-  if type(res) == 'table' and res.err then
-    wake_err = res.err
-  end
+  tell(proc, request .. ' ' .. token .. ' ' .. r.id)
 end
 
 -- serve hands the leasable slots to the oldest waiters, best first, as
@@ -338,6 +343,7 @@ local function remove_resource(r)
     redis.call('ZREM', AVAIL, old)
   end
   redis.call('HINCRBY', RES, '#n', -1)
+  dropped = true
   if r.x then
     redis.call('HINCRBY', RES, '#x', -1)
   end
@@ -419,16 +425,31 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- tidy deletes every key of a pool left with no resource, but TOKEN and
--- the DONE buckets (which expire by themselves). Its waiters find the
--- pool empty at their next re-check.
+-- tidy empties the queue of a pool left with no resource (draining
+-- ones serve no waiter): each waiter leaves it and is told to look
+-- again (a message of its request alone), so that it finds the pool
+-- empty at once, not at its next re-check. Once nothing drains either,
+-- it deletes every key of the pool but TOKEN and the DONE buckets
+-- (which expire by themselves).
 local function tidy()
-  if dropped then
-    dropped = false
-    local n = redis.call('HMGET', RES, '#n', '#d')
-    if (tonumber(n[1]) or 0) == 0 and (tonumber(n[2]) or 0) == 0 then
-      redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ, QUEUE)
+  if not dropped then
+    return
+  end
+  dropped = false
+  local n = redis.call('HMGET', RES, '#n', '#d')
+  if (tonumber(n[1]) or 0) > 0 then
+    return
+  end
+  for _, request in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
+    local _, _, proc = waiting(redis.call('HGET', REQ, request))
+    if proc then
+      redis.call('HDEL', REQ, request)
+      tell(proc, request)
     end
+  end
+  redis.call('DEL', QUEUE)
+  if (tonumber(n[2]) or 0) == 0 then
+    redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
   end
 end
 
