@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -443,7 +444,8 @@ func limitsOfNode[T any, ID comparable](n *node.Node[T, ID]) []config.Limit {
 // bucket's Max), one that spent more takes the rest, which may put the
 // bucket in debt; the resource then rests until the debt is repaid and a
 // unit more has refilled. Names actual does not give keep their estimate.
-// Settling again corrects what the last settlement recorded. A bucket
+// Settling again, through this handle or any copy of it, corrects what
+// the last settlement recorded. A bucket
 // added by an Update after the lease was granted, which the lease did not
 // pay into, is left alone.
 //
@@ -460,30 +462,24 @@ func (l *Lease[T, ID]) Settle(actual config.Cost) error {
 	if l.s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	if err := l.s.settle(l, actual); err != nil {
-		return err
-	}
-	if len(actual) > 0 {
-		c := make(config.Cost, len(l.cost)+len(actual))
-		for k, v := range l.cost {
-			c[k] = v
-		}
-		for k, v := range actual {
-			c[k] = v
-		}
-		l.cost = c
-	}
-	return nil
+	return l.s.settle(l, actual)
 }
 
 func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
-	return s.onLease(l, func(sh *shard[T, ID], n *node.Node[T, ID], now int64) error {
+	return s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
+		paid := config.Cost(e.Cost)
 		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
 			a, ok := actual[qs[i].Name]
 			if !ok || qs[i].Born >= l.token {
 				continue
 			}
-			qs[i].Bucket.Settle(now, l.cost.Of(qs[i].Name), a)
+			qs[i].Bucket.Settle(now, paid.Of(qs[i].Name), a)
+		}
+		if len(actual) > 0 {
+			c := make(config.Cost, len(paid)+len(actual))
+			maps.Copy(c, paid)
+			maps.Copy(c, actual)
+			e.Cost = c
 		}
 		return nil
 	})
@@ -516,7 +512,7 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 	case l.s.closed.Load():
 		return crserrors.ErrSchedulerClosed
 	}
-	return l.s.onLease(l, func(sh *shard[T, ID], n *node.Node[T, ID], now int64) error {
+	return l.s.onLease(l, func(n *node.Node[T, ID], _ *node.Lease, now int64) error {
 		qs := n.Quotas()
 		i := slices.IndexFunc(qs, func(q node.Quota) bool { return q.Name == name })
 		if i < 0 {
@@ -527,12 +523,12 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 	})
 }
 
-// onLease runs change on the budgets of l's resource, under its shard's
-// lock, while the lease lasts, then moves the resource where its budgets
+// onLease runs change on the budgets of l's resource and on its lease
+// record e, under the shard's lock, while the lease lasts, then moves the resource where its budgets
 // now put it: resting while one holds less than a unit, back in the heap
 // once a refund gives every one a unit, and in the heap's order by its
 // headroom. It serves waiters a refund may now cover.
-func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(*shard[T, ID], *node.Node[T, ID], int64) error) error {
+func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, ID], e *node.Lease, now int64) error) error {
 	n := l.node
 	sh := &s.shards[n.Shard]
 	served, err := func() (bool, error) {
@@ -544,22 +540,25 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(*shard[T, ID], *
 			return false, s.leaseGone(l.deadline)
 		}
 		now := s.now()
-		if d := n.Lease(i).Deadline; d != 0 && now >= d {
+		e := n.Lease(i)
+		if e.Deadline != 0 && now >= e.Deadline {
 			return false, crserrors.ErrLeaseExpired // the timer is about to reclaim it
 		}
 		if !n.Budgeted() {
-			return false, change(sh, n, now) // nothing to move
+			return false, change(n, e, now) // nothing to move
 		}
 		saved := slices.Clone(n.Quotas())
+		paid := e.Cost
 		full := n.FullAt
 		rest, why := n.RestUntil, n.Rest
-		if err := change(sh, n, now); err != nil {
+		if err := change(n, e, now); err != nil {
 			return false, err
 		}
 		done := false
 		defer func() {
 			if !done {
 				copy(n.Quotas(), saved)
+				e.Cost = paid
 				n.FullAt = full
 				sh.setRest(n, rest, why)
 			}

@@ -626,3 +626,28 @@ func TestConcurrentLeasesNeverOverdrawABucket(t *testing.T) {
 		mustKeyInvariants(t, s)
 	}
 }
+
+// A Lease is a value, and copies of it are one lease: what one copy
+// settled, another must not settle again from the estimate.
+func TestSettleThroughACopyCorrectsWhatTheOtherCopySettled(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 1000})
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l
+	if err := l.Settle(config.Cost{"tokens": 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(config.Cost{"tokens": 100}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 900})
+	if err := c.Settle(config.Cost{"tokens": 300}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 700})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -55,7 +55,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		sh.holders++
 		if lease {
 			g.token = n.Issue()
-			n.AddLease(node.Lease{Token: g.token, Deadline: deadline})
+			n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
 		} else {
 			n.Anonymous++
 		}

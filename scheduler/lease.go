@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/crsched/crs/acquire"
-	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -31,10 +30,6 @@ type Lease[T any, ID comparable] struct {
 	value    T
 	deadline int64 // as granted or last extended through this handle; 0: none
 	released bool
-	// cost is what the lease took from the budgets: its estimate (nil:
-	// 1 of each limit), as corrected by the settlements made through
-	// this handle.
-	cost config.Cost
 }
 
 // Value is the resource's value when the lease was granted.
@@ -144,7 +139,7 @@ func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], e
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline, cost: g.cost}, nil
+	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline}, nil
 }
 
 // endHold ends the lease with token on n and serves waiters from the

@@ -343,6 +343,12 @@ type Lease struct {
 	// Deadline is when the lease expires, in scheduler clock nanoseconds;
 	// 0 or Never means never.
 	Deadline int64
+	// Cost is what the lease has taken from the node's budgets: its
+	// estimate (nil: 1 of each limit) as corrected by each settlement.
+	// It lives here, not in the caller's handle, because every copy of a
+	// handle is the same lease: a settlement through one corrects what
+	// another settled. The map is never changed, only replaced.
+	Cost map[string]int64
 }
 
 // New returns a node that is not yet in any structure.
