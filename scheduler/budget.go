@@ -445,9 +445,8 @@ func limitsOfNode[T any, ID comparable](n *node.Node[T, ID]) []config.Limit {
 // bucket in debt; the resource then rests until the debt is repaid and a
 // unit more has refilled. Names actual does not give keep their estimate.
 // Settling again, through this handle or any copy of it, corrects what
-// the last settlement recorded. A bucket
-// added by an Update after the lease was granted, which the lease did not
-// pay into, is left alone.
+// the last settlement recorded. A bucket added by an Update after the
+// lease was granted, which the lease did not pay into, is left alone.
 //
 // It returns ErrInvalidCost for a negative or too large amount, and
 // ErrLeaseReleased (or ErrLeaseExpired) once the lease has ended,
