@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -241,6 +242,114 @@ func TestLLMReportsNameTheirFiguresInTextAndJSON(t *testing.T) {
 	for _, want := range []string{"429s received", "binding budget used", "added latency p99", "Budget", "tokens", "Accounting: OK"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestTheNaiveClientGoesRoundRobinAndWaitsOutARetryAfter(t *testing.T) {
+	n := newNaiveClient(3)
+	var got []int
+	for i := 0; i < 5; i++ {
+		h, err := n.pick(context.Background(), llmCall{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, h.key())
+	}
+	if want := []int{0, 1, 2, 0, 1}; !equalInts(got, want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+	h, _ := n.pick(context.Background(), llmCall{})
+	if wait, err := h.refused(llmAnswer{status: 429, retryAfter: 1500 * time.Millisecond}); wait != 1500*time.Millisecond || err != nil {
+		t.Fatalf("after a 429: wait %v, %v", wait, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := n.pick(ctx, llmCall{}); err == nil {
+		t.Fatal("picked a key for a call whose window has ended")
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestA200WithoutUsageIsAnError(t *testing.T) {
+	for _, body := range []string{`{"choices": []}`, `not json`, `{"usage": "x"}`} {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
+		if a := readAnswer(resp); a.err == nil || a.status != 0 {
+			t.Errorf("%s: read as status %d, error %v", body, a.status, a.err)
+		}
+	}
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(
+		`{"usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}`))}
+	if a := readAnswer(resp); a.err != nil || a.usage.Total != 7 || a.usage.Prompt != 3 || a.usage.Completion != 4 {
+		t.Fatalf("usage read as %+v, %v", a.usage, a.err)
+	}
+}
+
+// A real provider's keys are secrets: the report names them by number.
+func TestTheReportNeverShowsARealProvidersKeys(t *testing.T) {
+	c := tinyLLM("naive")
+	c.LLM.Provider, c.LLM.Keys = "https://example.invalid", []string{"sk-secret-1", "sk-secret-2"}
+	r := &llmRun{cfg: c, keys: c.LLM.Keys}
+	r.k.keys = make([]llmKeyCounters, 2)
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &Report{LLM: r.report(time.Second, time.Second, nil, nil, nil, c.LLM.Provider)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), `"key-2"`) {
+		t.Fatalf("report:\n%s", b.String())
+	}
+}
+
+func TestTheAccountingFailsWhenTheMockDisagrees(t *testing.T) {
+	lr := &LLMReport{
+		Calls:  LLMCalls{Calls: 10, Served: 8, Unfinished: 2, Attempts: 9, RateLimited: 1},
+		Tokens: LLMTokens{Total: 800},
+		ProviderStats: &mockprovider.Stats{RequestsPerMinute: 60, Total: mockprovider.KeyStats{
+			Received: 9, Served: 8, RateLimited: 1, TotalTokens: 800}},
+	}
+	if a := llmAccounting(lr, nil); !a.OK {
+		t.Fatalf("matching counts failed: %+v", a)
+	}
+	lr.ProviderStats.Total.RateLimited = 2
+	if a := llmAccounting(lr, nil); a.OK {
+		t.Fatal("a 429 the client did not count passed")
+	}
+	lr.ProviderStats.Total.RateLimited = 1
+	lr.ProviderStats.Keys = []mockprovider.KeyStats{{Key: "k", Served: 61, RequestsAllowed: 60}}
+	if a := llmAccounting(lr, nil); a.OK {
+		t.Fatal("a key served beyond its bucket passed")
+	}
+	lr.ProviderStats.Keys = nil
+	if a := llmAccounting(lr, []Check{{Name: "client", OK: false}}); a.OK {
+		t.Fatal("a failed client check passed")
+	}
+}
+
+func TestAnInterruptedLLMRunSaysSoAndSkipsTheMocksCrossCheck(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := Run(ctx, tinyLLM("naive"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Interrupted == nil || r.LLM.Interrupted == nil {
+		t.Fatal("not marked interrupted")
+	}
+	for _, c := range r.LLM.Accounting.Checks {
+		if c.Name == "the mock's counts are the client's" && !c.Skipped {
+			t.Fatalf("cross-check made on an interrupted run: %+v", c)
 		}
 	}
 }
