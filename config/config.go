@@ -77,7 +77,20 @@ type Config[T any, ID comparable] struct {
 	// 1 means 1. A rate so small that the next token is past the clock's
 	// range gives the burst and then nothing more. It is read when the
 	// resource is added and on each Update.
+	//
+	// It is a token bucket with the arithmetic of Limits: Limit{Max:
+	// burst, Per: burst/perSecond seconds}, Per rounded up to the
+	// nanosecond (so the rate is never above perSecond) and burst capped
+	// at MaxUnits, of which every hand-out takes 1 whatever its cost. It
+	// is kept apart from Limits, so that a cost never names it.
 	RateLimit func(T) (perSecond float64, burst int)
+	// Limits returns a resource's budgets: token buckets such as requests
+	// and tokens per minute (see Limit), kept exactly and taken from in
+	// the same step as the hold they pay for (see scheduler.WithCost).
+	// nil, or an empty result, means no budget. It is read when the
+	// resource is added and on each Update; invalid limits (see
+	// ValidateLimits) make that call fail and change nothing.
+	Limits func(T) []Limit
 }
 
 // Validate checks cfg and returns it with the defaults of its zero fields

@@ -115,4 +115,8 @@ var (
 	// ErrUnknownLimit: a config.Cost names a limit that none of the limits
 	// it was checked against has (Cost.ValidateNames).
 	ErrUnknownLimit = stderrors.New("crs: cost names an unknown limit")
+	// ErrCostExceedsLimits: a Lease asked for a cost that no resource in
+	// the pool can ever cover, because it is above the Max of one of each
+	// resource's limits; waiting would never end.
+	ErrCostExceedsLimits = stderrors.New("crs: cost exceeds every resource's limits")
 )

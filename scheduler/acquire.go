@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -39,6 +40,9 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			}
 		}
 	}
+	if s.budgeted && s.waiters.Len() > 0 {
+		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
+	}
 	var g grant[T, ID]
 	if err := s.take(start, false, &g); err != nil {
 		return zero, err
@@ -61,6 +65,9 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	}
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
+	}
+	if s.budgeted && s.waiters.Len() > 0 {
+		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
 	}
 	var g grant[T, ID]
 	if !s.sweepAffinity(id, false, &g) {
@@ -113,13 +120,23 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 
 // sweep takes a hold (see hold) on the best resource of the first
 // non-empty shard at or after start, or with GlobalOrder on the best
-// resource of all shards (ties going to the first from start). Where a
+// resource of all shards (ties going to the first from start). A cost
+// (g.cost) goes to the best resource that covers it (see covering) of
+// the first shard that has one, or with GlobalOrder of all shards. Where a
 // shared acquisition changes nothing (lockFree), it reads the shard's
 // published top instead, with no lock. It reports whether it found one.
 func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 	if s.global {
+		if g.cost != nil {
+			return s.sweepGlobalCost(start, lease, g)
+		}
 		return s.sweepGlobal(start, lease, g)
 	}
+	return s.sweepShards(start, lease, g)
+}
+
+// sweepShards is sweep in shard order.
+func (s *Scheduler[T, ID]) sweepShards(start int, lease bool, g *grant[T, ID]) bool {
 	for i := range len(s.shards) {
 		sh := &s.shards[s.wrap(start+i)]
 		if s.lockFree && !lease {
@@ -172,6 +189,66 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) b
 			return true
 		}
 	}
+}
+
+// sweepGlobalCost is sweepGlobal for a cost: it finds each shard's best
+// resource that covers g.cost, one shard lock at a time, and takes the
+// best of those if it still covers the cost when its shard is locked
+// again. Each retry means another caller took from that resource; after
+// a few, it settles for the first shard's (sweepShards), so that the
+// loop ends.
+func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID]) bool {
+	for range 3 {
+		idx := -1
+		var best *node.Node[T, ID]
+		var bestValue T
+		for i := range len(s.shards) {
+			at := s.wrap(start + i)
+			if s.shards[at].empty() {
+				continue
+			}
+			n, v := s.coveringIn(&s.shards[at], g.cost)
+			if n != nil && (best == nil || s.cmp(v, bestValue) < 0) {
+				idx, best, bestValue = at, n, v
+			}
+		}
+		if best == nil {
+			return false
+		}
+		if s.holdIfCovers(&s.shards[idx], best, lease, g) {
+			s.acquired(best)
+			return true
+		}
+	}
+	return s.sweepShards(start, lease, g)
+}
+
+// coveringIn returns sh's best resource that covers cost (see covering)
+// and its value, or nil.
+func (s *Scheduler[T, ID]) coveringIn(sh *shard[T, ID], cost config.Cost) (n *node.Node[T, ID], v T) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s.repair(sh, nil)
+	if n, _ = s.covering(sh, cost, s.now()); n != nil {
+		v = n.Value
+	}
+	return n, v
+}
+
+// holdIfCovers takes a hold on n, into g, if it is still active and
+// covers g.cost, and reports whether it did.
+func (s *Scheduler[T, ID]) holdIfCovers(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s.repair(sh, nil)
+	if n.State != node.Active {
+		return false
+	}
+	if ok, _ := fits(n, g.cost, s.now()); !ok {
+		return false
+	}
+	s.hold(sh, n, lease, g)
+	return true
 }
 
 // bestTop returns the shard whose top is best, that top and its value,
@@ -231,6 +308,11 @@ func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], ver
 	n := sh.best()
 	if n == nil {
 		return false
+	}
+	if g.cost != nil {
+		if n, _ = s.covering(sh, g.cost, s.now()); n == nil {
+			return false
+		}
 	}
 	if want != nil {
 		if now, _ := s.versions(); n != want || now != versions {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -13,7 +14,9 @@ import (
 // ErrInvalidKey for a key that cannot identify it (see usable) and
 // ErrDuplicateKey if its key is already present; when the key belongs to
 // a resource removed while held, whose holders have not all released yet,
-// the error wraps both ErrDuplicateKey and ErrResourceDraining.
+// the error wraps both ErrDuplicateKey and ErrResourceDraining. Limits
+// that config.ValidateLimits refuses make it fail with their error
+// (ErrInvalidLimit, ErrDuplicateLimit), adding nothing.
 func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
@@ -25,9 +28,19 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.checkKeys && !usable(key) {
 		return crserrors.ErrInvalidKey
 	}
+	var limits []config.Limit
+	if s.limits != nil {
+		var err error
+		if limits, err = s.limitsOf(v); err != nil {
+			return opError("add", key, err)
+		}
+	}
 	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: s.assign(1), Capacity: s.capacityOf(v)}
 	if s.rateLimit != nil { // a new node has no bucket: nothing to set
 		n.SetBucket(s.bucketOf(v))
+	}
+	if limits != nil {
+		setQuotas(n, newQuotas(limits, s.now(), 0))
 	}
 	n.Init(v, s.word, nil)
 	id := n.Key
@@ -39,6 +52,9 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 		// read now, set means the key was taken by a draining resource
 		// at some instant after the insert failed (finding 5).
 		return collision[ID]{id, present.Leaving.Load()}.err("add")
+	}
+	if s.budgeted {
+		s.profiles.change(limits, 1)
 	}
 	s.emit(events.EventAdd, id)
 	return nil
@@ -142,6 +158,17 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 			return crserrors.ErrNilResource
 		}
 	}
+	var limits [][]config.Limit
+	if s.limits != nil {
+		limits = make([][]config.Limit, len(vs))
+		for i, v := range vs {
+			var err error
+			if limits[i], err = s.limitsOf(v); err != nil {
+				return opError("batch add", s.key(v), err)
+			}
+		}
+	}
+	now := s.now()
 
 	// One allocation for all nodes of the batch, and one for the copies
 	// of their values that lock-free readers load, if T needs copies.
@@ -158,6 +185,9 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		n.Capacity = s.capacityOf(v)
 		if s.rateLimit != nil {
 			n.SetBucket(s.bucketOf(v))
+		}
+		if limits != nil {
+			setQuotas(n, newQuotas(limits[i], now, 0))
 		}
 		var spare *T
 		if copies != nil {
@@ -178,6 +208,9 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if failed {
 		s.refused(insertFailed)
 		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), met)
+	}
+	for _, l := range limits {
+		s.profiles.change(l, 1)
 	}
 	if s.events != nil {
 		at := slabOrder(len(vs), len(s.shards))

@@ -192,6 +192,11 @@ func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T,
 	if n.State != node.Active {
 		return false
 	}
+	if g.cost != nil {
+		if ok, _ := fits(n, g.cost, s.now()); !ok {
+			return false
+		}
+	}
 	s.hold(sh, n, lease, g)
 	return true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
 
@@ -231,4 +232,53 @@ func Example_apiKeyPool() {
 	// key-c served a request; quota left 99
 	// next: true
 	// suspended 1, ejected 1, rate-limited 1
+}
+
+// An API key with its provider's limits: a lease takes its estimated
+// cost from the key's budgets when it is granted, and Settle replaces the
+// estimate by what the call really spent, read from the response.
+func ExampleLease_Settle() {
+	type Key struct {
+		Name     string
+		RPM, TPM int64
+	}
+	sched, _ := scheduler.New(config.Config[*Key, string]{
+		Comparator:    func(a, b *Key) int { return 0 },
+		KeyFunc:       func(k *Key) string { return k.Name },
+		AcquirePolicy: config.Shared,
+		// A clock that moves only when told, so that no refill changes
+		// the figures printed below; leave Clock nil in real use.
+		Clock: fakeclock.New(),
+		Limits: func(k *Key) []config.Limit {
+			return []config.Limit{
+				{Name: "requests", Max: k.RPM, Per: time.Minute},
+				{Name: "tokens", Max: k.TPM, Per: time.Minute},
+			}
+		},
+	})
+	defer sched.Shutdown()
+	_ = sched.Add(&Key{Name: "key-1", RPM: 600, TPM: 40000})
+
+	// Prompt and max_tokens make an upper bound of 1500 tokens; the
+	// request costs 1, the default for a limit the cost does not name.
+	lease, err := sched.Lease(context.Background(), scheduler.WithCost(config.Cost{"tokens": 1500}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	left, _ := sched.Remaining("key-1")
+	fmt.Println("after the grant:", left["requests"], left["tokens"])
+
+	// The response's usage block says 420 tokens: 1080 come back.
+	_ = lease.Settle(config.Cost{"tokens": 420})
+	_ = lease.Release()
+	left, _ = sched.Remaining("key-1")
+	fmt.Println("after Settle:", left["requests"], left["tokens"])
+
+	// A call that can never fit any key fails at once.
+	_, err = sched.Lease(context.Background(), scheduler.WithCost(config.Cost{"tokens": 50000}))
+	fmt.Println(errors.Is(err, crserrors.ErrCostExceedsLimits))
+	// Output:
+	// after the grant: 599 38500
+	// after Settle: 599 39580
+	// true
 }

@@ -170,11 +170,16 @@ func (e *expiry[T, ID]) stop() {
 	e.running.Wait()
 }
 
-// expire handles a due entry: with token 0 the end of n's rest, otherwise
-// the deadline of the lease with that token. Either may be stale: the rest
+// expire handles a due entry: with token 0 the end of n's rest, with
+// wakeToken a wake of the waiters of n's shard (see Scheduler.wake),
+// otherwise the deadline of the lease with that token. Either may be stale: the rest
 // extended or ended early, the lease released or extended.
 func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 	sh := &s.shards[n.Shard]
+	if token == wakeToken {
+		s.woken(sh)
+		return
+	}
 	first, second := noEvent, noEvent
 	func() {
 		sh.mu.Lock()

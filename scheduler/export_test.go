@@ -109,7 +109,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	if got := s.Len(); got != total-draining {
 		return fmt.Errorf("Len = %d, but the map holds %d live nodes", got, total-draining)
 	}
-	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 {
+	// With budgets, callers wait while the resources in the heap do not
+	// cover the oldest one's cost.
+	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 && !s.budgeted {
 		return fmt.Errorf("%d waiters wait while %d resources are acquirable", q, inHeap)
 	}
 	return s.checkExpiry()
@@ -194,6 +196,35 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		// place forgets a rest that ended before it makes a node active
 		// or held, so the lean hold and release paths need not look.
 		return fmt.Errorf("node %v is %v with a rest until %d", k, n.State, n.RestUntil)
+	}
+	return s.checkBudgets(k, n)
+}
+
+// checkBudgets verifies a node's budgets: a node in the heap, or held,
+// has at least a unit in each (so it covers the default cost), and its
+// heap key FullAt is when its tightest bucket is full again, exactly,
+// unless every bucket is full now (then it is in the past).
+func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
+	now := s.now()
+	qs := n.Quotas()
+	if len(qs) == 0 {
+		if n.FullAt != 0 {
+			return fmt.Errorf("node %v has no budget and FullAt %d", k, n.FullAt)
+		}
+		return nil
+	}
+	for i := range qs {
+		if (n.State == node.Active || n.State == node.Held) && qs[i].Bucket.Level(now) < 1 {
+			return fmt.Errorf("node %v is %v with %d units of %q", k, n.State, qs[i].Bucket.Level(now), qs[i].Name)
+		}
+		for j := range i {
+			if qs[j].Name == qs[i].Name {
+				return fmt.Errorf("node %v has two buckets %q", k, qs[i].Name)
+			}
+		}
+	}
+	if want := fullAt(n, now); (want > now && n.FullAt != want) || (want <= now && n.FullAt > now) {
+		return fmt.Errorf("node %v: FullAt %d, its buckets are full at %d (now %d)", k, n.FullAt, want, now)
 	}
 	return nil
 }

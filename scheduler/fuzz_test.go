@@ -37,7 +37,7 @@ type genPool interface {
 	BatchAdd([]*genRes) error
 	Acquire() (*genRes, error)
 	AcquireContext(context.Context) (*genRes, error)
-	Lease(context.Context) (scheduler.Lease[*genRes, string], error)
+	Lease(context.Context, ...scheduler.LeaseOption) (scheduler.Lease[*genRes, string], error)
 	Release(string) error
 	Update(*genRes) error
 	Exclude(string) error

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
 )
@@ -10,19 +11,21 @@ import (
 // Shutdown carries only err.
 type grant[T any, ID comparable] struct {
 	node     *node.Node[T, ID]
-	token    uint64 // 0 unless a lease
-	deadline int64  // the lease's deadline; 0: none
+	cost     config.Cost // what the hold spends of the budgets; set by the caller, kept by hold
+	token    uint64      // 0 unless a lease
+	deadline int64       // the lease's deadline; 0: none
 	value    T
 	err      error
 }
 
-// hold hands n, an active node of sh, to a caller: it takes a rate-limit token
-// if n is limited, and a hold: a lease when lease is set, otherwise an
+// hold hands n, an active node of sh, to a caller: it takes a rate-limit
+// token if n is limited, g.cost from its budgets (which must cover it, see
+// covering), and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
-	*g = grant[T, ID]{node: n, value: n.Value}
-	if !lease && sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Limited() {
+	*g = grant[T, ID]{node: n, value: n.Value, cost: g.cost}
+	if !lease && sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
 		// The common exclusive hold takes the last slot of a node with
 		// no rate limit or rest: the node leaves the heap, which then
 		// no longer orders by its holder count, so the counts change
@@ -35,7 +38,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		return
 	}
 	holds := lease || sh.exclusive
-	limited := n.Limited()
+	limited := n.Metered()
 	if !holds && !limited {
 		return
 	}
@@ -44,10 +47,20 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		deadline = s.after(s.leaseTTL)
 	}
 	var bucket node.Bucket
-	rest, why := n.RestUntil, n.Rest
+	rest, why, full := n.RestUntil, n.Rest, n.FullAt
+	now := s.now()
 	if limited {
 		bucket = n.Bucket()
-		if next := n.Extra().Bucket.Spend(s.now()); next > n.RestUntil {
+		var next int64
+		if n.Limited() {
+			next = n.Extra().Bucket.Spend(now)
+		}
+		if n.Budgeted() {
+			spend(n, g.cost, now)
+			next = max(next, budgetRest(n, now))
+			n.FullAt = fullAt(n, now)
+		}
+		if next > n.RestUntil {
 			sh.setRest(n, next, node.RateLimited)
 		}
 	}
@@ -68,6 +81,10 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		}
 		if limited {
 			n.SetBucket(bucket)
+			if n.Budgeted() {
+				refund(n, g.cost, now)
+				n.FullAt = full
+			}
 		}
 		sh.setRest(n, rest, why)
 		if holds {

@@ -25,8 +25,7 @@ func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
 	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
 		return node.Bucket{} // <= 0, NaN or +Inf: no limit (see config.Config.RateLimit)
 	}
-	b := float64(max(burst, 1))
-	return node.Bucket{Rate: perSecond, Burst: b, Tokens: b, Refilled: s.now()}
+	return node.RateLimit(perSecond, max(burst, 1), s.now())
 }
 
 func (s *Scheduler[T, ID]) isNil(v T) bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -30,6 +31,10 @@ type Lease[T any, ID comparable] struct {
 	value    T
 	deadline int64 // as granted or last extended through this handle; 0: none
 	released bool
+	// cost is what the lease took from the budgets: its estimate (nil:
+	// 1 of each limit), as corrected by the settlements made through
+	// this handle.
+	cost config.Cost
 }
 
 // Value is the resource's value when the lease was granted.
@@ -103,23 +108,40 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 
 // Lease waits like AcquireContext and returns a lease on the resource. The
 // lease must be released (or left to expire, with LeaseTTL set).
-func (s *Scheduler[T, ID]) Lease(ctx context.Context) (Lease[T, ID], error) {
-	return s.leaseFrom(s.obtain(ctx, nil, true))
+//
+// With WithCost, or with budgets configured (config.Config.Limits), only
+// a resource whose every budget covers the cost is handed out, and the
+// cost is taken from them in the same step as the hold. A cost that no
+// resource covers yet is waited for, without polling, until a refill or
+// a refund covers it; a cost above a limit's Max on every resource fails
+// at once with ErrCostExceedsLimits (resources where it is above are
+// skipped). See the package documentation, Budgets.
+func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Lease[T, ID], error) {
+	o, err := leaseOptionsOf(opts)
+	if err != nil {
+		return Lease[T, ID]{}, err
+	}
+	return s.leaseFrom(s.obtain(ctx, nil, true, o.cost))
 }
 
-// LeaseByAffinity waits like AcquireByAffinityContext and returns a lease.
-func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.AffinityIdentifier) (Lease[T, ID], error) {
+// LeaseByAffinity waits like AcquireByAffinityContext and returns a lease;
+// its options are Lease's.
+func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.AffinityIdentifier, opts ...LeaseOption) (Lease[T, ID], error) {
 	if id == nil {
 		return Lease[T, ID]{}, crserrors.ErrNilAffinityIdentifier
 	}
-	return s.leaseFrom(s.obtain(ctx, id, true))
+	o, err := leaseOptionsOf(opts)
+	if err != nil {
+		return Lease[T, ID]{}, err
+	}
+	return s.leaseFrom(s.obtain(ctx, id, true, o.cost))
 }
 
 func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], error) {
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline}, nil
+	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline, cost: g.cost}, nil
 }
 
 // endHold ends the lease with token on n and serves waiters from the

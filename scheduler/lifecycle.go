@@ -183,7 +183,11 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	defer s.resourcesChanged(id)
-	return s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	var limits []config.Limit
+	err := s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		if s.budgeted {
+			limits = limitsOfNode(n)
+		}
 		sh.begin()
 		defer sh.end()
 		to := node.Removed
@@ -210,6 +214,10 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		s.size.Add(-1)
 		return false, nil
 	})
+	if err == nil && s.budgeted {
+		s.profiles.change(limits, -1)
+	}
+	return err
 }
 
 // Update replaces the value of the resource with the same key, whatever
@@ -228,73 +236,85 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	if s.rateLimit != nil {
 		limit = s.bucketOf(v)
 	}
+	var limits []config.Limit
+	if s.limits != nil {
+		var err error
+		if limits, err = s.limitsOf(v); err != nil {
+			return opError("update", id, err)
+		}
+	}
 	n, sh := s.find(id)
 	if n == nil {
 		return crserrors.ErrResourceNotFound
 	}
 	// The step is a direct call rather than a closure run by transition:
 	// Update is the operation by key that callers make most often.
-	served, err := s.update(sh, n, v, capacity, limit)
+	served, was, err := s.update(sh, n, v, capacity, limit, limits)
 	yieldTo(served)
 	if err != nil {
 		return err
+	}
+	if s.budgeted {
+		s.profiles.change(was, -1)
+		s.profiles.change(limits, 1)
 	}
 	s.emit(events.EventUpdate, id)
 	return nil
 }
 
-// update is Update's step (see transition): it locks sh.
-func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int, limit node.Bucket) (bool, error) {
+// update is Update's step (see transition): it locks sh. It returns the
+// limits the resource had, for the profiles, when it has budgets.
+func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int, limit node.Bucket, limits []config.Limit) (served bool, was []config.Limit, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if !s.enter(sh, n, live) {
-		return false, crserrors.ErrResourceNotFound
+		return false, nil, crserrors.ErrResourceNotFound
 	}
-	if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() {
+	if s.budgeted {
+		was = limitsOfNode(n)
+	}
+	if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() && limits == nil && !n.Budgeted() {
 		// The common case, an active resource that stays active,
 		// only moves in its heap: a branch of its own, since the
 		// bookkeeping below measured to cost more than the move.
-		was := n.Value
+		prev := n.Value
 		n.Stage(v)
 		done := false
 		defer func() {
 			if !done {
-				n.Stage(was)
+				n.Stage(prev)
 			}
 		}()
 		sh.fix(n)
 		done = true
-		return s.waiters.Len() > 0 && s.serve(sh), nil
+		return s.waiters.Len() > 0 && s.serve(sh), was, nil
 	}
 	old := struct {
 		value     T
 		capacity  int
 		bucket    node.Bucket
+		quotas    []node.Quota
+		fullAt    int64
 		restUntil int64
 		rest      node.Rest
-	}{n.Value, n.Capacity, n.Bucket(), n.RestUntil, n.Rest}
+	}{n.Value, n.Capacity, n.Bucket(), n.Quotas(), n.FullAt, n.RestUntil, n.Rest}
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
 	n.Capacity = capacity
-	if limit.Limited() || n.Limited() {
+	if limit.Limited() || n.Limited() || limits != nil || n.Budgeted() {
 		now := s.now()
 		bucket := n.Bucket()
 		bucket.Retune(limit, now)
-		next := bucket.Empty(now)
 		n.SetBucket(bucket)
-		switch {
-		case next > n.RestUntil:
-			sh.setRest(n, next, node.RateLimited)
-		case n.Rest != node.RateLimited:
-			// A longer suspension or ejection outlasts the wait.
-		case next == 0:
-			sh.setRest(n, 0, node.NoRest) // a new limit without one
-		default:
-			// A faster rate brings the next token forward; a wait
-			// kept from the old rate could be forever (node.Never).
-			sh.setRest(n, next, node.RateLimited)
+		if limits != nil || n.Budgeted() {
+			setQuotas(n, retuned(n, limits, now))
+			n.FullAt = fullAt(n, now)
 		}
+		// A faster rate or a larger Max brings the end of a rest
+		// forward; a wait kept from the old limits could be forever
+		// (node.Never).
+		setLimitRest(sh, n, limitRest(n, now))
 	}
 	done := false
 	defer func() {
@@ -304,6 +324,8 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 			n.Stage(old.value)
 			n.Capacity = old.capacity
 			n.SetBucket(old.bucket)
+			setQuotas(n, old.quotas)
+			n.FullAt = old.fullAt
 			sh.setRest(n, old.restUntil, old.rest)
 		}
 	}()
@@ -313,7 +335,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
 	s.restMoved(n, old.restUntil)
-	return s.serve(sh), nil
+	return s.serve(sh), was, nil
 }
 
 // reach is which resources an operation by key finds.

@@ -37,8 +37,8 @@ type Scheduler[T any, ID comparable] struct {
 	policy    config.AcquirePolicy
 	global    bool // Ordering is GlobalOrder
 	// lockFree: Acquire may read a shard's published top without its lock
-	// (Shared policy, no rate limits: a shared acquisition then changes
-	// nothing).
+	// (Shared policy, no rate limits or budgets: a shared acquisition then
+	// changes nothing).
 	lockFree bool
 	leaseTTL time.Duration
 	clock    config.Clock
@@ -47,10 +47,19 @@ type Scheduler[T any, ID comparable] struct {
 	releaseCooldown time.Duration
 	ejection        config.Ejection
 	rateLimit       func(T) (float64, int) // nil: unlimited
-	strategy        acquire.AcquireStrategy
-	rotation        *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
-	adaptive        bool                // strategy is an *acquire.AdaptiveStrategy (see strategyStart)
-	view            acquire.ShardView
+	limits          func(T) []config.Limit // nil: no budgets
+	// budgeted: Limits is set. Waiting callers are then served in strict
+	// FIFO order, and a cost that no resource covers yet is waited for
+	// through the wakes (see budget.go); wakers are the nodes those wakes
+	// name in the expiry queue, one per shard, in no structure.
+	budgeted   bool
+	wakers     []node.Node[T, ID]
+	profiles   profiles
+	limitWaits atomic.Uint64 // waits that began while limits held the caller back
+	strategy   acquire.AcquireStrategy
+	rotation   *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
+	adaptive   bool                // strategy is an *acquire.AdaptiveStrategy (see strategyStart)
+	view       acquire.ShardView
 
 	shards []shard[T, ID]
 	nodes  *lookup.Map[T, ID]
@@ -102,13 +111,15 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		checkKeys: mayBeUnusable[ID](),
 		policy:    cfg.AcquirePolicy,
 		global:    cfg.Ordering == config.GlobalOrder,
-		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil,
+		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil,
 		leaseTTL:  cfg.LeaseTTL,
 		clock:     cfg.Clock,
 
 		releaseCooldown: cfg.ReleaseCooldown,
 		ejection:        cfg.Ejection,
 		rateLimit:       cfg.RateLimit,
+		limits:          cfg.Limits,
+		budgeted:        cfg.Limits != nil,
 
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard[T, ID], cfg.HeapCount),
@@ -121,6 +132,13 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	for i := range s.shards {
 		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
 		s.shards[i].hooks = &s.hooks
+		s.shards[i].index = i
+	}
+	if s.budgeted {
+		s.wakers = make([]node.Node[T, ID], len(s.shards))
+		for i := range s.wakers {
+			s.wakers[i] = node.Node[T, ID]{Index: -1, Shard: i}
+		}
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)

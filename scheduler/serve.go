@@ -59,7 +59,14 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 		if w == nil {
 			break
 		}
-		s.grantTo(sh, w)
+		if !s.grantTo(sh, w) {
+			if served {
+				// w became the oldest here, and another shard may
+				// cover its cost now.
+				s.kick(sh.index)
+			}
+			break
+		}
 		served = true
 	}
 	done = true
@@ -125,33 +132,48 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 	if s.cmp(top.Value, sh.best().Value) < 0 {
 		w = s.pop(sure)
 	}
-	if w != nil {
-		s.grantTo(o, w)
-	}
+	granted := w != nil && s.grantTo(o, w)
 	done = true
-	return w != nil
+	return granted
 }
 
-// grantTo gives waiter w the top of sh. If the comparator panics, w goes
-// back to the front of the queue so it is not forgotten, the shard is
-// left broken, so that its next user serves it, and the panic continues to the
-// caller that made the resource available (whose own operation is done).
-func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) {
-	granted := false
+// grantTo gives waiter w the top of sh, or with a cost the best resource
+// of sh that covers it (see covering), and reports whether it did. If
+// none covers it, w goes back to the front of the queue, where it keeps
+// the others waiting (strict FIFO, see obtain), and the wake of sh is
+// armed for the instant one may. If the comparator panics, w goes back to the
+// front of the queue so it is not forgotten, the shard is left broken, so
+// that its next user serves it, and the panic continues to the caller
+// that made the resource available (whose own operation is done).
+func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) bool {
+	granted, covered := false, true
 	defer func() {
 		if granted {
 			return
 		}
-		sh.broken = true
+		if covered {
+			sh.broken = true
+		}
 		if !s.waiters.PushFront(w) {
 			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
 		}
 	}()
-	var g grant[T, ID]
-	s.hold(sh, sh.best(), w.Lease, &g)
+	n := sh.best()
+	if w.Cost != nil {
+		now := s.now()
+		var at int64
+		if n, at = s.covering(sh, w.Cost, now); n == nil {
+			covered = false
+			s.wake(sh, at)
+			return false
+		}
+	}
+	g := grant[T, ID]{cost: w.Cost}
+	s.hold(sh, n, w.Lease, &g)
 	granted = true
 	w.C <- g
 	s.emit(events.EventAcquire, g.node.Key)
+	return true
 }
 
 // serveBest serves waiters from the shards a batch went into (added[i]
@@ -192,7 +214,12 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 		if w == nil {
 			break
 		}
-		s.grantTo(&s.shards[best], w)
+		if !s.grantTo(&s.shards[best], w) {
+			if served {
+				s.kick(-1)
+			}
+			break
+		}
 		served = true
 	}
 	done = true

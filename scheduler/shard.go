@@ -37,8 +37,12 @@ type shard[T any, ID comparable] struct {
 	// while a resource of this shard is free. The next holder of mu
 	// repairs the shard before anything else (see Scheduler.repair).
 	broken bool
+	// wakeAt is when the wake armed for this shard's waiters comes due
+	// (see Scheduler.wake), 0 if none is.
+	wakeAt int64
 
 	// Set at New, never changed.
+	index     int  // in the scheduler's shards
 	exclusive bool // the scheduler's policy
 	global    bool // GlobalOrder: Acquire compares the tops of all shards
 	// peeked: readers without the lock load top (the Shared policy

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/pick"
 	"github.com/crsched/crs/internal/waitq"
@@ -26,7 +27,7 @@ func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
 	if v, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		return v, err
 	}
-	g, err := s.obtain(ctx, nil, false)
+	g, err := s.obtain(ctx, nil, false, nil)
 	return g.value, err
 }
 
@@ -37,7 +38,7 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 	if v, err := s.AcquireByAffinity(id); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		return v, err
 	}
-	g, err := s.obtain(ctx, id, false)
+	g, err := s.obtain(ctx, id, false, nil)
 	return g.value, err
 }
 
@@ -90,7 +91,14 @@ func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, leas
 // a resource turns out to be available after all, the waiter leaves the
 // queue and searches again rather than taking it while still queued; and
 // a waiter served at the instant its context ends keeps the resource.
-func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdentifier, lease bool) (grant[T, ID], error) {
+//
+// With budgets configured (s.budgeted) callers are served in strict FIFO
+// order: a caller does not search while others wait, and a queued one
+// searches again only as the oldest. A resource may then be active while
+// callers wait, its budgets short of the oldest one's cost: that waiter
+// arms the wakes (see probe), and whoever makes it the oldest without
+// serving it kicks them (see kick).
+func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdentifier, lease bool, cost config.Cost) (grant[T, ID], error) {
 	var none grant[T, ID]
 	if s.closed.Load() {
 		return none, crserrors.ErrSchedulerClosed
@@ -111,13 +119,18 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			s.waiters.Put(w)
 		}
 	}()
+	oldest := false // the caller left the queue as its oldest waiter
 	for {
-		var g grant[T, ID]
-		if s.search(start, id, lease, &g) {
+		g := grant[T, ID]{cost: cost}
+		if (!s.budgeted || oldest || s.waiters.Len() == 0) && s.search(start, id, lease, &g) {
 			return g, nil
+		}
+		if cost != nil && s.profiles.exceeds(cost) {
+			return none, fmt.Errorf("lease: %w", crserrors.ErrCostExceedsLimits)
 		}
 		if w == nil {
 			w = s.waiters.Get(lease)
+			w.Cost = cost
 		}
 		s.step(beforeQueue)
 		if !s.waiters.Push(w) {
@@ -128,7 +141,23 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		// available before then was not offered to it (see serve): if
 		// there is one, search again; so too if a giver has told it to
 		// (see Queue.PopCommitted).
-		if !s.anyActive() {
+		if s.budgeted {
+			oldest = s.waiters.First(w)
+			covered, limited := false, false
+			if oldest {
+				covered, limited = s.probe(cost)
+			}
+			if !covered {
+				s.step(checked)
+				if w.Commit() {
+					s.step(committed)
+					if limited || s.anyActive() {
+						s.limitWaits.Add(1)
+					}
+					break
+				}
+			}
+		} else if !s.anyActive() {
 			s.step(checked)
 			if w.Commit() {
 				s.step(committed)
@@ -156,6 +185,9 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			return g, g.err
 		}
 		s.waiters.Waited(s.clock.Now().Sub(began), true)
+		if s.budgeted && s.waiters.Len() > 0 {
+			s.kick(-1) // this caller may have been the oldest
+		}
 		return none, fmt.Errorf("acquire: waiting: %w", ctx.Err())
 	}
 }

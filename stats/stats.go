@@ -56,6 +56,11 @@ type Stats struct {
 	Waits uint64
 	// CancelledWaits counts waits ended by their context.
 	CancelledWaits uint64
+	// LimitWaits counts the Waits that budgets (config.Config.Limits)
+	// caused: those that began while a resource was in the pool, its
+	// budgets short of the caller's cost or the caller queued behind one
+	// that was, or while a resource rested for its limits.
+	LimitWaits uint64
 	// WaitTime is the total time spent waiting, over all Waits.
 	WaitTime time.Duration
 	// WaitHistogram distributes the Waits by how long they lasted.

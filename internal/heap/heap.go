@@ -24,7 +24,8 @@ package heap
 import "github.com/crsched/crs/internal/node"
 
 // Heap orders nodes by cmp on their values, smallest first; among equal
-// values, the node with fewer holders comes first, so equally good
+// values, the node whose budgets are full again first (node.FullAt: the
+// most budget left), then the one with fewer holders, so equally good
 // resources share the load.
 type Heap[T any, ID comparable] struct {
 	items []*node.Node[T, ID]
@@ -212,7 +213,7 @@ func (h *Heap[T, ID]) down(i int) bool {
 }
 
 // Less reports whether a goes before b in the heap order: the comparator,
-// then fewer holders first.
+// then the earlier FullAt, then fewer holders.
 func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return less(h.cmp, a, b) }
 
 // less is the heap order. It is a function of the comparator rather than
@@ -222,5 +223,5 @@ func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return less(h.cmp, a, 
 // comparison costs more than the comparison.
 func less[T any, ID comparable](cmp func(a, b T) int, a, b *node.Node[T, ID]) bool {
 	c := cmp(a.Value, b.Value)
-	return c < 0 || c == 0 && a.Holders < b.Holders
+	return c < 0 || c == 0 && (a.FullAt < b.FullAt || a.FullAt == b.FullAt && a.Holders < b.Holders)
 }

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/bucket"
 )
 
 // State is where a resource is in its lifecycle (see docs/ARCHITECTURE.md).
@@ -116,6 +119,13 @@ type Node[T any, ID comparable] struct {
 	// (state Resting) while RestUntil is in the future, unless it is
 	// excluded or draining, which take precedence.
 	RestUntil int64
+	// FullAt is when the node's tightest budget (see Extra.Quotas) is
+	// next full, in scheduler clock nanoseconds, as of its last change:
+	// the heap's tie-break between resources the comparator ranks equal,
+	// earlier first (more of the budget left). It changes only when a
+	// budget does, never with time alone, so that it can key the heap;
+	// 0 for a node without budgets.
+	FullAt int64
 	// extra is what only some resources use; nil until one does (see
 	// Extra). Every resource has a node, allocated by Add and scanned by
 	// the garbage collector: without those fields, one for a pointer
@@ -142,7 +152,32 @@ type Extra struct {
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
+	// Quotas are the node's budgets (config.Limits), in the order the
+	// limits were given, names distinct.
+	Quotas []Quota
 }
+
+// Quota is one budget of a node: a named token bucket.
+type Quota struct {
+	Name   string
+	Bucket bucket.Bucket
+	// Born is the node's lease token count (Extra.Issued) when the
+	// bucket was made: leases with a token above it paid into it, the
+	// others (granted before an Update added the limit) did not, so
+	// their settlement leaves it alone.
+	Born uint64
+}
+
+// Quotas returns the node's budgets (do not change the slice).
+func (n *Node[T, ID]) Quotas() []Quota {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.Quotas
+}
+
+// Budgeted reports whether the node has budgets.
+func (n *Node[T, ID]) Budgeted() bool { return n.extra != nil && len(n.extra.Quotas) > 0 }
 
 // Extra returns the node's Extra, making it if the node has none.
 func (n *Node[T, ID]) Extra() *Extra {
@@ -150,6 +185,11 @@ func (n *Node[T, ID]) Extra() *Extra {
 		n.extra = new(Extra)
 	}
 	return n.extra
+}
+
+// Metered reports whether a rate limit or a budget applies to the node.
+func (n *Node[T, ID]) Metered() bool {
+	return n.extra != nil && (n.extra.Bucket.Limited() || len(n.extra.Quotas) > 0)
 }
 
 // Limited reports whether a rate limit applies to the node.
@@ -227,69 +267,70 @@ func After(now int64, d time.Duration) int64 {
 	return now + int64(d)
 }
 
-// Bucket is a token bucket: Rate tokens a second up to Burst, one taken
-// per hand-out. A Rate of 0 means unlimited.
+// Bucket is a rate limit (config.Config.RateLimit): a token bucket with
+// the exact arithmetic of a budget (package bucket), of which every
+// hand-out takes one unit. The zero Bucket limits nothing.
 type Bucket struct {
-	Rate     float64
-	Burst    float64
-	Tokens   float64
-	Refilled int64 // clock nanoseconds of the last refill
+	b  bucket.Bucket
+	on bool
+}
+
+// RateLimit returns a full bucket, as of now, for perSecond tokens a
+// second up to burst, which must be positive: Max burst (at most
+// config.MaxUnits) per Per = burst/perSecond seconds, rounded up to the
+// nanosecond so that the rate is never above the one asked for. A Per
+// past the longest time.Duration is that: the burst, and then in
+// practice nothing more.
+func RateLimit(perSecond float64, burst int, now int64) Bucket {
+	size := min(int64(burst), config.MaxUnits)
+	per := math.Ceil(float64(size) * 1e9 / perSecond)
+	d := time.Duration(math.MaxInt64)
+	if per < float64(math.MaxInt64) {
+		d = time.Duration(max(per, 1))
+	}
+	return Bucket{b: bucket.New(config.Limit{Name: "rate", Max: size, Per: d}, now), on: true}
 }
 
 // Limited reports whether the bucket limits anything.
-func (b *Bucket) Limited() bool { return b.Rate > 0 }
+func (b *Bucket) Limited() bool { return b.on }
 
-// Spend refills the bucket to now and spends one token, which must be
-// there. It returns when the next token will be there if none is left,
-// or 0.
+// Spend takes one token, which must be there (the node is in the heap
+// only while one is: see Empty). It returns when the next token will be
+// there if none is left, or 0.
 func (b *Bucket) Spend(now int64) (next int64) {
-	b.refill(now)
-	b.Tokens--
+	b.b.Take(now, 1)
 	return b.Empty(now)
 }
 
 // Retune applies a new limit from now on, keeping the tokens earned so
-// far (up to the new burst). A bucket that was unlimited starts full.
+// far (up to the new burst; bucket.Bucket.Resize). A bucket that was
+// unlimited starts full, as to is.
 func (b *Bucket) Retune(to Bucket, now int64) {
-	if !to.Limited() {
+	switch {
+	case !to.on:
 		*b = Bucket{}
-		return
-	}
-	if !b.Limited() {
+	case !b.on:
 		*b = to
-		b.Tokens, b.Refilled = to.Burst, now
-		return
+	default:
+		b.b.Resize(now, config.Limit{Name: "rate", Max: to.b.Max(), Per: to.b.Per()})
 	}
-	b.refill(now)
-	b.Rate, b.Burst = to.Rate, to.Burst
-	b.Tokens = min(b.Tokens, b.Burst)
 }
 
 // Empty returns when the bucket next holds a whole token, if it does not
-// now, or 0. It rounds up, so a node never comes back before its token.
+// now, or 0.
 func (b *Bucket) Empty(now int64) int64 {
-	if !b.Limited() {
+	if !b.on {
 		return 0
 	}
-	b.refill(now)
-	if b.Tokens >= 1 {
+	w, _ := b.b.Wait(now, 1)
+	if w == 0 {
 		return 0
 	}
-	// In float64 first: for a tiny rate the wait is past int64, and a
-	// conversion of that would wrap to no wait at all.
-	wait := (1-b.Tokens)/b.Rate*1e9 + 1
-	if wait >= float64(Never-now) {
-		return Never
-	}
-	return now + int64(wait)
+	return After(now, w)
 }
 
-func (b *Bucket) refill(now int64) {
-	if elapsed := now - b.Refilled; elapsed > 0 {
-		b.Tokens = min(b.Burst, b.Tokens+float64(elapsed)*b.Rate/1e9)
-		b.Refilled = now
-	}
-}
+// Level is the whole number of tokens the bucket holds at now.
+func (b *Bucket) Level(now int64) int64 { return b.b.Level(now) }
 
 // Lease is one outstanding lease on a node.
 type Lease struct {

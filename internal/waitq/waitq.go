@@ -27,8 +27,11 @@ import (
 type Waiter[G any] struct {
 	// C receives exactly one grant once the waiter has been popped.
 	C chan G
-	// Lease records what the waiter asked for, for the giver.
+	// Lease and Cost record what the waiter asked for, for the giver: a
+	// lease, and what it spends of the resource's budgets (nil: the
+	// default, 1 of each).
 	Lease bool
+	Cost  map[string]int64
 
 	prev, next *Waiter[G]
 	queued     bool // guarded by the queue's mu
@@ -77,8 +80,15 @@ func (q *Queue[G]) Get(lease bool) *Waiter[G] {
 	if w == nil {
 		w = &Waiter[G]{C: make(chan G, 1)}
 	}
-	w.Lease = lease
+	w.Lease, w.Cost = lease, nil
 	return w
+}
+
+// First reports whether w is the oldest queued waiter.
+func (q *Queue[G]) First(w *Waiter[G]) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.head == w
 }
 
 // Put gives w back for reuse. Its caller must be done with it: w is in no

@@ -23,7 +23,7 @@ type Pool interface {
 	BatchAdd([]*Res) error
 	Acquire() (*Res, error)
 	AcquireContext(context.Context) (*Res, error)
-	Lease(context.Context) (Lease, error)
+	Lease(context.Context, ...scheduler.LeaseOption) (Lease, error)
 	// ReleaseLease, CooldownLease and FailLease end l (l.Release,
 	// l.Cooldown, l.Fail, through the pool so that a wrapper can intercept
 	// them).

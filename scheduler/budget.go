@@ -1,0 +1,569 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/node"
+)
+
+// LeaseOption configures one call of Lease or LeaseByAffinity.
+type LeaseOption interface{ leaseOption() }
+
+type leaseOptions struct {
+	cost config.Cost
+}
+
+// costOption is a map, so that passing it as a LeaseOption allocates
+// nothing.
+type costOption config.Cost
+
+func (costOption) leaseOption() {}
+
+// WithCost makes a lease spend cost from the resource's budgets (see
+// config.Config.Limits) instead of the default, 1 unit of every limit. The
+// cost is an estimate, taken in the same step as the hold; Lease.Settle
+// replaces it by what the call really spent. A limit the cost does not
+// name costs 1; a name that a resource has no limit for is ignored by that
+// resource. A negative amount, or one above config.MaxUnits, makes the
+// call fail with ErrInvalidCost.
+func WithCost(cost config.Cost) LeaseOption { return costOption(cost) }
+
+func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
+	var o leaseOptions
+	for _, opt := range opts {
+		// A type switch rather than a method that fills o: o passed
+		// through an interface would escape, an allocation per Lease.
+		if c, ok := opt.(costOption); ok {
+			o.cost = config.Cost(c)
+		}
+	}
+	if len(o.cost) == 0 {
+		o.cost = nil // the default: nothing to check on an active resource
+	} else if err := o.cost.Validate(); err != nil {
+		return o, fmt.Errorf("lease: %w", err)
+	}
+	return o, nil
+}
+
+// scanDepth bounds the search for a resource that covers a cost its
+// shard's best does not: the first scanDepth entries of the heap's array,
+// its top levels, which hold the best resources (and, among equals, those
+// with the most budget left). A resource deeper down is not found until
+// it rises; the caller waits meanwhile.
+const scanDepth = 64
+
+// wakeToken marks an expiry entry that wakes a shard's waiters at the
+// instant its budgets may cover the oldest one's cost (see wake). Lease
+// tokens count up from 1 and never reach it.
+const wakeToken = math.MaxUint64
+
+// limitsOf runs the user's Limits function, outside any lock, and checks
+// what it returns.
+func (s *Scheduler[T, ID]) limitsOf(v T) ([]config.Limit, error) {
+	limits := s.limits(v)
+	if err := config.ValidateLimits(limits); err != nil {
+		return nil, err
+	}
+	return limits, nil
+}
+
+// newQuotas makes full buckets for limits, as of now, born at born (see
+// node.Quota.Born). nil for no limits.
+func newQuotas(limits []config.Limit, now int64, born uint64) []node.Quota {
+	if len(limits) == 0 {
+		return nil
+	}
+	qs := make([]node.Quota, len(limits))
+	for i, l := range limits {
+		qs[i] = node.Quota{Name: l.Name, Bucket: bucket.New(l, now), Born: born}
+	}
+	return qs
+}
+
+// retuned returns n's budgets for new limits, as of now: a bucket whose
+// name stays keeps its level (bucket.Resize), a new one starts full and is
+// born now, a dropped one goes. n's own slice is left alone, so that the
+// caller can undo. Requires n's shard lock.
+func retuned[T any, ID comparable](n *node.Node[T, ID], limits []config.Limit, now int64) []node.Quota {
+	if len(limits) == 0 {
+		return nil
+	}
+	old := n.Quotas()
+	var born uint64
+	if n.Budgeted() || len(limits) > 0 {
+		born = n.Extra().Issued
+	}
+	qs := make([]node.Quota, len(limits))
+	for i, l := range limits {
+		j := slices.IndexFunc(old, func(q node.Quota) bool { return q.Name == l.Name })
+		if j < 0 {
+			qs[i] = node.Quota{Name: l.Name, Bucket: bucket.New(l, now), Born: born}
+			continue
+		}
+		qs[i] = old[j]
+		qs[i].Bucket.Resize(now, l)
+	}
+	return qs
+}
+
+// setQuotas gives n the budgets qs; none makes no Extra.
+func setQuotas[T any, ID comparable](n *node.Node[T, ID], qs []node.Quota) {
+	if qs != nil || n.Budgeted() {
+		n.Extra().Quotas = qs
+	}
+}
+
+// fits reports whether every budget of n covers cost at now, and, when
+// not, whether one of them never will (the cost is above its Max).
+// Requires n's shard lock.
+func fits[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) (ok, never bool) {
+	ok = true
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		b, c := &qs[i].Bucket, cost.Of(qs[i].Name)
+		if c > b.Max() {
+			return false, true
+		}
+		if !b.Covers(now, c) {
+			ok = false
+		}
+	}
+	return ok, false
+}
+
+// coverWait is how long after now every budget of n covers cost, if
+// nothing else changes, or false if one never will.
+func coverWait[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) (time.Duration, bool) {
+	var wait time.Duration
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		w, ok := qs[i].Bucket.Wait(now, cost.Of(qs[i].Name))
+		if !ok {
+			return 0, false
+		}
+		wait = max(wait, w)
+	}
+	return wait, true
+}
+
+// spend takes cost from n's budgets, which must cover it (fits); refund
+// gives it back exactly, as long as the clock has not moved in between.
+func spend[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) {
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		qs[i].Bucket.Take(now, cost.Of(qs[i].Name))
+	}
+}
+
+func refund[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) {
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		qs[i].Bucket.Settle(now, cost.Of(qs[i].Name), 0)
+	}
+}
+
+// budgetRest is until when n must rest for its budgets: until each holds
+// at least one unit (and so is out of debt), or 0 if each does now. A
+// resource in the heap therefore covers the default cost, 1 of each
+// limit, so a call without a cost never has to search.
+func budgetRest[T any, ID comparable](n *node.Node[T, ID], now int64) int64 {
+	var until int64
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		if w, _ := qs[i].Bucket.Wait(now, 1); w > 0 {
+			until = max(until, node.After(now, w))
+		}
+	}
+	return until
+}
+
+// fullAt is when n's tightest budget is full again (see node.FullAt),
+// as of now; 0 without budgets.
+func fullAt[T any, ID comparable](n *node.Node[T, ID], now int64) int64 {
+	var at int64
+	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		b := &qs[i].Bucket
+		w, _ := b.Wait(now, b.Max())
+		at = max(at, node.After(now, w))
+	}
+	return at
+}
+
+// limitRest is until when n must rest for its rate limit and budgets, as
+// of now, or 0.
+func limitRest[T any, ID comparable](n *node.Node[T, ID], now int64) int64 {
+	var next int64
+	if n.Limited() {
+		next = n.Extra().Bucket.Empty(now)
+	}
+	if n.Budgeted() {
+		next = max(next, budgetRest(n, now))
+	}
+	return next
+}
+
+// setLimitRest makes n rest for its limits until next (see limitRest),
+// unless a longer suspension or ejection outlasts that, and ends a
+// limit's rest that is over. It does not move n: place does.
+func setLimitRest[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], next int64) {
+	switch {
+	case next > n.RestUntil:
+		sh.setRest(n, next, node.RateLimited)
+	case n.Rest != node.RateLimited:
+		// A longer suspension or ejection outlasts the wait.
+	case next == 0:
+		sh.setRest(n, 0, node.NoRest)
+	default:
+		// A refund or a faster rate brings the end forward.
+		sh.setRest(n, next, node.RateLimited)
+	}
+}
+
+// covering returns the best node among the first scanDepth of sh's heap
+// that covers cost, or nil, with the earliest instant at which one of
+// those will (node.Never if none ever will). Requires sh.mu; runs the
+// comparator.
+func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int64) (*node.Node[T, ID], int64) {
+	top := sh.best()
+	if top == nil {
+		return nil, node.Never
+	}
+	if cost == nil {
+		return top, now // in the heap, a resource covers the default cost
+	}
+	if ok, _ := fits(top, cost, now); ok {
+		return top, now
+	}
+	var best *node.Node[T, ID]
+	soonest := int64(node.Never)
+	sh.broken = true
+	for i := range min(sh.heap.Len(), scanDepth) {
+		n := sh.heap.At(i)
+		if ok, never := fits(n, cost, now); ok {
+			if best == nil || sh.heap.Less(n, best) {
+				best = n
+			}
+		} else if !never && best == nil {
+			if w, ok := coverWait(n, cost, now); ok {
+				soonest = min(soonest, node.After(now, w))
+			}
+		}
+	}
+	sh.broken = false
+	if best != nil {
+		return best, now
+	}
+	return nil, soonest
+}
+
+// wake makes the expiry timer serve sh's waiters at at, when a budget of
+// sh may cover the oldest waiter's cost. It keeps one wake per shard
+// armed, the earliest. Requires sh.mu.
+func (s *Scheduler[T, ID]) wake(sh *shard[T, ID], at int64) {
+	if at == node.Never || (sh.wakeAt != 0 && sh.wakeAt <= at) {
+		return
+	}
+	sh.wakeAt = at
+	s.expiry.schedule(at, &s.wakers[sh.index], wakeToken)
+}
+
+// kick makes the expiry timer serve the waiters of every shard but skip
+// now: the oldest waiter changed where no giver serves it (it left, or
+// the one before it was served from shard skip, which then armed its own
+// wake), and another shard may cover its cost. The caller holds no lock,
+// or shard skip's.
+func (s *Scheduler[T, ID]) kick(skip int) {
+	now := s.now()
+	for i := range s.wakers {
+		if i != skip {
+			s.expiry.schedule(now, &s.wakers[i], wakeToken)
+		}
+	}
+}
+
+// woken serves sh's waiters at a wake (see wake, kick).
+func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s.repair(sh, nil)
+	if sh.wakeAt <= s.now() {
+		sh.wakeAt = 0
+	}
+	s.serve(sh)
+}
+
+// probe is the check of the oldest waiter, just queued: whether some
+// shard has a resource that covers its cost now, and whether some
+// resource rests for its limits (the wait is then the limits' doing). If
+// none covers it, it arms each shard's wake for the instant its budgets
+// first will, so that the caller, committed, is served then without
+// polling.
+func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered, limited bool) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		func() {
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			s.repair(sh, nil)
+			limited = limited || sh.resting[node.RateLimited] > 0
+			n, at := s.covering(sh, cost, s.now())
+			if n != nil {
+				covered = true
+				return
+			}
+			s.wake(sh, at)
+		}()
+		if covered {
+			return true, limited
+		}
+	}
+	return false, limited
+}
+
+// profiles counts the resources by the sizes of their budgets, so that a
+// cost that no resource can ever cover is refused at once
+// (ErrCostExceedsLimits) rather than waited for: pools have few distinct
+// sets of limits, often one per tier of API key.
+type profiles struct {
+	mu     sync.Mutex
+	counts map[string]int // by profileKey; guarded by mu
+	limits map[string][]config.Limit
+}
+
+func profileKey(limits []config.Limit) string {
+	var b strings.Builder
+	for _, l := range limits {
+		b.WriteString(strconv.Quote(l.Name))
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(l.Max, 10))
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// change adds d resources with limits.
+func (p *profiles) change(limits []config.Limit, d int) {
+	k := profileKey(limits)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.counts == nil {
+		p.counts = make(map[string]int)
+		p.limits = make(map[string][]config.Limit)
+	}
+	p.counts[k] += d
+	if p.counts[k] == 0 {
+		delete(p.counts, k)
+		delete(p.limits, k)
+	} else if _, ok := p.limits[k]; !ok {
+		p.limits[k] = slices.Clone(limits)
+	}
+}
+
+// exceeds reports whether the pool has resources and cost is above a
+// limit's Max on every one of them.
+func (p *profiles) exceeds(cost config.Cost) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.counts) == 0 {
+		return false
+	}
+	for k, c := range p.counts {
+		if c <= 0 {
+			continue
+		}
+		fitsAll := true
+		for _, l := range p.limits[k] {
+			if cost.Of(l.Name) > l.Max {
+				fitsAll = false
+				break
+			}
+		}
+		if fitsAll {
+			return false
+		}
+	}
+	return true
+}
+
+// limitsOfNode is what n's budgets were made from, for profiles.
+func limitsOfNode[T any, ID comparable](n *node.Node[T, ID]) []config.Limit {
+	qs := n.Quotas()
+	if len(qs) == 0 {
+		return nil
+	}
+	ls := make([]config.Limit, len(qs))
+	for i, q := range qs {
+		ls[i] = config.Limit{Name: q.Name, Max: q.Bucket.Max(), Per: q.Bucket.Per()}
+	}
+	return ls
+}
+
+// Settle replaces the lease's estimate (WithCost, or the default 1 of
+// each limit) by what the call actually spent, for the limit names actual
+// gives: a call that spent less refunds the difference (up to the
+// bucket's Max), one that spent more takes the rest, which may put the
+// bucket in debt; the resource then rests until the debt is repaid and a
+// unit more has refilled. Names actual does not give keep their estimate.
+// Settling again corrects what the last settlement recorded. A bucket
+// added by an Update after the lease was granted, which the lease did not
+// pay into, is left alone.
+//
+// It returns ErrInvalidCost for a negative or too large amount, and
+// ErrLeaseReleased (or ErrLeaseExpired) once the lease has ended,
+// changing nothing: settle before Release.
+func (l *Lease[T, ID]) Settle(actual config.Cost) error {
+	if err := actual.Validate(); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	if l.released || l.s == nil {
+		return crserrors.ErrLeaseReleased
+	}
+	if l.s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	if err := l.s.settle(l, actual); err != nil {
+		return err
+	}
+	if len(actual) > 0 {
+		c := make(config.Cost, len(l.cost)+len(actual))
+		for k, v := range l.cost {
+			c[k] = v
+		}
+		for k, v := range actual {
+			c[k] = v
+		}
+		l.cost = c
+	}
+	return nil
+}
+
+func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
+	return s.onLease(l, func(sh *shard[T, ID], n *node.Node[T, ID], now int64) error {
+		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+			a, ok := actual[qs[i].Name]
+			if !ok || qs[i].Born >= l.token {
+				continue
+			}
+			qs[i].Bucket.Settle(now, l.cost.Of(qs[i].Name), a)
+		}
+		return nil
+	})
+}
+
+// Observe lowers the resource's budget called name to what the provider
+// reports: remaining units left now, and its own bucket full again after
+// reset (for OpenAI, the x-ratelimit-remaining-tokens and
+// x-ratelimit-reset-tokens headers). The bucket then never believes it has
+// more than the provider says, now or as both refill; it is never raised,
+// since a provider that reports more has not yet counted the calls in
+// flight (see the package documentation, Budgets). A resource left with
+// less than one unit rests until it has one. A 429 with a Retry-After is
+// Cooldown's job, not Observe's.
+//
+// It returns ErrInvalidCost for a negative remaining or one above
+// config.MaxUnits, ErrInvalidDuration for a negative reset,
+// ErrUnknownLimit when the resource has no limit called name, and
+// ErrLeaseReleased (or ErrLeaseExpired) once the lease has ended; in each
+// case it changes nothing.
+func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration) error {
+	switch {
+	case remaining < 0 || remaining > config.MaxUnits:
+		return fmt.Errorf("observe %q: %w: remaining %d", name, crserrors.ErrInvalidCost, remaining)
+	case reset < 0:
+		return fmt.Errorf("observe %q: %w: reset %v", name, crserrors.ErrInvalidDuration, reset)
+	case l.released || l.s == nil:
+		return crserrors.ErrLeaseReleased
+	case l.s.closed.Load():
+		return crserrors.ErrSchedulerClosed
+	}
+	return l.s.onLease(l, func(sh *shard[T, ID], n *node.Node[T, ID], now int64) error {
+		qs := n.Quotas()
+		i := slices.IndexFunc(qs, func(q node.Quota) bool { return q.Name == name })
+		if i < 0 {
+			return fmt.Errorf("observe %q: %w", name, crserrors.ErrUnknownLimit)
+		}
+		qs[i].Bucket.Clamp(now, remaining, reset)
+		return nil
+	})
+}
+
+// onLease runs change on the budgets of l's resource, under its shard's
+// lock, while the lease lasts, then moves the resource where its budgets
+// now put it: resting while one holds less than a unit, back in the heap
+// once a refund gives every one a unit, and in the heap's order by its
+// headroom. It serves waiters a refund may now cover.
+func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(*shard[T, ID], *node.Node[T, ID], int64) error) error {
+	n := l.node
+	sh := &s.shards[n.Shard]
+	served, err := func() (bool, error) {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		s.repair(sh, nil)
+		i := n.FindLease(l.token)
+		if i < 0 {
+			return false, s.leaseGone(l.deadline)
+		}
+		now := s.now()
+		if d := n.Lease(i).Deadline; d != 0 && now >= d {
+			return false, crserrors.ErrLeaseExpired // the timer is about to reclaim it
+		}
+		if !n.Budgeted() {
+			return false, change(sh, n, now) // nothing to move
+		}
+		saved := slices.Clone(n.Quotas())
+		full := n.FullAt
+		rest, why := n.RestUntil, n.Rest
+		if err := change(sh, n, now); err != nil {
+			return false, err
+		}
+		done := false
+		defer func() {
+			if !done {
+				copy(n.Quotas(), saved)
+				n.FullAt = full
+				sh.setRest(n, rest, why)
+			}
+		}()
+		setLimitRest(sh, n, limitRest(n, now))
+		n.FullAt = fullAt(n, now)
+		sh.place(n)
+		done = true
+		if n.RestUntil != rest && n.RestUntil != 0 {
+			s.expiry.schedule(n.RestUntil, n, 0)
+		}
+		s.restMoved(n, rest)
+		return s.serve(sh), nil
+	}()
+	yieldTo(served)
+	return err
+}
+
+// Remaining returns the units left now in each budget of the resource
+// with key id, by limit name: negative for a bucket in debt, empty for a
+// resource without limits. It returns ErrResourceNotFound for an unknown
+// key.
+func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
+	if s.closed.Load() {
+		return nil, crserrors.ErrSchedulerClosed
+	}
+	n, sh := s.find(id)
+	if n == nil {
+		return nil, crserrors.ErrResourceNotFound
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if gone(n) {
+		return nil, crserrors.ErrResourceNotFound
+	}
+	now := s.now()
+	qs := n.Quotas()
+	out := make(map[string]int64, len(qs))
+	for i := range qs {
+		out[qs[i].Name] = qs[i].Bucket.Level(now)
+	}
+	return out, nil
+}

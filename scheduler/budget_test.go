@@ -1,0 +1,393 @@
+package scheduler_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
+)
+
+// apiKey is a resource with a provider's limits: requests and tokens per
+// minute, 0 for none.
+type apiKey struct {
+	ID       string
+	Priority int
+	RPM, TPM int64
+}
+
+func keyLimits(k *apiKey) []config.Limit {
+	var ls []config.Limit
+	if k.RPM != 0 {
+		ls = append(ls, config.Limit{Name: "requests", Max: k.RPM, Per: time.Minute})
+	}
+	if k.TPM != 0 {
+		ls = append(ls, config.Limit{Name: "tokens", Max: k.TPM, Per: time.Minute})
+	}
+	return ls
+}
+
+func newKeyPool(t *testing.T, clock config.Clock, policy config.AcquirePolicy, heaps int, keys ...*apiKey) *scheduler.Scheduler[*apiKey, string] {
+	t.Helper()
+	s, err := scheduler.New(config.Config[*apiKey, string]{
+		HeapCount:     heaps,
+		Comparator:    func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) },
+		KeyFunc:       func(k *apiKey) string { return k.ID },
+		AcquirePolicy: policy,
+		Clock:         clock,
+		Limits:        keyLimits,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.CheckInvariants(); err != nil {
+			t.Errorf("invariants at end of test: %v", err)
+		}
+		s.Shutdown()
+	})
+	for _, k := range keys {
+		if err := s.Add(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func tokens(n int64) scheduler.LeaseOption { return scheduler.WithCost(config.Cost{"tokens": n}) }
+
+func wantRemaining(t *testing.T, s *scheduler.Scheduler[*apiKey, string], id string, want map[string]int64) {
+	t.Helper()
+	got, err := s.Remaining(id)
+	if err != nil {
+		t.Fatalf("Remaining(%s): %v", id, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Remaining(%s) = %v, want %v", id, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("Remaining(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func untilKeyWaiters(t *testing.T, s *scheduler.Scheduler[*apiKey, string], n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().Waiters != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiters = %d, want %d", s.Stats().Waiters, n)
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestLeaseTakesItsCostFromEveryBucketAtTheGrant(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Exclusive, 1, &apiKey{ID: "a", RPM: 10, TPM: 1000})
+	l, err := s.Lease(context.Background(), tokens(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 9, "tokens": 700})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// Releasing gives back the slot, not the budget: the call was made.
+	wantRemaining(t, s, "a", map[string]int64{"requests": 9, "tokens": 700})
+	// A plain Acquire spends the default cost, 1 of each limit.
+	if _, err := s.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 8, "tokens": 699})
+}
+
+func TestSettleRefundsWhatTheCallDidNotSpend(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 1000})
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(config.Cost{"tokens": 120}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 880})
+	// A second settlement corrects the first, not the estimate.
+	if err := l.Settle(config.Cost{"tokens": 200}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 800})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "Settle after Release", l.Settle(config.Cost{"tokens": 0}), crserrors.ErrLeaseReleased)
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 800})
+}
+
+func TestSettlementInDebtRestsTheResourceUntilRepaid(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600}) // 10 tokens a second
+	l, err := s.Lease(context.Background(), tokens(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(config.Cost{"tokens": 700}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": -100})
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a in debt is %s, want resting", got)
+	}
+	wantErr(t, "Acquire in debt", func() error { _, err := s.Acquire(); return err }(), crserrors.ErrNoResourceAvailable)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// 100 tokens of debt and 1 more take 10.1 s to refill.
+	clock.Advance(10100*time.Millisecond - 1)
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a, 1 ns short of a unit, is %s, want resting", got)
+	}
+	clock.Advance(1)
+	if got := s.StateOf("a"); got != "active" {
+		t.Fatalf("a, repaid, is %s, want active", got)
+	}
+}
+
+func TestACostGoesToTheBestResourceThatCoversIt(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1,
+		&apiKey{ID: "small", Priority: 0, TPM: 100},
+		&apiKey{ID: "large", Priority: 1, TPM: 1000})
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Key() != "large" {
+		t.Fatalf("a cost of 500 went to %s, whose bucket holds 100", l.Key())
+	}
+	l.Release()
+	if l, _ = s.Lease(context.Background(), tokens(50)); l.Key() != "small" {
+		t.Fatalf("a cost of 50 went to %s, want the better small", l.Key())
+	}
+	l.Release()
+}
+
+func TestCostAboveEveryLimitFailsAtOnce(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1,
+		&apiKey{ID: "a", TPM: 100}, &apiKey{ID: "b", TPM: 200})
+	_, err := s.Lease(context.Background(), tokens(201))
+	wantErr(t, "Lease above every Max", err, crserrors.ErrCostExceedsLimits)
+	// One resource without a tokens limit can serve anything.
+	if err := s.Add(&apiKey{ID: "c", RPM: 5}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Lease(context.Background(), tokens(201))
+	if err != nil || l.Key() != "c" {
+		t.Fatalf("Lease = %v, %v; want c", l.Key(), err)
+	}
+	l.Release()
+	if err := s.Remove("c"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Lease(context.Background(), tokens(201))
+	wantErr(t, "Lease above every Max after Remove", err, crserrors.ErrCostExceedsLimits)
+}
+
+func TestInvalidCostsAndLimitsChangeNothing(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 100})
+	_, err := s.Lease(context.Background(), tokens(-1))
+	wantErr(t, "negative cost", err, crserrors.ErrInvalidCost)
+	wantErr(t, "Add with Max 0", s.Add(&apiKey{ID: "b", TPM: -1}), crserrors.ErrInvalidLimit)
+	if got := s.StateOf("b"); got != "absent" {
+		t.Fatalf("b after a refused Add is %s", got)
+	}
+	wantErr(t, "Update with Max 0", s.Update(&apiKey{ID: "a", TPM: -5}), crserrors.ErrInvalidLimit)
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 100})
+	l, _ := s.Lease(context.Background())
+	wantErr(t, "Settle negative", l.Settle(config.Cost{"tokens": -3}), crserrors.ErrInvalidCost)
+	wantErr(t, "Observe unknown", l.Observe("requests", 1, 0), crserrors.ErrUnknownLimit)
+	wantErr(t, "Observe negative", l.Observe("tokens", -1, 0), crserrors.ErrInvalidCost)
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 99})
+	l.Release()
+}
+
+func TestObserveLowersTheBucketToWhatTheProviderReports(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	l, err := s.Lease(context.Background(), tokens(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The provider counts more than this bucket did: 50 left.
+	if err := l.Observe("tokens", 50, 55*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 50})
+	// It never raises the level.
+	if err := l.Observe("tokens", 590, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 50})
+	// Nothing left: the resource rests until it has a unit.
+	if err := l.Observe("tokens", 0, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a with nothing left is %s", got)
+	}
+	l.Release()
+	clock.Advance(100 * time.Millisecond)
+	if got := s.StateOf("a"); got != "active" {
+		t.Fatalf("a after a unit refilled is %s", got)
+	}
+}
+
+func TestAWaiterIsServedAtTheRefillThatCoversIt(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600}) // 10 tokens a second
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	got := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(400))
+		if err == nil {
+			err = l.Release()
+		}
+		got <- err
+	}()
+	untilKeyWaiters(t, s, 1)
+	// 100 left; 400 needs 30 s more.
+	clock.Advance(30*time.Second - 1)
+	select {
+	case err := <-got:
+		t.Fatalf("served 1 ns before the bucket covers the cost: %v", err)
+	default:
+	}
+	clock.Advance(1)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
+	if st := s.Stats(); st.LimitWaits != 1 {
+		t.Fatalf("LimitWaits = %d, want 1", st.LimitWaits)
+	}
+}
+
+func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	l, _ := s.Lease(context.Background(), tokens(550))
+	l.Release()
+	big := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(500))
+		if err == nil {
+			err = l.Release()
+		}
+		big <- err
+	}()
+	untilKeyWaiters(t, s, 1)
+	// 50 left would cover a small call, but it queues behind the big one.
+	small := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(10))
+		if err == nil {
+			err = l.Release()
+		}
+		small <- err
+	}()
+	untilKeyWaiters(t, s, 2)
+	if _, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("Acquire past queued waiters: %v", err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 50})
+	clock.Advance(45 * time.Second) // 500
+	if err := <-big; err != nil {
+		t.Fatal(err)
+	}
+	// The small call waits for its own 10 tokens, one second.
+	clock.Advance(time.Second)
+	if err := <-small; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 600}, &apiKey{ID: "b", TPM: 600})
+	for range 2 {
+		l, err := s.Lease(context.Background(), tokens(550))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	big := make(chan error, 1)
+	go func() {
+		_, err := s.Lease(ctx, tokens(600))
+		big <- err
+	}()
+	untilKeyWaiters(t, s, 1)
+	small := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(10))
+		if err == nil {
+			err = l.Release()
+		}
+		small <- err
+	}()
+	untilKeyWaiters(t, s, 2)
+	cancel()
+	wantErr(t, "cancelled big", <-big, context.Canceled)
+	clock.Advance(0) // the kick runs on the timer
+	if err := <-small; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestACostUnderGlobalOrderTakesACoveringResource(t *testing.T) {
+	s, err := scheduler.New(config.Config[*apiKey, string]{
+		HeapCount:  4,
+		Ordering:   config.GlobalOrder,
+		Comparator: func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) },
+		KeyFunc:    func(k *apiKey) string { return k.ID },
+		Clock:      fakeclock.New(),
+		Limits:     keyLimits,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	for i, tpm := range []int64{100, 100, 100, 1000} {
+		if err := s.Add(&apiKey{ID: string(rune('a' + i)), Priority: i, TPM: tpm}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Lease(context.Background(), tokens(500))
+	if err != nil || l.Key() != "d" {
+		t.Fatalf("Lease = %q, %v; want d, the only key with 500 tokens", l.Key(), err)
+	}
+	l.Release()
+	if l, err = s.Lease(context.Background(), tokens(50)); err != nil || l.Key() != "a" {
+		t.Fatalf("Lease = %q, %v; want a, the best", l.Key(), err)
+	}
+	l.Release()
+	mustKeyInvariants(t, s)
+}
+
+func mustKeyInvariants(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) {
+	t.Helper()
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
