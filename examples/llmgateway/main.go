@@ -25,7 +25,8 @@
 //	curl -s localhost:8080/v1/chat/completions -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 50}'
 //
 // The keys come from the environment, never from the command line, which
-// other users of the machine can read.
+// other users of the machine can read. The gateway does not authenticate
+// its own callers: put it behind what does.
 package main
 
 import (
@@ -46,6 +47,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/scheduler"
 )
 
@@ -74,17 +76,13 @@ type Gateway struct {
 // (nil: the system's), which tests replace.
 func NewGateway(upstream *url.URL, keys []Key, clock config.Clock) (*Gateway, error) {
 	sched, err := scheduler.New(config.Config[Key, string]{
-		// Every key ranks the same: the scheduler spreads calls over them.
+		// Every key ranks the same, so the key with the most budget left
+		// goes first.
 		Comparator:    func(a, b Key) int { return 0 },
 		KeyFunc:       func(k Key) string { return k.Name },
 		AcquirePolicy: config.Shared, // a key takes any number of calls at once
-		RateLimit: func(k Key) (float64, int) {
-			if k.RPM == 0 {
-				return 0, 0
-			}
-			return float64(k.RPM) / 60, int(k.RPM)
-		},
-		Clock: clock,
+		Limits:        limits,
+		Clock:         clock,
 	})
 	if err != nil {
 		return nil, err
@@ -109,6 +107,19 @@ func NewGateway(upstream *url.URL, keys []Key, clock config.Clock) (*Gateway, er
 		},
 	}
 	return g, nil
+}
+
+// limits are a key's budgets, as the provider states them: a call costs
+// 1 request (the cost does not name it) and its tokens.
+func limits(k Key) []config.Limit {
+	var ls []config.Limit
+	if k.RPM > 0 {
+		ls = append(ls, config.Limit{Name: "requests", Max: k.RPM, Per: time.Minute})
+	}
+	if k.TPM > 0 {
+		ls = append(ls, config.Limit{Name: "tokens", Max: k.TPM, Per: time.Minute})
+	}
+	return ls
 }
 
 // Close stops the scheduler; calls waiting for a key fail.
@@ -141,8 +152,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "llmgateway: unreadable or too large a body", http.StatusBadRequest)
 		return
 	}
-	lease, err := g.sched.Lease(r.Context())
-	if err != nil {
+	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": estimate(body)}))
+	switch {
+	case errors.Is(err, crserrors.ErrCostExceedsLimits):
+		http.Error(w, "llmgateway: the call needs more tokens than any key's limit", http.StatusBadRequest)
+		return
+	case err != nil:
 		if r.Context().Err() == nil { // otherwise the caller has gone
 			http.Error(w, "llmgateway: "+err.Error(), http.StatusServiceUnavailable)
 		}
@@ -156,9 +171,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // answered ends the call's lease as its answer says: a 429 rests the key,
-// a JSON answer settles the lease to its usage.
+// a JSON answer settles the lease to its usage, and every answer's
+// x-ratelimit-remaining-* lowers the key's buckets to what the provider
+// says is left.
 func (g *Gateway) answered(resp *http.Response) error {
 	c := callOf(resp.Request.Context())
+	observe(&c.lease, resp.Header)
 	if resp.StatusCode == http.StatusTooManyRequests {
 		if c.lease.Cooldown(retryAfter(resp.Header)) == nil {
 			c.ended = true
@@ -173,10 +191,34 @@ func (g *Gateway) answered(resp *http.Response) error {
 			return err // the ErrorHandler answers 502
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		_ = usageOf(body)
+		if used := usageOf(body); used >= 0 {
+			// The unused part of max_tokens goes back to the key.
+			if err := c.lease.Settle(config.Cost{"tokens": used}); err != nil {
+				log.Printf("llmgateway: settle: %v", err)
+			}
+		}
 	}
 	c.end()
 	return nil
+}
+
+// observe feeds OpenAI's x-ratelimit-remaining-requests and -tokens, with
+// their x-ratelimit-reset-*, to the lease's key. A header that is absent
+// or unreadable is skipped, and so is a limit the key does not have.
+func observe(l *scheduler.Lease[Key, string], h http.Header) {
+	for _, name := range []string{"requests", "tokens"} {
+		left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
+		if err != nil || left < 0 {
+			continue
+		}
+		reset, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name))
+		if err != nil || reset < 0 {
+			reset = 0
+		}
+		if err := l.Observe(name, left, reset); err != nil && !errors.Is(err, crserrors.ErrUnknownLimit) {
+			log.Printf("llmgateway: observe %s: %v", name, err)
+		}
+	}
 }
 
 // estimate is what a call may spend, as OpenAI counts it before running

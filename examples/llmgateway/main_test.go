@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/internal/mockprovider"
@@ -56,7 +58,10 @@ const chatBody = `{"model": "m", "messages": [{"role": "user", "content": "four 
 // post sends a chat call to the gateway, without a key of its own.
 func post(t *testing.T, gatewayURL, body string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Post(gatewayURL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	// A bound, so that a call the gateway wrongly keeps waiting fails the
+	// test instead of hanging it.
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Post(gatewayURL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,33 +96,89 @@ func TestACallGoesOutWithAKeyOfTheGatewaysAndComesBackUnchanged(t *testing.T) {
 	}
 }
 
-func TestA429RestsTheKeyForItsRetryAfterAndIsPassedOn(t *testing.T) {
+func TestTheLeaseIsSettledToTheCallsUsage(t *testing.T) {
 	clk := fakeclock.New()
-	// The mock allows one call a minute per key, the gateway believes in
-	// a hundred: every key's second call is refused.
-	m := mock(t, mockprovider.Config{Keys: []string{"sk-a", "sk-b"}, RequestsPerMinute: 1}, clk)
-	g, url := gateway(t, m.URL, []Key{{Name: "a", Secret: "sk-a", RPM: 100}, {Name: "b", Secret: "sk-b", RPM: 100}}, clk)
+	m := mock(t, mockprovider.Config{Keys: []string{"sk-a", "sk-b"}, RequestsPerMinute: 60, TokensPerMinute: 1000}, clk)
+	g, url := gateway(t, m.URL, []Key{{Name: "a", Secret: "sk-a", RPM: 60, TPM: 1000}, {Name: "b", Secret: "sk-b", RPM: 60, TPM: 1000}}, clk)
 
-	var statuses []int
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 3; i++ {
+		if resp, body := post(t, url, chatBody); resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	}
+	// The clock has not moved, so the buckets hold exactly what the
+	// calls left: a whole limit less their usage, not their estimates.
+	var spent, calls int64
+	for _, name := range []string{"a", "b"} {
+		left, err := g.sched.Remaining(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spent += 1000 - left["tokens"]
+		calls += 60 - left["requests"]
+	}
+	if st := m.Stats(); spent != st.Total.TotalTokens || calls != 3 {
+		t.Fatalf("the buckets lost %d tokens and %d requests; the mock served 3 calls of %d tokens", spent, calls, st.Total.TotalTokens)
+	}
+}
+
+func TestTheProvidersRemainingLowersTheKeysBudget(t *testing.T) {
+	clk := fakeclock.New()
+	// The mock allows one call a minute, the gateway believes in a
+	// hundred: the answer's x-ratelimit-remaining-requests corrects it.
+	m := mock(t, mockprovider.Config{Keys: []string{"sk-a"}, RequestsPerMinute: 1}, clk)
+	g, url := gateway(t, m.URL, []Key{{Name: "a", Secret: "sk-a", RPM: 100}}, clk)
+
+	if resp, body := post(t, url, chatBody); resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	left, err := g.sched.Remaining("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left["requests"] != 0 {
+		t.Fatalf("the provider said 0 requests left; the key's bucket has %d", left["requests"])
+	}
+}
+
+func TestA429RestsTheKeyForItsRetryAfterAndIsPassedOn(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("Authorization")]++
+		mu.Unlock()
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer up.Close()
+	g, url := gateway(t, up.URL, []Key{{Name: "a", Secret: "sk-a", RPM: 100}, {Name: "b", Secret: "sk-b", RPM: 100}}, fakeclock.New())
+
+	for i := 0; i < 2; i++ {
 		resp, _ := post(t, url, chatBody)
-		statuses = append(statuses, resp.StatusCode)
-		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
-			t.Fatal("the 429 reached the caller without its Retry-After")
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "30" {
+			t.Fatalf("status %d, Retry-After %q: want the 429 passed on", resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
 	}
-	if statuses[0] != 200 || statuses[1] != 200 || statuses[2] != 429 || statuses[3] != 429 {
-		t.Fatalf("statuses %v, want 200 200 429 429", statuses)
-	}
-	// The key refused first rests, so the second refusal came from the
-	// other key: each was refused once, and both rest now.
-	for _, k := range m.Stats().Keys {
-		if k.Served != 1 || k.RateLimited != 1 {
-			t.Fatalf("key %s: %d served, %d refused; want 1 and 1", k.Key, k.Served, k.RateLimited)
-		}
+	// The key refused first rests, so the second call went to the other.
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["Bearer sk-a"] != 1 || seen["Bearer sk-b"] != 1 {
+		t.Fatalf("calls per key: %v; want one each", seen)
 	}
 	if st := g.sched.Stats(); st.SuspendedResources != 2 || st.Holders != 0 {
 		t.Fatalf("%d keys resting, %d leases held; want 2 and 0", st.SuspendedResources, st.Holders)
+	}
+}
+
+func TestACallNoKeyCanEverCoverIsRefusedAtOnce(t *testing.T) {
+	g, url := gateway(t, "http://127.0.0.1:1", []Key{{Name: "a", Secret: "sk-a", TPM: 100}}, fakeclock.New())
+	resp, body := post(t, url, `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 500}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "more tokens than any key") {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if h := g.sched.Stats().Holders; h != 0 {
+		t.Fatalf("%d leases held", h)
 	}
 }
 
