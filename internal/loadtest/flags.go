@@ -40,7 +40,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 
-	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+" (see above)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
@@ -76,7 +76,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.Var((*tokensFlag)(&c.LLM.MaxTokens), "max-tokens", "llm: max_tokens per call, `uniform:MIN-MAX` or fixed:N (the mock's completion is\nuniform from 1 to it)")
 	fs.Var((*mockLatencyFlag)(&c.LLM.Latency), "provider-latency", "llm: the mock's time per call, `uniform:MIN-MAX` or fixed:D")
 	fs.StringVar(&c.LLM.Model, "model", c.LLM.Model, "llm: the model named in each request")
-	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
+	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
@@ -216,6 +216,23 @@ Scenarios:
   cooldown  8 workers on exclusive resources, each resting -cooldown after
             every release (the scheduler's ReleaseCooldown): the resting
             resources are the bottleneck, with a short queue
+  llm       50 workers make chat-completion calls over HTTP for 20 s,
+            through a client that picks one of 4 API keys per call, to a
+            mock provider started on 127.0.0.1 (or -provider URL with
+            -keys) that enforces -rpm and -tpm per key and answers 429
+            beyond them. A call's prompt (-prompt-tokens) and max_tokens
+            (-max-tokens) are drawn uniformly; the mock admits it on their
+            sum and charges its usage. -pool crs leases a key from the
+            scheduler with Limits set to -rpm and -tpm, on that sum
+            (WithCost), settles the lease to the usage and rests a key
+            for a 429's retry-after; -pool naive goes round robin and
+            waits out a 429's retry-after before the next key; -compare
+            runs both, each on a fresh mock. The report gives 429s,
+            calls served, each budget's share used (tokens spent / what
+            the buckets allowed over the window) and the latency added
+            before the served attempt. It reads -workers, -resources
+            (keys), -duration, -seed, -pool, -compare, -json, -progress
+            and the flags marked "llm:", no others; no -html.
 
 The end of a run brings every resting resource back (Include) and checks
 the scheduler's Stats: no holder or waiter, every resource active, and its

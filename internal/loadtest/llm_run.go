@@ -125,7 +125,7 @@ func newLLMClient(cfg Config, keys []string) (llmClient, error) {
 	if cfg.Pool == "naive" {
 		return newNaiveClient(len(keys)), nil
 	}
-	return newCRSClient(cfg.LLM, keys)
+	return newCRSClient(cfg.LLM, keys, nil)
 }
 
 // worker makes calls back to back until the window ends.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/internal/mockprovider"
 )
 
@@ -351,5 +352,94 @@ func TestAnInterruptedLLMRunSaysSoAndSkipsTheMocksCrossCheck(t *testing.T) {
 		if c.Name == "the mock's counts are the client's" && !c.Skipped {
 			t.Fatalf("cross-check made on an interrupted run: %+v", c)
 		}
+	}
+}
+
+// crsTestClient is the crs client on a clock that only the test moves,
+// with one key of 60 rpm and 1000 tpm.
+func crsTestClient(t *testing.T) *crsClient {
+	t.Helper()
+	c, err := newCRSClient(LLMConfig{RPM: 60, TPM: 1000}, []string{"k"}, fakeclock.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
+func remainingOf(t *testing.T, c *crsClient) map[string]int64 {
+	t.Helper()
+	left, err := c.s.Remaining("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return left
+}
+
+func TestTheCRSClientSettlesAServedCallToItsUsage(t *testing.T) {
+	c := crsTestClient(t)
+	h, err := c.pick(context.Background(), llmCall{prompt: 100, maxTokens: 500, estimate: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := remainingOf(t, c); left["tokens"] != 400 || left["requests"] != 59 {
+		t.Fatalf("leased on an estimate of 600: %v left", left)
+	}
+	a := llmAnswer{status: 200}
+	a.usage.Total = 150
+	if err := h.served(a); err != nil {
+		t.Fatal(err)
+	}
+	if left := remainingOf(t, c); left["tokens"] != 850 || left["requests"] != 59 {
+		t.Fatalf("settled to a usage of 150: %v left", left)
+	}
+	if st := c.s.Stats(); st.Holders != 0 {
+		t.Fatalf("%d leases held after the answer", st.Holders)
+	}
+}
+
+func TestTheCRSClientLowersItsBucketsToWhatTheProviderSays(t *testing.T) {
+	c := crsTestClient(t)
+	h, err := c.pick(context.Background(), llmCall{prompt: 10, maxTokens: 10, estimate: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := llmAnswer{status: 200, remaining: map[string]remaining{
+		"tokens": {units: 300, reset: 42 * time.Second}, "requests": {units: 10, reset: 50 * time.Second}}}
+	a.usage.Total = 20
+	if err := h.served(a); err != nil {
+		t.Fatal(err)
+	}
+	if left := remainingOf(t, c); left["tokens"] != 300 || left["requests"] != 10 {
+		t.Fatalf("after the provider said 300 tokens and 10 requests: %v left", left)
+	}
+}
+
+func TestTheCRSClientRefundsACallItDidNotSend(t *testing.T) {
+	c := crsTestClient(t)
+	h, err := c.pick(context.Background(), llmCall{prompt: 100, maxTokens: 500, estimate: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.unsent(); err != nil {
+		t.Fatal(err)
+	}
+	if left := remainingOf(t, c); left["tokens"] != 1000 || left["requests"] != 60 {
+		t.Fatalf("after an unsent call: %v left", left)
+	}
+}
+
+func TestTheCRSClientRestsAKeyThatAnswered429(t *testing.T) {
+	c := crsTestClient(t)
+	h, err := c.pick(context.Background(), llmCall{prompt: 1, maxTokens: 1, estimate: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, err := h.refused(llmAnswer{status: 429, retryAfter: time.Second})
+	if err != nil || wait != 0 {
+		t.Fatalf("refused: wait %v, %v; want 0: the key rests in the scheduler", wait, err)
+	}
+	if st := c.s.Stats(); st.SuspendedResources != 1 || st.Holders != 0 {
+		t.Fatalf("%d keys resting, %d leases held", st.SuspendedResources, st.Holders)
 	}
 }
