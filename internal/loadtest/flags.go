@@ -224,8 +224,9 @@ Scenarios:
             (-max-tokens) are drawn uniformly; the mock admits it on their
             sum and charges its usage. -pool crs leases a key from the
             scheduler with Limits set to -rpm and -tpm, on that sum
-            (WithCost), settles the lease to the usage and rests a key
-            for a 429's retry-after; -pool naive goes round robin and
+            (WithCost), settles the lease to the usage, feeds the
+            x-ratelimit-remaining-* headers back (Observe) and rests a
+            key for a 429's retry-after; -pool naive goes round robin and
             waits out a 429's retry-after before the next key; -compare
             runs both, each on a fresh mock. The report gives 429s,
             calls served, each budget's share used (tokens spent / what
