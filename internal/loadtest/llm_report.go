@@ -87,10 +87,15 @@ type LLMTokens struct {
 // served attempt went out: waiting in the client, plus the attempts
 // refused and the waits after them. Service is the served attempt's own
 // time, the provider's (over loopback, for the mock); Total their sum.
+//
+// Unfinished is how long the unfinished calls had waited when the window
+// ended: a client that leaves calls waiting longest has them there, not
+// in Added.
 type LLMLatency struct {
-	Added   LatencySummary `json:"added"`
-	Service LatencySummary `json:"service"`
-	Total   LatencySummary `json:"total"`
+	Added      LatencySummary `json:"added"`
+	Service    LatencySummary `json:"service"`
+	Total      LatencySummary `json:"total"`
+	Unfinished LatencySummary `json:"unfinished"`
 }
 
 // LLMKey is one key's share.
@@ -149,9 +154,10 @@ func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats
 		}
 	}
 	lr.Latency = LLMLatency{
-		Added:   summarise(k.added.Snapshot()),
-		Service: summarise(k.service.Snapshot()),
-		Total:   summarise(k.total.Snapshot()),
+		Added:      summarise(k.added.Snapshot()),
+		Service:    summarise(k.service.Snapshot()),
+		Total:      summarise(k.total.Snapshot()),
+		Unfinished: summarise(k.unfinishedWait.Snapshot()),
 	}
 	if s := k.firstErr.Load(); s != nil {
 		lr.FirstError = *s
@@ -244,13 +250,14 @@ func writeLLMText(w io.Writer, lr *LLMReport) error {
 		fmt.Fprintf(b, "  %-9s %s of %s allowed: %s%s\n", bu.Name, group(bu.Spent), group(bu.Allowed), pct(bu.Share), mark)
 	}
 
-	fmt.Fprintf(b, "\nLatency of the served calls\n")
+	fmt.Fprintf(b, "\nLatency of the served calls, and the wait of the unfinished ones\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \tcount\tmean\tp50\tp90\tp99\tmax\t\n")
 	for _, row := range []struct {
 		name string
 		s    LatencySummary
-	}{{"added (client + retries)", lr.Latency.Added}, {"provider (served call)", lr.Latency.Service}, {"total", lr.Latency.Total}} {
+	}{{"added (client + retries)", lr.Latency.Added}, {"provider (served call)", lr.Latency.Service}, {"total", lr.Latency.Total},
+		{"unfinished: waited so far", lr.Latency.Unfinished}} {
 		s := row.s
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, group(s.Count), dur(s.Mean), dur(s.P50), dur(s.P90), dur(s.P99), dur(s.Max))
 	}
@@ -295,6 +302,7 @@ func writeLLMComparison(w io.Writer, a, b *LLMReport) error {
 	row("added latency p99", func(r *LLMReport) string { return dur(r.Latency.Added.P99) })
 	row("total latency p99", func(r *LLMReport) string { return dur(r.Latency.Total.P99) })
 	row("unfinished at the end", func(r *LLMReport) string { return group(r.Calls.Unfinished) })
+	row("their wait so far, max", func(r *LLMReport) string { return dur(r.Latency.Unfinished.Max) })
 	row("accounting", func(r *LLMReport) string {
 		if r.Accounting.OK {
 			return "OK"

@@ -23,7 +23,10 @@ type llmCounters struct {
 	// (queueing in the client, and earlier attempts refused with their
 	// waits); service that attempt's own time; total their sum.
 	added, service, total Histogram
-	firstErr              atomic.Pointer[string]
+	// unfinishedWait is how long each unfinished call had waited when
+	// the window ended: the tail the served calls' latency leaves out.
+	unfinishedWait Histogram
+	firstErr       atomic.Pointer[string]
 }
 
 type llmKeyCounters struct {
@@ -154,7 +157,7 @@ func (r *llmRun) call(c llmCall) {
 		h, err := r.client.pick(r.window, c)
 		if err != nil {
 			if r.window.Err() != nil && errors.Is(err, r.window.Err()) {
-				k.unfinished.Add(1)
+				r.unfinished(start)
 			} else {
 				k.failed.Add(1)
 				noteErr(&k.firstErr, err)
@@ -163,7 +166,7 @@ func (r *llmRun) call(c llmCall) {
 		}
 		if r.window.Err() != nil {
 			r.note(h.unsent())
-			k.unfinished.Add(1)
+			r.unfinished(start)
 			return
 		}
 		kc := &k.keys[h.key()]
@@ -194,7 +197,7 @@ func (r *llmRun) call(c llmCall) {
 			wait, err := h.refused(a)
 			r.note(err)
 			if !sleepCtx(r.window, wait) {
-				k.unfinished.Add(1)
+				r.unfinished(start)
 				return
 			}
 			continue
@@ -212,6 +215,17 @@ func (r *llmRun) call(c llmCall) {
 		k.failed.Add(1)
 		return
 	}
+}
+
+// unfinished counts a call that the end of the window left waiting, with
+// how long it had waited by then.
+func (r *llmRun) unfinished(start time.Time) {
+	r.k.unfinished.Add(1)
+	end, _ := r.window.Deadline()
+	if now := time.Now(); now.Before(end) {
+		end = now // interrupted
+	}
+	r.k.unfinishedWait.Record(end.Sub(start))
 }
 
 // sleepCtx waits d, or less if ctx ends first; it reports whether ctx is

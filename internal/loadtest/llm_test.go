@@ -204,6 +204,9 @@ func TestLLMRunsBalanceTheirAccountsAgainstTheMock(t *testing.T) {
 					t.Fatalf("key %s served beyond its buckets: %+v", k.Key, k)
 				}
 			}
+			if lr.Latency.Unfinished.Count != lr.Calls.Unfinished {
+				t.Fatalf("%d unfinished waits for %d unfinished calls", lr.Latency.Unfinished.Count, lr.Calls.Unfinished)
+			}
 			if lr.Binding == "" || len(lr.Budgets) != 2 || lr.Latency.Total.Count != lr.Calls.Served {
 				t.Fatalf("report: binding %q, budgets %+v, %d latencies for %d served", lr.Binding, lr.Budgets, lr.Latency.Total.Count, lr.Calls.Served)
 			}
