@@ -207,18 +207,20 @@ func limitRest[T any, ID comparable](n *node.Node[T, ID], now int64) int64 {
 }
 
 // setLimitRest makes n rest for its limits until next (see limitRest),
-// unless a longer suspension or ejection outlasts that, and ends a
-// limit's rest that is over. It does not move n: place does.
+// or ends such a rest when next is 0: a refund, a larger Max or a faster
+// rate brings the end forward. A suspension or an ejection is kept as it
+// is, whichever ends later: when it ends, place checks the limits again,
+// so a shorter one hands over to the limits' rest, and the end of a
+// longer one is never forgotten under a limit's rest that a refund then
+// cuts short. It does not move n: place does.
 func setLimitRest[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], next int64) {
 	switch {
-	case next > n.RestUntil:
-		sh.setRest(n, next, node.RateLimited)
-	case n.Rest != node.RateLimited:
-		// A longer suspension or ejection outlasts the wait.
+	case n.Rest == node.Suspended || n.Rest == node.Ejected:
 	case next == 0:
-		sh.setRest(n, 0, node.NoRest)
+		if n.Rest == node.RateLimited {
+			sh.setRest(n, 0, node.NoRest)
+		}
 	default:
-		// A refund or a faster rate brings the end forward.
 		sh.setRest(n, next, node.RateLimited)
 	}
 }

@@ -391,3 +391,57 @@ func mustKeyInvariants(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) {
 		t.Fatal(err)
 	}
 }
+
+func TestARefundDoesNotCutACooldownShort(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	first, _ := s.Lease(context.Background(), tokens(10))
+	second, _ := s.Lease(context.Background(), tokens(10))
+	if err := first.Cooldown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A debt that takes longer than the cooldown to repay, then a
+	// refund that repays it: the cooldown still runs.
+	if err := second.Settle(config.Cost{"tokens": 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Settle(config.Cost{"tokens": 10}); err != nil {
+		t.Fatal(err)
+	}
+	second.Release()
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a during its cooldown is %s", got)
+	}
+	clock.Advance(10 * time.Second)
+	if got := s.StateOf("a"); got != "active" {
+		t.Fatalf("a after its cooldown is %s", got)
+	}
+}
+
+func TestTheEndOfACooldownHandsOverToABudgetRest(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	first, _ := s.Lease(context.Background(), tokens(10))
+	second, _ := s.Lease(context.Background(), tokens(10))
+	if err := first.Cooldown(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// 580 left, then 1170 more: 590 of debt, repaid with a unit more
+	// 59.1 s from now.
+	if err := second.Settle(config.Cost{"tokens": 1180}); err != nil {
+		t.Fatal(err)
+	}
+	second.Release()
+	clock.Advance(time.Second)
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a in debt after its cooldown is %s", got)
+	}
+	clock.Advance(58100*time.Millisecond - 1)
+	if got := s.StateOf("a"); got != "resting" {
+		t.Fatalf("a 1 ns before it has a unit is %s", got)
+	}
+	clock.Advance(1)
+	if got := s.StateOf("a"); got != "active" {
+		t.Fatalf("a repaid is %s", got)
+	}
+}

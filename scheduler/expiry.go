@@ -193,7 +193,11 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 			if n.Rest == node.Suspended || n.Rest == node.Ejected {
 				first = events.EventResume
 			}
+			was := n.RestUntil
 			sh.place(n)
+			if n.RestUntil != was && n.RestUntil != 0 { // the limits' rest after a suspension
+				s.expiry.schedule(n.RestUntil, n, 0)
+			}
 		} else {
 			i := n.FindLease(token)
 			if i < 0 || now < n.Lease(i).Deadline {

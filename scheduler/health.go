@@ -27,7 +27,15 @@ type ending struct {
 // restAfter decides whether n rests after a hold on it ended: ejected when
 // its failures reach the threshold and the pool allows another ejection,
 // suspended for a cooldown. It reports the event to emit. Requires sh.mu.
+//
+// A rest for the rate limit or budgets gives way to a suspension or an
+// ejection even when that ends sooner: the limits' rest is worked out
+// again from the buckets when it ends (see place), whereas a refund may
+// end the limits' rest early, and would end a suspension hidden under it.
 func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
+	if n.Rest == node.RateLimited {
+		sh.setRest(n, 0, node.NoRest)
+	}
 	event := noEvent
 	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
 		(n.Rest == node.Ejected || s.reserveEjection()) {

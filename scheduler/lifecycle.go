@@ -127,6 +127,9 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
+		if n.RestUntil != rest && n.RestUntil != 0 { // its limits' rest (see place)
+			s.expiry.schedule(n.RestUntil, n, 0)
+		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
@@ -148,7 +151,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
-		if until > rest {
+		if until > rest || why == node.RateLimited { // see restAfter
 			sh.setRest(n, until, node.Suspended)
 		}
 		done := false

@@ -263,6 +263,17 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	return false
 }
 
+// limited starts a rest for n's limits if one of its buckets lacks a
+// unit now (see limitRest), and reports whether it did. n has no rest.
+func (s *shard[T, ID]) limited(n *node.Node[T, ID]) bool {
+	next := limitRest(n, s.now())
+	if next == 0 {
+		return false
+	}
+	s.setRest(n, next, node.RateLimited)
+	return true
+}
+
 // activate moves n, off the heap, into the heap.
 func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 	from := n.State
@@ -327,10 +338,13 @@ func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 	s.publish()
 }
 
-// place puts n where it belongs: resting while its rest runs, held while
-// every slot is taken, otherwise active (and in order). Excluded and
-// draining nodes stay where they are: those states are the operator's
-// decisions and outrank the others.
+// place puts n where it belongs: resting while its rest runs or, when it
+// has a rate limit or budgets, while one of those lacks a unit (the rest
+// that this starts, if any, the caller queues, as for any rest that
+// place's call changed); held while every slot is taken, otherwise
+// active (and in order). So a node in the heap always covers the default
+// cost. Excluded and draining nodes stay where they are: those states are
+// the operator's decisions and outrank the others.
 func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	switch n.State {
 	case node.Excluded, node.Draining, node.Removed:
@@ -340,6 +354,8 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	want := node.Active
 	switch {
 	case s.stillResting(n):
+		want = node.Resting
+	case n.Metered() && s.limited(n):
 		want = node.Resting
 	case s.full(n):
 		want = node.Held
