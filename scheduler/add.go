@@ -35,7 +35,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 			return opError("add", key, err)
 		}
 	}
-	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: s.assign(1), Capacity: s.capacityOf(v)}
+	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: int32(s.assign(1)), Capacity: s.capacityOf(v)}
 	if s.rateLimit != nil { // a new node has no bucket: nothing to set
 		n.SetBucket(s.bucketOf(v))
 	}
@@ -181,7 +181,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	first := s.assign(len(vs))
 	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
 		v, n := vs[i], &slab[at]
-		n.Key, n.Index, n.Shard = s.key(v), -1, s.wrap(first+offset) // (first + i) % len(s.shards)
+		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.wrap(first+offset)) // (first + i) % len(s.shards)
 		n.Capacity = s.capacityOf(v)
 		if s.rateLimit != nil {
 			n.SetBucket(s.bucketOf(v))
@@ -368,7 +368,7 @@ func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
 		n := &slab[i]
 		if n.Index >= 0 {
 			sh := &s.shards[n.Shard]
-			sh.heap.Delete(n.Index)
+			sh.heap.Delete(int(n.Index))
 			sh.publish()
 		}
 		n.State = node.Removed

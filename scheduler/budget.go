@@ -153,8 +153,41 @@ func coverWait[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now 
 	return wait, true
 }
 
+// meter takes what a hold on n costs: a rate-limit token, and cost from
+// its budgets, which must cover it (fits); and starts the rest that
+// leaves n in, if any. unmeter gives it all back, exactly (a refund after
+// the clock moved on leaves the level where it would be without the
+// take), for a hold undone by a panic; the caller restores the rest.
+// Both require sh.mu.
+func meter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost config.Cost) {
+	now := sh.now()
+	var next int64
+	if n.Limited() {
+		next = n.Extra().Bucket.Spend(now)
+	}
+	if n.Budgeted() {
+		spend(n, cost, now)
+		next = max(next, budgetRest(n, now))
+		n.FullAt = fullAt(n, now)
+	}
+	if next > n.RestUntil {
+		sh.setRest(n, next, node.RateLimited)
+	}
+}
+
+func unmeter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost config.Cost) {
+	now := sh.now()
+	if n.Limited() {
+		n.Extra().Bucket.Refund(now)
+	}
+	if n.Budgeted() {
+		refund(n, cost, now)
+		n.FullAt = fullAt(n, now)
+	}
+}
+
 // spend takes cost from n's budgets, which must cover it (fits); refund
-// gives it back exactly, as long as the clock has not moved in between.
+// gives it back.
 func spend[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) {
 	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
 		qs[i].Bucket.Take(now, cost.Of(qs[i].Name))

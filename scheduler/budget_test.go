@@ -445,3 +445,164 @@ func TestTheEndOfACooldownHandsOverToABudgetRest(t *testing.T) {
 		t.Fatalf("a repaid is %s", got)
 	}
 }
+
+func TestEqualResourcesGoByTheBudgetTheyHaveLeft(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1,
+		&apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000}, &apiKey{ID: "c", TPM: 1000})
+	spent := map[string]int64{}
+	// Calls of varied cost, never released early: each goes to the key
+	// with the most budget left, so none runs dry while another is full.
+	for _, c := range []int64{300, 100, 200, 50, 250, 120} {
+		l, err := s.Lease(context.Background(), tokens(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, left := range map[string]int64{"a": 1000 - spent["a"], "b": 1000 - spent["b"], "c": 1000 - spent["c"]} {
+			if left > 1000-spent[l.Key()] {
+				t.Fatalf("a cost of %d went to %s with %d left, while %s had %d", c, l.Key(), 1000-spent[l.Key()], id, left)
+			}
+		}
+		spent[l.Key()] += c
+		l.Release()
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 1000 - spent["a"]})
+	// A refill brings every key back to full: all tie again.
+	clock.Advance(time.Minute)
+	for _, id := range []string{"a", "b", "c"} {
+		wantRemaining(t, s, id, map[string]int64{"tokens": 1000})
+	}
+}
+
+func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T) {
+	clock := fakeclock.New()
+	// Two shards, one key each: a holds 1000 tokens, b only 100.
+	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 100})
+	for _, c := range []int64{1000, 50} {
+		l, err := s.Lease(context.Background(), tokens(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
+	wantRemaining(t, s, "b", map[string]int64{"tokens": 50})
+	lease := func(c int64) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			l, err := s.Lease(context.Background(), tokens(c))
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- l.Key()
+			l.Release()
+		}()
+		return got
+	}
+	// Only a can ever cover 800; b covers 20 now, but that call waits
+	// behind the first.
+	big := lease(800)
+	untilKeyWaiters(t, s, 1)
+	small := lease(20)
+	untilKeyWaiters(t, s, 2)
+	clock.Advance(48 * time.Second) // a refills to 800
+	if got := <-big; got != "a" {
+		t.Fatalf("the 800 went to %s", got)
+	}
+	clock.Advance(0) // the giver on a's shard kicked b's
+	if got := <-small; got != "b" {
+		t.Fatalf("the 20 went to %s", got)
+	}
+}
+
+func TestAnOlderLeaseDoesNotSettleABucketAddedAfterIt(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", RPM: 10})
+	old, err := s.Lease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tokens limit arrives while old is out: old did not pay into it.
+	if err := s.Update(&apiKey{ID: "a", RPM: 10, TPM: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Settle(config.Cost{"tokens": 700, "requests": 1}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 9, "tokens": 1000})
+	young, _ := s.Lease(context.Background(), tokens(100))
+	if err := young.Settle(config.Cost{"tokens": 300}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"requests": 8, "tokens": 700})
+	old.Release()
+	young.Release()
+}
+
+// Concurrent leases with costs, settlements at or below the estimate,
+// releases, cooldowns and updates of the limits: no bucket ever goes
+// below zero (only a settlement above its estimate may), and the state
+// model holds throughout. The clock is real, and only what cannot depend
+// on it is asserted.
+func TestConcurrentLeasesNeverOverdrawABucket(t *testing.T) {
+	keys := []*apiKey{{ID: "a", RPM: 600, TPM: 6000}, {ID: "b", RPM: 600, TPM: 3000}, {ID: "c", TPM: 6000}}
+	s := newKeyPool(t, config.SystemClock{}, config.Exclusive, 2, keys...)
+	const workers, calls = 8, 150
+	done := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range calls {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				estimate := int64(1 + (w*31+i*17)%60)
+				l, err := s.Lease(ctx, tokens(estimate))
+				cancel()
+				if err != nil {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						done <- err
+						return
+					}
+					continue
+				}
+				if err := l.Settle(config.Cost{"tokens": estimate / 2}); err != nil {
+					done <- err
+					return
+				}
+				if i%7 == 0 {
+					err = l.Cooldown(time.Millisecond)
+				} else {
+					err = l.Release()
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+				if w == 0 && i%10 == 0 {
+					k := *keys[i%3]
+					k.TPM = 2000 + int64(i)*10
+					if err := s.Update(&k); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			left, err := s.Remaining(k.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, n := range left {
+				if n < 0 {
+					t.Fatalf("%s's %s bucket is at %d: overdrawn by estimates", k.ID, name, n)
+				}
+			}
+		}
+		mustKeyInvariants(t, s)
+	}
+}

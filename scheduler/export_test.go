@@ -35,7 +35,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		for i := 0; i < h.Len(); i++ {
 			n := h.At(i)
-			if n.Index != i || n.State != node.Active || n.Shard != si {
+			if int(n.Index) != i || n.State != node.Active || int(n.Shard) != si {
 				return fmt.Errorf("shard %d heap[%d]: node %v has index %d, state %v, shard %d", si, i, n.Key, n.Index, n.State, n.Shard)
 			}
 			if i > 0 && h.Less(n, h.At((i-1)/2)) { // by value, then holders
@@ -168,7 +168,7 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("map holds removed node %v", k)
 	case (n.State == node.Active) != (n.Index >= 0):
 		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
-	case n.State == node.Active && sh.heap.At(n.Index) != n:
+	case n.State == node.Active && sh.heap.At(int(n.Index)) != n:
 		return fmt.Errorf("node %v not at its heap index", k)
 	case n.Holders != n.Anonymous+len(n.Leases()) || n.Anonymous < 0:
 		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases()))

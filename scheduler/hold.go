@@ -46,23 +46,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if lease && s.leaseTTL > 0 {
 		deadline = s.after(s.leaseTTL)
 	}
-	var bucket node.Bucket
-	rest, why, full := n.RestUntil, n.Rest, n.FullAt
-	now := s.now()
+	rest, why := n.RestUntil, n.Rest
 	if limited {
-		bucket = n.Bucket()
-		var next int64
-		if n.Limited() {
-			next = n.Extra().Bucket.Spend(now)
-		}
-		if n.Budgeted() {
-			spend(n, g.cost, now)
-			next = max(next, budgetRest(n, now))
-			n.FullAt = fullAt(n, now)
-		}
-		if next > n.RestUntil {
-			sh.setRest(n, next, node.RateLimited)
-		}
+		meter(sh, n, g.cost)
 	}
 	if holds {
 		n.Holders++
@@ -80,11 +66,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 			return
 		}
 		if limited {
-			n.SetBucket(bucket)
-			if n.Budgeted() {
-				refund(n, g.cost, now)
-				n.FullAt = full
-			}
+			unmeter(sh, n, g.cost)
 		}
 		sh.setRest(n, rest, why)
 		if holds {

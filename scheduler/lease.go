@@ -117,9 +117,12 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 // at once with ErrCostExceedsLimits (resources where it is above are
 // skipped). See the package documentation, Budgets.
 func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Lease[T, ID], error) {
-	o, err := leaseOptionsOf(opts)
-	if err != nil {
-		return Lease[T, ID]{}, err
+	var o leaseOptions
+	if len(opts) > 0 {
+		var err error
+		if o, err = leaseOptionsOf(opts); err != nil {
+			return Lease[T, ID]{}, err
+		}
 	}
 	return s.leaseFrom(s.obtain(ctx, nil, true, o.cost))
 }

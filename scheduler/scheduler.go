@@ -137,7 +137,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	if s.budgeted {
 		s.wakers = make([]node.Node[T, ID], len(s.shards))
 		for i := range s.wakers {
-			s.wakers[i] = node.Node[T, ID]{Index: -1, Shard: i}
+			s.wakers[i] = node.Node[T, ID]{Index: -1, Shard: int32(i)}
 		}
 	}
 	s.view = (*shardView[T, ID])(s)

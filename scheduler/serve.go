@@ -60,16 +60,16 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 			break
 		}
 		if !s.grantTo(sh, w) {
-			if served {
-				// w became the oldest here, and another shard may
-				// cover its cost now.
-				s.kick(sh.index)
-			}
 			break
 		}
 		served = true
 	}
 	done = true
+	if served && s.budgeted && s.waiters.Len() > 0 {
+		// The oldest waiter changed here, and sh has nothing for it (or
+		// no resource left): another shard may cover its cost now.
+		s.kick(sh.index)
+	}
 	return served
 }
 
@@ -215,13 +215,13 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 			break
 		}
 		if !s.grantTo(&s.shards[best], w) {
-			if served {
-				s.kick(-1)
-			}
 			break
 		}
 		served = true
 	}
 	done = true
+	if served && s.budgeted && s.waiters.Len() > 0 {
+		s.kick(-1)
+	}
 	return served
 }

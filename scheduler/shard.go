@@ -282,7 +282,7 @@ func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
 	defer func() {
 		if !done {
 			if n.Index >= 0 {
-				s.heap.Delete(n.Index)
+				s.heap.Delete(int(n.Index))
 			}
 			s.setState(n, from)
 		}

@@ -111,7 +111,7 @@ func TestGlobalOrderNeverServesAQueueingWaiterWorseThanAShardBeingChanged(t *tes
 		}
 	}
 	for key, shard := range map[string]int{"worse": 0, "better": 1, "other": 1} {
-		if n, _ := s.nodes.Get(key); n.Shard != shard {
+		if n, _ := s.nodes.Get(key); int(n.Shard) != shard {
 			t.Fatalf("%s went to shard %d, not %d", key, n.Shard, shard)
 		}
 	}
@@ -197,7 +197,7 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, shard := range map[string]int{"mine": 0, "one": 1, "two": 2} {
-		if n, _ := s.nodes.Get(key); n.Shard != shard {
+		if n, _ := s.nodes.Get(key); int(n.Shard) != shard {
 			t.Fatalf("%s went to shard %d, not %d", key, n.Shard, shard)
 		}
 	}

@@ -26,7 +26,7 @@ type floorNode = node.Node[*worker, string]
 func fillNodes(slab []floorNode, vs []*worker) {
 	for i, v := range vs {
 		n := &slab[i]
-		n.Key, n.Index, n.Shard, n.Capacity = v.ID, -1, i%floorHeaps, 1
+		n.Key, n.Index, n.Shard, n.Capacity = v.ID, -1, int32(i%floorHeaps), 1
 		n.Init(v, true, nil)
 	}
 }

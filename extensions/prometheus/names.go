@@ -13,6 +13,7 @@ const (
 	nameWaiters        = "crs_waiters"
 	nameWaits          = "crs_waits_total"
 	nameWaitsCancelled = "crs_waits_cancelled_total"
+	nameLimitWaits     = "crs_limit_waits_total"
 	nameWaitDuration   = "crs_wait_duration_seconds"
 	nameLeasesExpired  = "crs_leases_expired_total"
 	nameEvents         = "crs_events_total"

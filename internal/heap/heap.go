@@ -73,7 +73,7 @@ func (h *Heap[T, ID]) Grow(n int) {
 // unless a sift waits.
 func (h *Heap[T, ID]) Append(n *node.Node[T, ID]) {
 	h.settle()
-	n.Index = len(h.items)
+	n.Index = int32(len(h.items))
 	h.items = append(h.items, n)
 }
 
@@ -84,7 +84,7 @@ func (h *Heap[T, ID]) Delete(i int) {
 	removed := h.items[i]
 	if i != last {
 		h.items[i] = h.items[last]
-		h.items[i].Index = i
+		h.items[i].Index = int32(i)
 	}
 	h.items[last] = nil // let the garbage collector have removed nodes
 	h.items = h.items[:last]
@@ -99,7 +99,7 @@ func (h *Heap[T, ID]) Push(n *node.Node[T, ID]) {
 		h.taken = nil
 		if len(h.items) > 0 {
 			moved := h.items[0]
-			moved.Index = len(h.items)
+			moved.Index = int32(len(h.items))
 			h.items = append(h.items, moved)
 		} else {
 			h.items = append(h.items, nil)
@@ -109,7 +109,7 @@ func (h *Heap[T, ID]) Push(n *node.Node[T, ID]) {
 		return
 	}
 	h.Append(n)
-	h.Up(n.Index)
+	h.Up(int(n.Index))
 }
 
 // Pop takes the top out of the heap, which must not be empty, and
@@ -132,7 +132,7 @@ func (h *Heap[T, ID]) Pop() *node.Node[T, ID] {
 // comparator panics.
 func (h *Heap[T, ID]) Remove(n *node.Node[T, ID]) {
 	h.settle()
-	i := n.Index
+	i := int(n.Index)
 	h.Delete(i)
 	if i < len(h.items) {
 		h.fix(i)
@@ -142,7 +142,7 @@ func (h *Heap[T, ID]) Remove(n *node.Node[T, ID]) {
 // Fix restores the order after n changed value or holder count.
 func (h *Heap[T, ID]) Fix(n *node.Node[T, ID]) {
 	h.settle()
-	h.fix(n.Index)
+	h.fix(int(n.Index))
 }
 
 func (h *Heap[T, ID]) fix(i int) {
@@ -184,7 +184,7 @@ func (h *Heap[T, ID]) Up(i int) {
 			break
 		}
 		items[i], items[parent] = p, n
-		p.Index, n.Index = i, parent
+		p.Index, n.Index = int32(i), int32(parent)
 		i = parent
 	}
 }
@@ -206,7 +206,7 @@ func (h *Heap[T, ID]) down(i int) bool {
 			break
 		}
 		items[i], items[child] = c, n
-		c.Index, n.Index = i, child
+		c.Index, n.Index = int32(i), int32(child)
 		i = child
 	}
 	return i > start

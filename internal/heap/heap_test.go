@@ -16,7 +16,7 @@ func newIntHeap() Heap[int, int] { return New[int, int](cmp.Compare[int], false)
 func valid(t *testing.T, h *Heap[int, int]) {
 	t.Helper()
 	for i := 0; i < h.Len(); i++ {
-		if h.At(i).Index != i {
+		if int(h.At(i).Index) != i {
 			t.Fatalf("node at %d records index %d", i, h.At(i).Index)
 		}
 		if i > 0 && h.At((i-1)/2).Value > h.At(i).Value {
@@ -126,7 +126,7 @@ func TestPanickingComparatorLeavesAValidContainer(t *testing.T) {
 			}
 		}()
 		for i := 0; i < h.Len(); i++ {
-			if h.At(i).Index != i {
+			if int(h.At(i).Index) != i {
 				t.Fatalf("limit %d: node at %d records %d", limit, i, h.At(i).Index)
 			}
 		}
@@ -149,7 +149,7 @@ func TestPanicDuringSiftDownLeavesAValidContainer(t *testing.T) {
 		seen := map[*node.Node[int, int]]bool{}
 		for i := 0; i < h.Len(); i++ {
 			n := h.At(i)
-			if n.Index != i || seen[n] {
+			if int(n.Index) != i || seen[n] {
 				t.Fatalf("limit %d: node at %d records %d (duplicate: %v)", limit, i, n.Index, seen[n])
 			}
 			seen[n] = true
@@ -184,7 +184,7 @@ func TestPanicDuringFixLeavesTheSameNodesForInit(t *testing.T) {
 			seen := map[*node.Node[int, int]]bool{}
 			for i := 0; i < h.Len(); i++ {
 				n := h.At(i)
-				if n.Index != i || seen[n] || !before[n] {
+				if int(n.Index) != i || seen[n] || !before[n] {
 					t.Fatalf("value %d, limit %d: node at %d records %d (repeated %v, new %v)", value, limit, i, n.Index, seen[n], !before[n])
 				}
 				seen[n] = true
@@ -340,7 +340,7 @@ func TestALazyHeapPutsTheTopBackWithTwoComparisons(t *testing.T) {
 		t.Fatalf("pushing the top back compared %d times, want at most 2", compared)
 	}
 	for i, n := range before {
-		if h.At(i) != n || n.Index != i {
+		if h.At(i) != n || int(n.Index) != i {
 			t.Fatalf("node %d moved: the heap is not as it was", i)
 		}
 	}

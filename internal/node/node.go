@@ -93,8 +93,10 @@ type Node[T any, ID comparable] struct {
 	Value     T
 	published unsafe.Pointer
 	Key       ID
-	Index     int
-	Shard     int
+	// Index and Shard are 32 bits, so that with the small fields below
+	// they take two words, and the node keeps its size with FullAt.
+	Index int32
+	Shard int32
 	// The small fields share one word.
 	State State
 	word  bool
@@ -129,7 +131,7 @@ type Node[T any, ID comparable] struct {
 	// extra is what only some resources use; nil until one does (see
 	// Extra). Every resource has a node, allocated by Add and scanned by
 	// the garbage collector: without those fields, one for a pointer
-	// value and a string key is 96 bytes instead of 176.
+	// value and a string key is 96 bytes instead of over twice that.
 	extra *Extra
 }
 
@@ -302,6 +304,9 @@ func (b *Bucket) Spend(now int64) (next int64) {
 	return b.Empty(now)
 }
 
+// Refund gives back a token Spend took, for a hand-out undone.
+func (b *Bucket) Refund(now int64) { b.b.Settle(now, 1, 0) }
+
 // Retune applies a new limit from now on, keeping the tokens earned so
 // far (up to the new burst; bucket.Bucket.Resize). A bucket that was
 // unlimited starts full, as to is.
@@ -342,7 +347,7 @@ type Lease struct {
 
 // New returns a node that is not yet in any structure.
 func New[T any, ID comparable](v T, key ID, shard, capacity int) *Node[T, ID] {
-	n := &Node[T, ID]{Key: key, Index: -1, Shard: shard, Capacity: capacity}
+	n := &Node[T, ID]{Key: key, Index: -1, Shard: int32(shard), Capacity: capacity}
 	n.Init(v, WordShaped[T](), nil)
 	return n
 }
