@@ -16,6 +16,13 @@
 // early: the report covers the window that ran and says so, and the exit
 // status is 130 or 143; a second signal ends the process at once.
 //
+// -scenario llm calls an OpenAI-compatible provider over HTTP instead,
+// with API keys under requests and tokens per minute: the mock provider
+// of internal/mockprovider, started in-process, or -provider URL. It
+// reports the 429s, the calls served, the share of the budget used and
+// the latency added, for crs and, with -compare, for a naive round
+// robin (docs/crsload.md).
+//
 // The harness itself lives in internal/loadtest. The same command on a
 // pool kept in Redis, shared by several processes, is the redispool
 // module's crsload-redis: cd redispool && go run ./cmd/crsload-redis

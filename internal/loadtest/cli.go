@@ -60,6 +60,9 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	if o.Compare && ctx.Err() == nil {
 		base := o.Config
 		base.Pool = "mutex"
+		if base.Scenario == LLM {
+			base.Pool = "naive"
+		}
 		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil {
 			abandon()
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -118,6 +121,11 @@ func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progr
 		title := poolTitle(cfg.Pool)
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
+		}
+		if cfg.Scenario == LLM {
+			fmt.Fprintf(status, "%s: llm scenario with the %s, %s workers, %s keys: %s\n",
+				prog, clientTitle(cfg.Pool), group(cfg.Workers), group(len(cfg.LLM.keys(cfg.Resources))), dur(cfg.Duration))
+			return runOn(ctx, cfg, ext, progress)
 		}
 		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %s resources: %s warm-up + %s\n",
 			prog, cfg.Scenario, title, group(cfg.Workers), group(cfg.Resources), dur(cfg.Warmup), dur(cfg.Duration))

@@ -8,6 +8,9 @@ import (
 
 // WriteComparison prints the two runs of -compare side by side.
 func WriteComparison(w io.Writer, a, b *Report) error {
+	if a.LLM != nil && b.LLM != nil {
+		return writeLLMComparison(w, a.LLM, b.LLM)
+	}
 	fmt.Fprintf(w, "\nSide by side: the same workload on each pool\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \t%s\t%s\t\n", a.Pool, b.Pool)

@@ -17,7 +17,9 @@ const (
 	Cooldown = "cooldown"
 )
 
-// Scenarios lists the scenario names, in the order -h shows them.
+// Scenarios lists the scenarios of a simulated backend, in the order -h
+// shows them; the llm scenario (LLM, llm.go) calls a provider over HTTP
+// instead, and reads only some of Config.
 var Scenarios = []string{Normal, Burst, Failure, Cooldown}
 
 // Config describes one load test. Default returns the default run; the
@@ -76,8 +78,11 @@ type Config struct {
 	EventQueueSize int
 	Seed           uint64
 	// Pool selects the pool under test: "crs", "mutex" (the baseline of
-	// -compare), or the Name of an Extension.
+	// -compare), or the Name of an Extension; in the llm scenario, the
+	// client: "crs" or "naive" (the baseline of -compare).
 	Pool string
+	// LLM is the llm scenario's own settings.
+	LLM LLMConfig
 }
 
 // Default is the default run: the seed's 10,000 workers on 4 shared
@@ -105,6 +110,7 @@ func Default() Config {
 		EventQueueSize: 1 << 18,
 		Seed:           1,
 		Pool:           "crs",
+		LLM:            DefaultLLM,
 	}
 }
 
@@ -120,6 +126,10 @@ func Default() Config {
 // ejects a resource after 5 failures in a row where failures reach the
 // pool (-api lease; ParseFlags drops the ejection otherwise): random 10%
 // failures hardly ever make 5 in a row, the unhealthy resource soon does.
+// The llm scenario runs the 50 workers for 20 s, long enough for
+// the buckets' refill to matter beside their initial fill and short
+// enough to wait for, with no warm-up: the start, every bucket full and
+// every worker calling at once, is part of what a client must handle.
 func ScenarioDefaults(scenario string) map[string]string {
 	switch scenario {
 	case Burst:
@@ -128,6 +138,8 @@ func ScenarioDefaults(scenario string) map[string]string {
 		return map[string]string{"workers": "1000", "failure-rate": "0.1", "unhealthy": "1", "eject": "5"}
 	case Cooldown:
 		return map[string]string{"workers": "8", "policy": "exclusive", "cooldown": "100ms"}
+	case LLM:
+		return map[string]string{"workers": "50", "duration": "20s", "warmup": "0s"}
 	}
 	return nil
 }
@@ -163,9 +175,12 @@ func (c Config) validate(ext *Extension) error {
 	if ext != nil {
 		pools = append(pools, ext.Name)
 	}
+	if c.Scenario == LLM {
+		return c.validateLLM()
+	}
 	switch {
 	case !known(c.Scenario, Scenarios):
-		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, Scenarios)
+		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, append(Scenarios[:len(Scenarios):len(Scenarios)], LLM))
 	case c.Workers < 1:
 		return errors.New("workers: want at least 1")
 	case c.Resources < 1:
@@ -216,6 +231,19 @@ func (c Config) validate(ext *Extension) error {
 		return errors.New("latency: not set")
 	}
 	return nil
+}
+
+// validateLLM checks what the llm scenario reads.
+func (c Config) validateLLM() error {
+	switch {
+	case c.Workers < 1:
+		return errors.New("workers: want at least 1")
+	case c.Resources < 1:
+		return errors.New("resources: want at least 1")
+	case c.Duration <= 0:
+		return errors.New("duration: want > 0")
+	}
+	return c.LLM.validate(c.Pool)
 }
 
 func known(s string, list []string) bool {

@@ -29,4 +29,12 @@
 //	text.go, compare.go, json.go  reports for a reader or a program
 //	html.go, charts.go, svg.go    the self-contained HTML report
 //	progress.go, format.go        the live status line, number formats
+//
+// The llm scenario is a run of its own: workers call an OpenAI-compatible
+// provider over HTTP, through a client that picks an API key per call.
+//
+//	llm.go                        its settings, workload and budgets
+//	llm_run.go, llm_http.go       the run, and one call over HTTP
+//	llm_client.go, llm_crs.go     the naive client, and the scheduler's
+//	llm_report.go                 its report, text and side by side
 package loadtest

@@ -79,6 +79,8 @@ func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) 
 		return nil, err
 	}
 	switch {
+	case cfg.Scenario == LLM:
+		return runLLM(ctx, cfg, progress)
 	case cfg.Pool == "mutex":
 		return runWith[mutexHandle](ctx, cfg, newMutexPool(cfg), progress)
 	case ext != nil && cfg.Pool == ext.Name:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/mockprovider"
 )
 
 // Options are the command's settings: the run's Config and what to do
@@ -39,7 +40,7 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 
-	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+" (see above)")
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+" (see above)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
@@ -65,8 +66,17 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
 	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
-	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone)")
-	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone); llm: crs, or naive")
+	keys := ""
+	fs.StringVar(&c.LLM.Provider, "provider", "", "llm: base `URL` of an OpenAI-compatible provider (calls go to URL/v1/chat/completions),\nwith -keys; default: the mock provider, started in-process on 127.0.0.1")
+	fs.StringVar(&keys, "keys", "", "llm: the API `keys`, k1,k2,... or @FILE (one a line); default: sk-mock-1 ... up to\n-resources, for the mock")
+	fs.Int64Var(&c.LLM.RPM, "rpm", c.LLM.RPM, "llm: requests per minute per key, the client's limit and the mock's (0: none)")
+	fs.Int64Var(&c.LLM.TPM, "tpm", c.LLM.TPM, "llm: tokens per minute per key, the client's limit and the mock's (0: none)")
+	fs.Var((*tokensFlag)(&c.LLM.Prompt), "prompt-tokens", "llm: prompt tokens per call, `uniform:MIN-MAX` or fixed:N")
+	fs.Var((*tokensFlag)(&c.LLM.MaxTokens), "max-tokens", "llm: max_tokens per call, `uniform:MIN-MAX` or fixed:N (the mock's completion is\nuniform from 1 to it)")
+	fs.Var((*mockLatencyFlag)(&c.LLM.Latency), "provider-latency", "llm: the mock's time per call, `uniform:MIN-MAX` or fixed:D")
+	fs.StringVar(&c.LLM.Model, "model", c.LLM.Model, "llm: the model named in each request")
+	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
@@ -86,6 +96,9 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := parseLLM(&o, keys, set); err != nil {
+		return o, err
+	}
 	for name, value := range ScenarioDefaults(c.Scenario) {
 		if !set[name] {
 			if err := fs.Set(name, value); err != nil {
@@ -122,6 +135,44 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 		}
 	}
 	return o, c.validate(o.ext)
+}
+
+// llmFlags are the flags that only the llm scenario reads.
+var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model"}
+
+// parseLLM reads the llm scenario's -keys, and rejects the llm flags
+// elsewhere and the flags the scenario cannot honour.
+func parseLLM(o *Options, keys string, set map[string]bool) error {
+	c := &o.Config
+	if c.Scenario != LLM {
+		for _, name := range llmFlags {
+			if set[name] {
+				return fmt.Errorf("%s: only with -scenario llm", name)
+			}
+		}
+		if c.Pool == "naive" {
+			return errors.New("pool naive: only with -scenario llm")
+		}
+		return nil
+	}
+	switch {
+	case o.HTML != "":
+		return errors.New("html: the llm scenario has a text and a JSON report only")
+	case o.Compare && c.LLM.Provider != "":
+		return errors.New("compare: needs a fresh provider for each client: run -pool crs and -pool naive one after the other instead")
+	}
+	k, err := readKeys(keys)
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
+	}
+	c.LLM.Keys = k
+	if len(k) > 0 {
+		if set["resources"] && c.Resources != len(k) {
+			return fmt.Errorf("resources: %d, but -keys gives %d keys", c.Resources, len(k))
+		}
+		c.Resources = len(k)
+	}
+	return nil
 }
 
 // whole writes a share as a whole percentage: 20%.
@@ -165,6 +216,24 @@ Scenarios:
   cooldown  8 workers on exclusive resources, each resting -cooldown after
             every release (the scheduler's ReleaseCooldown): the resting
             resources are the bottleneck, with a short queue
+  llm       50 workers make chat-completion calls over HTTP for 20 s,
+            through a client that picks one of 4 API keys per call, to a
+            mock provider started on 127.0.0.1 (or -provider URL with
+            -keys) that enforces -rpm and -tpm per key and answers 429
+            beyond them. A call's prompt (-prompt-tokens) and max_tokens
+            (-max-tokens) are drawn uniformly; the mock admits it on their
+            sum and charges its usage. -pool crs leases a key from the
+            scheduler with Limits set to -rpm and -tpm, on that sum
+            (WithCost), settles the lease to the usage, feeds the
+            x-ratelimit-remaining-* headers back (Observe) and rests a
+            key for a 429's retry-after; -pool naive goes round robin and
+            waits out a 429's retry-after before the next key; -compare
+            runs both, each on a fresh mock. The report gives 429s,
+            calls served, each budget's share used (tokens spent / what
+            the buckets allowed over the window) and the latency added
+            before the served attempt. It reads -workers, -resources
+            (keys), -duration, -seed, -pool, -compare, -json, -progress
+            and the flags marked "llm:", no others; no -html.
 
 The end of a run brings every resting resource back (Include) and checks
 the scheduler's Stats: no holder or waiter, every resource active, and its
@@ -225,6 +294,32 @@ func (o *orderingFlag) Set(s string) error {
 		return fmt.Errorf("want shard or global")
 	}
 	return nil
+}
+
+// tokensFlag reads a Tokens.
+type tokensFlag Tokens
+
+func (t *tokensFlag) String() string { return Tokens(*t).String() }
+
+func (t *tokensFlag) Set(s string) error {
+	v, err := ParseTokens(s)
+	if err == nil {
+		*t = tokensFlag(v)
+	}
+	return err
+}
+
+// mockLatencyFlag reads the mock provider's latency.
+type mockLatencyFlag mockprovider.Latency
+
+func (l *mockLatencyFlag) String() string { return mockprovider.Latency(*l).String() }
+
+func (l *mockLatencyFlag) Set(s string) error {
+	v, err := mockprovider.ParseLatency(s)
+	if err == nil {
+		*l = mockLatencyFlag(v)
+	}
+	return err
 }
 
 // shareFlag reads a share from 0 to 1. strconv accepts "NaN" and "Inf",

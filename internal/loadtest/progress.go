@@ -66,6 +66,12 @@ func (p *Progress) update(s Sample, total time.Duration) {
 		clock, group(int64(rate)), group(s.InFlight), group(s.Waiting),
 		group(int64(s.Errors)), group(int64(s.Backend)))
 	p.last = s
+	p.show(line)
+}
+
+// show prints a status line: over the previous one on a terminal, as a
+// line of its own otherwise.
+func (p *Progress) show(line string) {
 	if !p.terminal {
 		fmt.Fprintln(p.w, line)
 		return

@@ -22,8 +22,12 @@ type Report struct {
 	Timeline    []Sample      `json:"timeline"`
 	Histograms  HistogramBins `json:"histograms"`
 	// Baseline is the same workload on the mutex-around-a-heap pool,
-	// with -compare.
+	// with -compare (the naive client, in the llm scenario).
 	Baseline *Report `json:"baseline,omitempty"`
+	// LLM is the llm scenario's report, which is all that the scenario
+	// fills in besides Pool, Config, Environment, ElapsedNs, Interrupted
+	// and Accounting: WriteJSON writes it alone.
+	LLM *LLMReport `json:"llm,omitempty"`
 }
 
 // ConfigReport is the run's configuration, in the flags' terms.

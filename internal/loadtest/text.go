@@ -31,6 +31,9 @@ func titleOf(r *Report) string {
 
 // WriteText writes the report for a reader.
 func WriteText(w io.Writer, r *Report) error {
+	if r.LLM != nil {
+		return writeLLMText(w, r.LLM)
+	}
 	b := &strings.Builder{}
 	c, env := r.Config, r.Environment
 	fmt.Fprintf(b, "crsload: %s scenario, %s", c.Scenario, titleOf(r))

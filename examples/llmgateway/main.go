@@ -1,0 +1,309 @@
+// Command llmgateway is a small LLM gateway: a reverse proxy in front of
+// an OpenAI-compatible provider that spreads calls over several API keys
+// and keeps each key's requests and tokens per minute with crs, so that
+// the provider never has to refuse a call.
+//
+// For each request it estimates the call's tokens from the body (the
+// prompt's length in bytes over 4, plus max_tokens), leases a key whose
+// buckets cover that estimate (waiting for one if none does), sets the
+// key in the Authorization header and forwards the call. When the answer
+// comes back it settles the lease to the tokens the call really spent,
+// read from the answer's usage block, and feeds the provider's
+// x-ratelimit-remaining-* headers back to the key's buckets. A 429 rests
+// the key for its Retry-After and is passed on to the caller.
+//
+// What it reads: a JSON answer with a "usage" block, the shape of
+// chat completions and completions. A streamed answer (text/event-stream),
+// or any other body, is passed on untouched and keeps the estimate
+// charged: reading its usage would mean parsing the stream. The estimate
+// is never below what the provider charges up front, so a key is never
+// overdrawn either way; it only uses less of its budget.
+//
+//	LLMGATEWAY_KEYS=sk-1,sk-2 go run ./examples/llmgateway -upstream https://api.openai.com -rpm 500 -tpm 200000
+//	go run ./cmd/mockprovider -keys 2 -rpm 600 -tpm 40000      # a provider to try it on
+//	LLMGATEWAY_KEYS=sk-mock-1,sk-mock-2 go run ./examples/llmgateway -upstream http://127.0.0.1:PORT
+//	curl -s localhost:8080/v1/chat/completions -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 50}'
+//
+// The keys come from the environment, never from the command line, which
+// other users of the machine can read. The gateway does not authenticate
+// its own callers: put it behind what does.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/scheduler"
+)
+
+// Key is one API key of the provider, with the provider's limits for it.
+type Key struct {
+	Name     string // what logs show; never the secret
+	Secret   string
+	RPM, TPM int64 // requests and tokens per minute; 0: no such limit
+}
+
+// defaultMaxTokens is the max_tokens assumed for a request that gives
+// none (the mock provider's default; a real provider's is the model's
+// whole output limit, so callers should give it).
+const defaultMaxTokens = 256
+
+// maxBody bounds a request body and a JSON answer read for its usage.
+const maxBody = 8 << 20
+
+// Gateway is the proxy, an http.Handler.
+type Gateway struct {
+	sched *scheduler.Scheduler[Key, string]
+	proxy *httputil.ReverseProxy
+}
+
+// NewGateway proxies to upstream with keys. clock is the scheduler's
+// (nil: the system's), which tests replace.
+func NewGateway(upstream *url.URL, keys []Key, clock config.Clock) (*Gateway, error) {
+	sched, err := scheduler.New(config.Config[Key, string]{
+		// Every key ranks the same, so the key with the most budget left
+		// goes first.
+		Comparator:    func(a, b Key) int { return 0 },
+		KeyFunc:       func(k Key) string { return k.Name },
+		AcquirePolicy: config.Shared, // a key takes any number of calls at once
+		Limits:        limits,
+		Clock:         clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if err := sched.Add(k); err != nil {
+			sched.Shutdown()
+			return nil, err
+		}
+	}
+	g := &Gateway{sched: sched}
+	g.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(upstream)
+			pr.Out.Header.Set("Authorization", "Bearer "+callOf(pr.In.Context()).lease.Value().Secret)
+		},
+		ModifyResponse: g.answered,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			callOf(r.Context()).end()
+			log.Printf("llmgateway: %v", err)
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	return g, nil
+}
+
+// limits are a key's budgets, as the provider states them: a call costs
+// 1 request (the cost does not name it) and its tokens.
+func limits(k Key) []config.Limit {
+	var ls []config.Limit
+	if k.RPM > 0 {
+		ls = append(ls, config.Limit{Name: "requests", Max: k.RPM, Per: time.Minute})
+	}
+	if k.TPM > 0 {
+		ls = append(ls, config.Limit{Name: "tokens", Max: k.TPM, Per: time.Minute})
+	}
+	return ls
+}
+
+// Close stops the scheduler; calls waiting for a key fail.
+func (g *Gateway) Close() { g.sched.Shutdown() }
+
+// call is one request's lease, which ends exactly once: when the answer
+// comes back, when the upstream cannot be reached, or, if neither ran,
+// when ServeHTTP returns. The proxy runs its hooks in the goroutine of
+// ServeHTTP, so ended needs no lock.
+type call struct {
+	lease scheduler.Lease[Key, string]
+	ended bool
+}
+
+type callKey struct{}
+
+func callOf(ctx context.Context) *call { return ctx.Value(callKey{}).(*call) }
+
+// end releases the lease; whatever the call was charged stays charged.
+func (c *call) end() {
+	if !c.ended {
+		c.ended = true
+		_ = c.lease.Release() // only fails if the lease has ended already
+	}
+}
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "llmgateway: unreadable or too large a body", http.StatusBadRequest)
+		return
+	}
+	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": estimate(body)}))
+	switch {
+	case errors.Is(err, crserrors.ErrCostExceedsLimits):
+		http.Error(w, "llmgateway: the call needs more tokens than any key's limit", http.StatusBadRequest)
+		return
+	case err != nil:
+		if r.Context().Err() == nil { // otherwise the caller has gone
+			http.Error(w, "llmgateway: "+err.Error(), http.StatusServiceUnavailable)
+		}
+		return
+	}
+	c := &call{lease: lease}
+	defer c.end()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
+}
+
+// answered ends the call's lease as its answer says: a 429 rests the key,
+// a JSON answer settles the lease to its usage, and every answer's
+// x-ratelimit-remaining-* lowers the key's buckets to what the provider
+// says is left.
+func (g *Gateway) answered(resp *http.Response) error {
+	c := callOf(resp.Request.Context())
+	observe(&c.lease, resp.Header)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		if c.lease.Cooldown(retryAfter(resp.Header)) == nil {
+			c.ended = true
+		}
+		c.end() // if Cooldown could not end the lease
+		return nil
+	}
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+		if err != nil {
+			return err // the ErrorHandler answers 502
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if used := usageOf(body); used >= 0 {
+			// The unused part of max_tokens goes back to the key.
+			if err := c.lease.Settle(config.Cost{"tokens": used}); err != nil {
+				log.Printf("llmgateway: settle: %v", err)
+			}
+		}
+	}
+	c.end()
+	return nil
+}
+
+// observe feeds OpenAI's x-ratelimit-remaining-requests and -tokens, with
+// their x-ratelimit-reset-*, to the lease's key. A header that is absent
+// or unreadable is skipped, and so is a limit the key does not have.
+func observe(l *scheduler.Lease[Key, string], h http.Header) {
+	for _, name := range []string{"requests", "tokens"} {
+		left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
+		if err != nil || left < 0 {
+			continue
+		}
+		reset, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name))
+		if err != nil || reset < 0 {
+			reset = 0
+		}
+		if err := l.Observe(name, left, reset); err != nil && !errors.Is(err, crserrors.ErrUnknownLimit) {
+			log.Printf("llmgateway: observe %s: %v", name, err)
+		}
+	}
+}
+
+// estimate is what a call may spend, as OpenAI counts it before running
+// it: the prompt's tokens (a quarter of its bytes, a rule of thumb with
+// no tokenizer) plus max_tokens. A body that is not a chat request is
+// estimated at its size over 4 plus the default max_tokens.
+func estimate(body []byte) int64 {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		MaxTokens           int64 `json:"max_tokens"`
+		MaxCompletionTokens int64 `json:"max_completion_tokens"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return int64(len(body)+3)/4 + defaultMaxTokens
+	}
+	var prompt int64
+	for _, m := range req.Messages {
+		var text string
+		if json.Unmarshal(m.Content, &text) != nil {
+			text = string(m.Content) // an array of parts: its JSON is at least as long as its text
+		}
+		prompt += int64(len(text)+3) / 4
+	}
+	out := max(req.MaxTokens, req.MaxCompletionTokens)
+	if out <= 0 {
+		out = defaultMaxTokens
+	}
+	return max(prompt, 1) + out
+}
+
+// usageOf reads total_tokens from an answer's usage block; -1 if it has
+// none.
+func usageOf(body []byte) int64 {
+	var v struct {
+		Usage *struct {
+			TotalTokens int64 `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.Usage == nil || v.Usage.TotalTokens < 0 {
+		return -1
+	}
+	return v.Usage.TotalTokens
+}
+
+// retryAfter reads a 429's wait: retry-after-ms, then Retry-After in
+// seconds; a second if it gives neither.
+func retryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	if s, err := strconv.ParseFloat(h.Get("Retry-After"), 64); err == nil && s > 0 && s < 1e6 {
+		return time.Duration(s * float64(time.Second))
+	}
+	return time.Second
+}
+
+func main() {
+	addr := flag.String("listen", "127.0.0.1:8080", "`address` to serve on")
+	upstream := flag.String("upstream", "", "the provider's base `URL`, such as https://api.openai.com")
+	rpm := flag.Int64("rpm", 600, "requests per minute per key (0: no limit)")
+	tpm := flag.Int64("tpm", 40000, "tokens per minute per key (0: no limit)")
+	flag.Parse()
+	u, err := url.Parse(*upstream)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		log.Fatalf("llmgateway: -upstream %q: want a URL such as https://api.openai.com", *upstream)
+	}
+	var keys []Key
+	for i, secret := range strings.Split(os.Getenv("LLMGATEWAY_KEYS"), ",") {
+		if secret = strings.TrimSpace(secret); secret != "" {
+			keys = append(keys, Key{Name: fmt.Sprintf("key-%d", i+1), Secret: secret, RPM: *rpm, TPM: *tpm})
+		}
+	}
+	if len(keys) == 0 {
+		log.Fatal("llmgateway: no keys: set LLMGATEWAY_KEYS=key1,key2,...")
+	}
+	g, err := NewGateway(u, keys, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	log.Printf("llmgateway: %d keys, proxying %s on http://%s", len(keys), u, *addr)
+	srv := &http.Server{Addr: *addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		log.Print(err)
+	}
+}

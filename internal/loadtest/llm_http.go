@@ -1,0 +1,162 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the HTTP side of the llm scenario: a chat-completion
+// request, and what a client reads from the answer.
+
+// llmHTTP sends the workload's calls to one provider.
+type llmHTTP struct {
+	endpoint string // base URL + "/v1/chat/completions"
+	model    string
+	client   *http.Client
+}
+
+// newLLMHTTP keeps up to workers idle connections to the provider: with
+// net/http's default of 2 per host, fifty workers would open and close a
+// connection for most of their calls, and the run would measure that.
+func newLLMHTTP(baseURL, model string, workers int) *llmHTTP {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = workers
+	tr.MaxIdleConnsPerHost = workers
+	return &llmHTTP{
+		endpoint: strings.TrimSuffix(baseURL, "/") + "/v1/chat/completions",
+		model:    model,
+		client:   &http.Client{Transport: tr},
+	}
+}
+
+func (h *llmHTTP) close() { h.client.CloseIdleConnections() }
+
+// filler is the prompts' text: "tok " is one token by the mock's count (a
+// quarter of the bytes), so a prompt of n tokens is its first 4n bytes.
+var filler = strings.Repeat("tok ", 4096)
+
+// promptText is a prompt of n tokens by the mock's count.
+func promptText(n int64) string {
+	if n <= int64(len(filler)/4) {
+		return filler[:4*n]
+	}
+	return strings.Repeat("tok ", int(n))
+}
+
+// llmAnswer is what a client reads from one answer.
+type llmAnswer struct {
+	status int
+	err    error // transport error or unreadable 200 body; status is then 0
+	usage  struct {
+		Prompt     int64 `json:"prompt_tokens"`
+		Completion int64 `json:"completion_tokens"`
+		Total      int64 `json:"total_tokens"`
+	}
+	// retryAfter is a 429's wait, from retry-after-ms or else Retry-After
+	// (seconds); 0 if it gave neither, which the mock does for a call that
+	// can never fit.
+	retryAfter time.Duration
+	// remaining are the x-ratelimit-remaining-* headers, by limit name
+	// ("requests", "tokens"), with the x-ratelimit-reset-* of the same
+	// name; absent names were not sent.
+	remaining map[string]remaining
+}
+
+// remaining is one x-ratelimit-remaining-* header, with its reset.
+type remaining struct {
+	units int64
+	reset time.Duration // how long until the bucket is full again; 0 unknown
+}
+
+// send makes one call with key and reads its answer. ctx bounds the
+// call: a call in progress when the run's window ends is let finish.
+func (h *llmHTTP) send(ctx context.Context, key string, c llmCall) llmAnswer {
+	body, err := json.Marshal(map[string]any{
+		"model":      h.model,
+		"messages":   []map[string]string{{"role": "user", "content": promptText(c.prompt)}},
+		"max_tokens": c.maxTokens,
+	})
+	if err != nil {
+		return llmAnswer{err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return llmAnswer{err: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return llmAnswer{err: err}
+	}
+	defer resp.Body.Close()
+	return readAnswer(resp)
+}
+
+// readAnswer reads a provider's answer; the body is read to the end, so
+// that the connection is reused.
+func readAnswer(resp *http.Response) llmAnswer {
+	a := llmAnswer{status: resp.StatusCode, remaining: rateHeaders(resp.Header)}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	switch {
+	case err != nil:
+		a.err = err
+	case resp.StatusCode == http.StatusOK:
+		var v struct {
+			Usage *json.RawMessage `json:"usage"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil || v.Usage == nil {
+			a.err = fmt.Errorf("a 200 without a usage block: %.80q", body)
+		} else if err := json.Unmarshal(*v.Usage, &a.usage); err != nil {
+			a.err = fmt.Errorf("usage: %v", err)
+		}
+	case resp.StatusCode == http.StatusTooManyRequests:
+		a.retryAfter = retryAfter(resp.Header)
+	}
+	if a.err != nil {
+		a.status = 0
+	}
+	return a
+}
+
+// retryAfter reads a 429's wait: retry-after-ms, which OpenAI sends and
+// its SDKs read first, or else Retry-After in seconds (an HTTP date is
+// not read: providers of this API send seconds).
+func retryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	if s, err := strconv.ParseFloat(h.Get("Retry-After"), 64); err == nil && s > 0 && s < 1e6 {
+		return time.Duration(s * float64(time.Second))
+	}
+	return 0
+}
+
+// rateHeaders reads x-ratelimit-remaining-NAME and x-ratelimit-reset-NAME
+// for requests and tokens. A reset is a Go duration ("1s", "6m0s",
+// "12ms"), the form OpenAI writes.
+func rateHeaders(h http.Header) map[string]remaining {
+	var out map[string]remaining
+	for _, name := range []string{"requests", "tokens"} {
+		n, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
+		if err != nil || n < 0 {
+			continue
+		}
+		r := remaining{units: n}
+		if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name)); err == nil && d > 0 {
+			r.reset = d
+		}
+		if out == nil {
+			out = map[string]remaining{}
+		}
+		out[name] = r
+	}
+	return out
+}

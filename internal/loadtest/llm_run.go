@@ -1,0 +1,295 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crsched/crs/internal/mockprovider"
+)
+
+// llmCounters are what the llm scenario's workers count, lock-free.
+type llmCounters struct {
+	calls, served, failed, unfinished atomic.Uint64
+	// waiting counts calls between their start and their answer's
+	// attempt going out: in the client's queue, or waiting out a 429.
+	waiting, sending gauge
+	keys             []llmKeyCounters
+	// added is a served call's time before its last attempt went out
+	// (queueing in the client, and earlier attempts refused with their
+	// waits); service that attempt's own time; total their sum.
+	added, service, total Histogram
+	// unfinishedWait is how long each unfinished call had waited when
+	// the window ended: the tail the served calls' latency leaves out.
+	unfinishedWait Histogram
+	firstErr       atomic.Pointer[string]
+}
+
+type llmKeyCounters struct {
+	attempts, served, rateLimited, other atomic.Uint64
+	prompt, completion, tokens           atomic.Int64
+}
+
+// llmRun is one run of the llm scenario with one client.
+type llmRun struct {
+	cfg    Config
+	keys   []string
+	client llmClient
+	http   *llmHTTP
+	k      llmCounters
+	// ctx bounds the calls (a signal ends it); window ends at the end of
+	// the measured window too: no call is sent after it, and calls still
+	// waiting for their key or a retry then end unfinished.
+	ctx, window context.Context
+}
+
+// runLLM runs the llm scenario with the client cfg.Pool names.
+func runLLM(ctx context.Context, cfg Config, progress *Progress) (*Report, error) {
+	lc := cfg.LLM
+	keys := lc.keys(cfg.Resources)
+	// The window starts before the mock does, so that the budget it
+	// allows over the window is never less than what the mock's buckets
+	// allowed.
+	start := time.Now()
+	var mock *mockprovider.Server
+	url := lc.Provider
+	if url == "" {
+		p, err := mockprovider.New(mockprovider.Config{
+			Keys: keys, RequestsPerMinute: lc.RPM, TokensPerMinute: lc.TPM,
+			Latency: lc.Latency, Seed: cfg.Seed,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if mock, err = mockprovider.Listen("127.0.0.1:0", p); err != nil {
+			return nil, err
+		}
+		url = mock.URL
+	}
+	client, err := newLLMClient(cfg, keys)
+	if err != nil {
+		if mock != nil {
+			mock.Close()
+		}
+		return nil, err
+	}
+	run := &llmRun{cfg: cfg, keys: keys, client: client, http: newLLMHTTP(url, lc.Model, cfg.Workers), ctx: ctx}
+	run.k.keys = make([]llmKeyCounters, len(keys))
+	window, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
+	defer cancel()
+	run.window = window
+
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Workers; i++ {
+		wg.Add(1)
+		go func(id int) {
+			defer wg.Done()
+			run.worker(id)
+		}(i)
+	}
+	stopProgress := run.showProgress(progress, start)
+	<-window.Done()
+	end := time.Now()
+	if deadline, _ := window.Deadline(); end.After(deadline) {
+		end = deadline
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	run.http.close()
+	var stats *mockprovider.Stats
+	if mock != nil {
+		if err := mock.Close(); err != nil {
+			noteErr(&run.k.firstErr, fmt.Errorf("mock provider: %w", err))
+		}
+		s := mock.Stats()
+		stats = &s
+	}
+	checks := client.finish()
+	client.close()
+
+	var in *Interruption
+	if ctx.Err() != nil {
+		in = &Interruption{Cause: interruptCause(context.Cause(ctx)), AtNs: int64(end.Sub(start))}
+	}
+	lr := run.report(end.Sub(start), elapsed, stats, checks, in, url)
+	return &Report{
+		Pool: cfg.Pool, PoolTitle: lr.ClientTitle, Config: configReport(cfg), Environment: lr.Environment,
+		ElapsedNs: int64(elapsed), Interrupted: in, Accounting: lr.Accounting, LLM: lr,
+	}, nil
+}
+
+// newLLMClient makes the client cfg.Pool names.
+func newLLMClient(cfg Config, keys []string) (llmClient, error) {
+	if cfg.Pool == "naive" {
+		return newNaiveClient(len(keys)), nil
+	}
+	return newCRSClient(cfg.LLM, keys, nil)
+}
+
+// worker makes calls back to back until the window ends.
+func (r *llmRun) worker(id int) {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(id)))
+	for r.window.Err() == nil {
+		r.call(drawCall(r.cfg.LLM, rng))
+	}
+}
+
+// call makes one call of the workload, retrying after each 429 that
+// gives a retry-after, until it is served, fails, or the window ends
+// while it waits. Its outcome is counted exactly once.
+func (r *llmRun) call(c llmCall) {
+	k := &r.k
+	k.calls.Add(1)
+	k.waiting.inc()
+	waiting := true
+	defer func() {
+		if waiting {
+			k.waiting.dec()
+		}
+	}()
+	start := time.Now()
+	for {
+		h, err := r.client.pick(r.window, c)
+		if err != nil {
+			if r.window.Err() != nil && errors.Is(err, r.window.Err()) {
+				r.unfinished(start)
+			} else {
+				k.failed.Add(1)
+				noteErr(&k.firstErr, err)
+			}
+			return
+		}
+		if r.window.Err() != nil {
+			r.note(h.unsent())
+			r.unfinished(start)
+			return
+		}
+		kc := &k.keys[h.key()]
+		kc.attempts.Add(1)
+		k.waiting.dec()
+		waiting = false
+		k.sending.inc()
+		t0 := time.Now()
+		a := r.http.send(r.ctx, r.keys[h.key()], c)
+		t1 := time.Now()
+		k.sending.dec()
+		switch {
+		case a.status == 200:
+			r.note(h.served(a))
+			kc.served.Add(1)
+			kc.prompt.Add(a.usage.Prompt)
+			kc.completion.Add(a.usage.Completion)
+			kc.tokens.Add(a.usage.Total)
+			k.served.Add(1)
+			k.added.Record(t0.Sub(start))
+			k.service.Record(t1.Sub(t0))
+			k.total.Record(t1.Sub(start))
+			return
+		case a.status == 429 && a.retryAfter > 0:
+			kc.rateLimited.Add(1)
+			k.waiting.inc()
+			waiting = true
+			wait, err := h.refused(a)
+			r.note(err)
+			if !sleepCtx(r.window, wait) {
+				r.unfinished(start)
+				return
+			}
+			continue
+		case a.status == 429:
+			kc.rateLimited.Add(1)
+			r.note(fmt.Errorf("a 429 without a retry-after from %s", r.keyName(h.key())))
+		case a.err != nil:
+			kc.other.Add(1)
+			r.note(a.err)
+		default:
+			kc.other.Add(1)
+			r.note(fmt.Errorf("status %d from %s", a.status, r.keyName(h.key())))
+		}
+		r.note(h.failed(a))
+		k.failed.Add(1)
+		return
+	}
+}
+
+// unfinished counts a call that the end of the window left waiting, with
+// how long it had waited by then.
+func (r *llmRun) unfinished(start time.Time) {
+	r.k.unfinished.Add(1)
+	end, _ := r.window.Deadline()
+	if now := time.Now(); now.Before(end) {
+		end = now // interrupted
+	}
+	r.k.unfinishedWait.Record(end.Sub(start))
+}
+
+// sleepCtx waits d, or less if ctx ends first; it reports whether ctx is
+// still going.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err() == nil
+}
+
+func (r *llmRun) note(err error) {
+	if err != nil {
+		noteErr(&r.k.firstErr, err)
+	}
+}
+
+// keyName is key i as the report shows it: the mock's names, and
+// key-1, key-2, ... for a real provider's keys, which are secrets.
+func (r *llmRun) keyName(i int) string {
+	if r.cfg.LLM.Provider == "" {
+		return r.keys[i]
+	}
+	return fmt.Sprintf("key-%d", i+1)
+}
+
+// showProgress prints the live status until the returned func is called.
+func (r *llmRun) showProgress(p *Progress, start time.Time) (stop func()) {
+	if p == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				p.finish()
+				return
+			case <-t.C:
+			}
+			var limited uint64
+			for i := range r.k.keys {
+				limited += r.k.keys[i].rateLimited.Load()
+			}
+			clock := fmt.Sprintf("%6.1fs / %.1fs", time.Since(start).Seconds(), r.cfg.Duration.Seconds())
+			if r.window.Err() != nil {
+				clock = "stopping: the calls in progress finish"
+			}
+			p.show(fmt.Sprintf("%s  served %s  429s %s  waiting %s  sending %s", clock,
+				group(r.k.served.Load()), group(limited), group(r.k.waiting.load()), group(r.k.sending.load())))
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
