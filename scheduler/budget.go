@@ -490,10 +490,12 @@ func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 // x-ratelimit-reset-tokens headers). The bucket then never believes it has
 // more than the provider says, now or as both refill; it is never raised,
 // since a provider that reports more has not yet counted the calls in
-// flight. A reset longer than the limit's Per leaves the bucket in debt:
-// the provider's bucket is further from full than this one can be. A
-// resource left with less than one unit rests until it has one. A 429 with a Retry-After is
-// Cooldown's job, not Observe's.
+// flight. A reset longer than the limit's Per describes another window
+// than this bucket's (OpenAI's own sample reports 149,984 of 150,000
+// tokens left with a reset of 6m0s on a per-minute limit), so only
+// remaining is applied then. A resource left with less than one unit
+// rests until it has one. A 429 with a Retry-After is Cooldown's job, not
+// Observe's.
 //
 // It returns ErrInvalidCost for a negative remaining or one above
 // config.MaxUnits, ErrInvalidDuration for a negative reset,
@@ -517,14 +519,17 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 		if i < 0 {
 			return fmt.Errorf("observe %q: %w", name, crserrors.ErrUnknownLimit)
 		}
+		if reset > qs[i].Bucket.Per() {
+			reset = 0
+		}
 		qs[i].Bucket.Clamp(now, remaining, reset)
 		return nil
 	})
 }
 
 // onLease runs change on the budgets of l's resource and on its lease
-// record e, under the shard's lock, while the lease lasts, then moves the resource where its budgets
-// now put it: resting while one holds less than a unit, back in the heap
+// record e, under the shard's lock, while the lease lasts, then moves the
+// resource where its budgets now put it: resting while one holds less than a unit, back in the heap
 // once a refund gives every one a unit, and in the heap's order by its
 // headroom. It serves waiters a refund may now cover.
 func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, ID], e *node.Lease, now int64) error) error {

@@ -350,7 +350,7 @@ func runBudgetModel(t *testing.T, seed uint64) {
 				break
 			}
 			remaining := int64(rng.IntN(1200))
-			reset := []time.Duration{0, time.Second, 20 * time.Second, time.Minute}[rng.IntN(4)]
+			reset := []time.Duration{0, time.Second, 20 * time.Second, time.Minute, 6 * time.Minute}[rng.IntN(5)]
 			trace = append(trace, fmt.Sprintf("Observe(%s#%d, %d, %v)", genKey(lease.key), lease.token, remaining, reset))
 			err := lease.l.Observe("tokens", remaining, reset)
 			switch lease.ended {
@@ -368,6 +368,9 @@ func runBudgetModel(t *testing.T, seed uint64) {
 				break
 			}
 			wantErrIs("Observe", err, nil)
+			if reset > ke.quotas[i].b.Per() { // another window than the bucket's
+				reset = 0
+			}
 			ke.quotas[i].b.Clamp(m.now, remaining, reset)
 		case 8, 9: // Release, Cooldown or Fail
 			lease := liveLease()

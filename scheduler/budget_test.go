@@ -651,3 +651,21 @@ func TestSettleThroughACopyCorrectsWhatTheOtherCopySettled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// OpenAI's documented sample: 149,984 of 150,000 tokens left, reset in
+// 6m0s. A reset longer than the bucket's Per describes another window
+// than this bucket's; the remaining count still applies.
+func TestObserveWithAResetLongerThanPerKeepsOnlyTheRemaining(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 150_000})
+	l, err := s.Lease(context.Background(), tokens(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Observe("tokens", 149_984, 6*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 149_984})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
