@@ -98,6 +98,9 @@ func NewGateway(upstream *url.URL, keys []Key, clock config.Clock) (*Gateway, er
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(upstream)
 			pr.Out.Header.Set("Authorization", "Bearer "+callOf(pr.In.Context()).lease.Value().Secret)
+			// The answer's usage must be readable: let the Transport
+			// negotiate compression, and undo it, itself.
+			pr.Out.Header.Del("Accept-Encoding")
 		},
 		ModifyResponse: g.answered,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -176,8 +179,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // says is left.
 func (g *Gateway) answered(resp *http.Response) error {
 	c := callOf(resp.Request.Context())
-	observe(&c.lease, resp.Header)
 	if resp.StatusCode == http.StatusTooManyRequests {
+		observe(&c.lease, resp.Header)
 		if c.lease.Cooldown(retryAfter(resp.Header)) == nil {
 			c.ended = true
 		}
@@ -185,12 +188,20 @@ func (g *Gateway) answered(resp *http.Response) error {
 		return nil
 	}
 	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-		resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 		if err != nil {
+			resp.Body.Close()
 			return err // the ErrorHandler answers 502
 		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
+		if int64(len(body)) > maxBody { // too long to read for its usage: pass it on whole
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		} else {
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		if used := usageOf(body); used >= 0 {
 			// The unused part of max_tokens goes back to the key.
 			if err := c.lease.Settle(config.Cost{"tokens": used}); err != nil {
@@ -198,6 +209,8 @@ func (g *Gateway) answered(resp *http.Response) error {
 			}
 		}
 	}
+	// After the settlement: the provider's figures already count it.
+	observe(&c.lease, resp.Header)
 	c.end()
 	return nil
 }

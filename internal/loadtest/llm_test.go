@@ -193,8 +193,10 @@ func TestLLMRunsBalanceTheirAccountsAgainstTheMock(t *testing.T) {
 				t.Fatalf("accounting failed:\n%s", b.String())
 			}
 			s := lr.ProviderStats
-			if s == nil || lr.Calls.Served == 0 {
-				t.Fatalf("no mock stats, or nothing served: %+v", lr.Calls)
+			// How many calls a short run serves depends on the machine's
+			// speed; that the client and the mock agree does not.
+			if s == nil {
+				t.Fatalf("no mock stats: %+v", lr.Calls)
 			}
 			if int64(lr.Calls.RateLimited) != s.Total.RateLimited || int64(lr.Calls.Served) != s.Total.Served {
 				t.Fatalf("client %+v, mock %+v", lr.Calls, s.Total)
