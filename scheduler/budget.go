@@ -59,7 +59,8 @@ func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
 // shard's best does not: the first scanDepth entries of the heap's array,
 // its top levels, which hold the best resources (and, among equals, those
 // with the most budget left). A resource deeper down is not found until
-// it rises; the caller waits meanwhile.
+// it rises, and the caller waits meanwhile, unless none of those will
+// ever cover the cost: the search then goes on down the heap.
 const scanDepth = 64
 
 // wakeToken marks an expiry entry that wakes a shard's waiters at the
@@ -277,7 +278,9 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 	var best *node.Node[T, ID]
 	soonest := int64(node.Never)
 	sh.broken = true
-	for i := range min(sh.heap.Len(), scanDepth) {
+	// Past scanDepth only while nothing seen will ever cover the cost: a
+	// waiter would otherwise wait for nothing, ahead of every other.
+	for i := 0; i < sh.heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
 		n := sh.heap.At(i)
 		if ok, never := fits(n, cost, now); ok {
 			if best == nil || sh.heap.Less(n, best) {
@@ -386,6 +389,11 @@ func (p *profiles) change(limits []config.Limit, d int) {
 	k := profileKey(limits)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.add(k, limits, d)
+}
+
+// add is change with the key k and p.mu held.
+func (p *profiles) add(k string, limits []config.Limit, d int) {
 	if p.counts == nil {
 		p.counts = make(map[string]int)
 		p.limits = make(map[string][]config.Limit)
@@ -397,6 +405,21 @@ func (p *profiles) change(limits []config.Limit, d int) {
 	} else if _, ok := p.limits[k]; !ok {
 		p.limits[k] = slices.Clone(limits)
 	}
+}
+
+// move moves a resource from the profile of limits was to that of now in
+// one step, so that no exceeds in between sees a pool without it, and
+// reports whether the profiles changed.
+func (p *profiles) move(was, now []config.Limit) bool {
+	kw, kn := profileKey(was), profileKey(now)
+	if kw == kn {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(kw, was, -1)
+	p.add(kn, now, 1)
+	return true
 }
 
 // exceeds reports whether the pool has resources and cost is above a

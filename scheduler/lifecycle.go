@@ -219,6 +219,9 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	})
 	if err == nil && s.budgeted {
 		s.profiles.change(limits, -1)
+		if s.waiters.Len() > 0 {
+			s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
+		}
 	}
 	return err
 }
@@ -258,8 +261,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 		return err
 	}
 	if s.budgeted {
-		s.profiles.change(was, -1)
-		s.profiles.change(limits, 1)
+		if s.profiles.move(was, limits) && s.waiters.Len() > 0 {
+			s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
+		}
 	}
 	s.emit(events.EventUpdate, id)
 	return nil

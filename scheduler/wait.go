@@ -122,7 +122,11 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 	oldest := false // the caller left the queue as its oldest waiter
 	for {
 		g := grant[T, ID]{cost: cost}
-		if (!s.budgeted || oldest || s.waiters.Len() == 0) && s.search(start, id, lease, &g) {
+		found := (!s.budgeted || oldest || s.waiters.Len() == 0) && s.search(start, id, lease, &g)
+		if oldest && s.waiters.Len() > 0 {
+			s.kick(-1) // it left the queue as its oldest: the next one has probed nothing
+		}
+		if found {
 			return g, nil
 		}
 		if cost != nil && s.profiles.exceeds(cost) {

@@ -1,0 +1,77 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
+)
+
+// A comparator that panics in Settle leaves the budgets and the lease's
+// settled cost as they were, and the scheduler usable.
+func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
+	var boom atomic.Bool
+	s, err := scheduler.New(config.Config[*apiKey, string]{
+		HeapCount:     1,
+		AcquirePolicy: config.Shared,
+		Clock:         fakeclock.New(),
+		Comparator: func(a, b *apiKey) int {
+			if boom.Load() {
+				panic("boom")
+			}
+			return a.Priority - b.Priority
+		},
+		KeyFunc: func(k *apiKey) string { return k.ID },
+		Limits:  keyLimits,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	for _, k := range []*apiKey{{ID: "a", TPM: 1000}, {ID: "b", TPM: 1000}, {ID: "c", TPM: 1000}} {
+		if err := s.Add(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Lease(context.Background(), tokens(400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := l.Value().ID
+	before, _ := s.Remaining(id)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Log("no panic")
+			}
+		}()
+		boom.Store(true)
+		defer boom.Store(false)
+		l.Settle(config.Cost{"tokens": 100})
+	}()
+	after, _ := s.Remaining(id)
+	if after["tokens"] != before["tokens"] {
+		t.Fatalf("a panicking Settle changed the budget: %v, was %v", after, before)
+	}
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	// The record still holds the estimate: settling 100 now refunds 300.
+	if err := l.Settle(config.Cost{"tokens": 100}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Remaining(id); got["tokens"] != before["tokens"]+300 {
+		t.Fatalf("after a settlement of 100 on an estimate of 400: %v, want %d", got, before["tokens"]+300)
+	}
+	_ = time.Second
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}

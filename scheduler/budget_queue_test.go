@@ -1,0 +1,106 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/fakeclock"
+)
+
+// A queued waiter whose cost an Update puts above every resource's Max
+// can never be served: it must fail with ErrCostExceedsLimits rather than
+// wait forever, and, first in a strict FIFO queue, block every caller
+// behind it.
+func TestAWaiterWhoseCostAnUpdateMakesUncoverableFailsAndFreesTheQueue(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	l, err := s.Lease(context.Background(), tokens(600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	big := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(500))
+		if err == nil {
+			err = l.Release()
+		}
+		big <- err
+	}()
+	untilKeyWaiters(t, s, 1)
+	small := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(1))
+		if err == nil {
+			err = l.Release()
+		}
+		small <- err
+	}()
+	untilKeyWaiters(t, s, 2)
+	if err := s.Update(&apiKey{ID: "a", TPM: 60}); err != nil { // Max 60 < 500
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour) // the bucket is full again: 60 tokens
+	select {
+	case err := <-big:
+		if !errors.Is(err, crserrors.ErrCostExceedsLimits) {
+			t.Fatalf("big waiter: %v, want ErrCostExceedsLimits", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the waiter for 500 tokens still waits, for a key of Max 60; waiters %d", s.Stats().Waiters)
+	}
+	select {
+	case err := <-small:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a waiter for 1 token, which the key covers, is never served")
+	}
+}
+
+// An Update that leaves a resource's limits as they were must not make a
+// concurrent Lease fail with ErrCostExceedsLimits: the cost fits the
+// resource all along.
+func TestAnUpdateKeepingTheLimitsNeverFailsALeaseWithCostExceedsLimits(t *testing.T) {
+	s := newKeyPool(t, nil, config.Shared, 1, &apiKey{ID: "a", TPM: 100}, &apiKey{ID: "small", TPM: 10})
+	l, err := s.Lease(context.Background(), tokens(100)) // drained for a minute: every Lease below searches in vain
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if l.Value().ID != "a" {
+		t.Fatalf("drained %s, want a", l.Value().ID)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for p := 0; ; p++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := s.Update(&apiKey{ID: "a", Priority: p % 2, TPM: 100}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	for i := 0; i < 200; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := s.Lease(ctx, tokens(50))
+		if errors.Is(err, crserrors.ErrCostExceedsLimits) {
+			t.Fatalf("lease %d: %v, though the key's Max of 100 covers 50 throughout", i, err)
+		}
+	}
+}
