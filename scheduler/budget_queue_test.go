@@ -32,7 +32,7 @@ func TestAWaiterWhoseCostAnUpdateMakesUncoverableFailsAndFreesTheQueue(t *testin
 		}
 		big <- err
 	}()
-	untilKeyWaiters(t, s, 1)
+	untilWaiters(t, s, 1)
 	small := make(chan error, 1)
 	go func() {
 		l, err := s.Lease(context.Background(), tokens(1))
@@ -41,7 +41,7 @@ func TestAWaiterWhoseCostAnUpdateMakesUncoverableFailsAndFreesTheQueue(t *testin
 		}
 		small <- err
 	}()
-	untilKeyWaiters(t, s, 2)
+	untilWaiters(t, s, 2)
 	if err := s.Update(&apiKey{ID: "a", TPM: 60}); err != nil { // Max 60 < 500
 		t.Fatal(err)
 	}

@@ -78,17 +78,6 @@ func wantRemaining(t *testing.T, s *scheduler.Scheduler[*apiKey, string], id str
 	}
 }
 
-func untilKeyWaiters(t *testing.T, s *scheduler.Scheduler[*apiKey, string], n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().Waiters != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiters = %d, want %d", s.Stats().Waiters, n)
-		}
-		runtime.Gosched()
-	}
-}
-
 // untilArmed spins until the fake clock has n timers pending: the oldest
 // waiter, having found no budget that covers its cost, has armed the
 // wake that serves it. Advancing the clock before that would let the
@@ -280,7 +269,7 @@ func TestAWaiterIsServedAtTheRefillThatCoversIt(t *testing.T) {
 		}
 		got <- err
 	}()
-	untilKeyWaiters(t, s, 1)
+	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	// 100 left; 400 needs 30 s more.
 	clock.Advance(30*time.Second - 1)
@@ -312,7 +301,7 @@ func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
 		}
 		big <- err
 	}()
-	untilKeyWaiters(t, s, 1)
+	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	// 50 left would cover a small call, but it queues behind the big one.
 	small := make(chan error, 1)
@@ -323,7 +312,7 @@ func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
 		}
 		small <- err
 	}()
-	untilKeyWaiters(t, s, 2)
+	untilWaiters(t, s, 2)
 	if _, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatalf("Acquire past queued waiters: %v", err)
 	}
@@ -355,7 +344,7 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 		_, err := s.Lease(ctx, tokens(600))
 		big <- err
 	}()
-	untilKeyWaiters(t, s, 1)
+	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	small := make(chan error, 1)
 	go func() {
@@ -365,7 +354,7 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 		}
 		small <- err
 	}()
-	untilKeyWaiters(t, s, 2)
+	untilWaiters(t, s, 2)
 	cancel()
 	wantErr(t, "cancelled big", <-big, context.Canceled)
 	clock.Advance(0) // the kick runs on the timer
@@ -522,10 +511,10 @@ func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T
 	// Only a can ever cover 800; b covers 20 now, but that call waits
 	// behind the first.
 	big := lease(800)
-	untilKeyWaiters(t, s, 1)
+	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	small := lease(20)
-	untilKeyWaiters(t, s, 2)
+	untilWaiters(t, s, 2)
 	clock.Advance(48 * time.Second) // a refills to 800
 	if got := <-big; got != "a" {
 		t.Fatalf("the 800 went to %s", got)

@@ -15,7 +15,7 @@ import (
 
 // untilWaiters spins until n callers wait. It yields rather than sleeps,
 // and gives up after a generous bound so a bug fails instead of hanging.
-func untilWaiters(t *testing.T, s *scheduler.Scheduler[*worker, string], n int) {
+func untilWaiters[T any](t *testing.T, s *scheduler.Scheduler[T, string], n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for s.Stats().Waiters != n {
