@@ -54,9 +54,10 @@ type Config[T any, ID comparable] struct {
 	// dropped and counted. 0 means DefaultEventQueueSize.
 	EventQueueSize int
 	// Capacity is how many holders a resource takes at once under the
-	// Exclusive policy; nil, or a result below 1, means 1. A resource stays
-	// acquirable until its last slot is taken. It is read when the
-	// resource is added and on each Update.
+	// Exclusive policy; nil, or a result below 1, means 1, and one above
+	// math.MaxInt32 means math.MaxInt32. A resource stays acquirable until
+	// its last slot is taken. It is read when the resource is added and
+	// on each Update.
 	Capacity func(T) int
 	// LeaseTTL is how long a Lease lasts before the scheduler reclaims it;
 	// 0 means leases do not expire. Lease.Extend pushes a deadline back.

@@ -42,7 +42,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if limits != nil {
 		setQuotas(n, newQuotas(limits, s.now(), 0))
 	}
-	n.Init(v, s.word, nil)
+	n.Init(v, s.word)
 	id := n.Key
 	defer s.resourcesChanged(id) // also after a panic: the ring may have seen n
 	served, present := s.add(n)
@@ -170,14 +170,9 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	}
 	now := s.now()
 
-	// One allocation for all nodes of the batch, and one for the copies
-	// of their values that lock-free readers load, if T needs copies.
-	// The nodes hold the keys, and the lookup map takes the slab itself.
+	// One allocation for all nodes of the batch. The nodes hold the
+	// keys, and the lookup map takes the slab itself.
 	slab := make([]node.Node[T, ID], len(vs))
-	var copies []T
-	if !s.word {
-		copies = make([]T, len(vs))
-	}
 	first := s.assign(len(vs))
 	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
 		v, n := vs[i], &slab[at]
@@ -189,11 +184,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		if limits != nil {
 			setQuotas(n, newQuotas(limits[i], now, 0))
 		}
-		var spare *T
-		if copies != nil {
-			spare = &copies[i]
-		}
-		n.Init(v, s.word, spare)
+		n.Init(v, s.word)
 	})
 	if s.checkKeys {
 		for i := range slab {

@@ -170,7 +170,7 @@ func meter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost con
 	if n.Budgeted() {
 		spend(n, cost, now)
 		next = max(next, budgetRest(n, now))
-		n.FullAt = fullAt(n, now)
+		n.SetFullAt(fullAt(n, now))
 	}
 	if next > n.RestUntil {
 		sh.setRest(n, next, node.RateLimited)
@@ -184,7 +184,7 @@ func unmeter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost c
 	}
 	if n.Budgeted() {
 		refund(n, cost, now)
-		n.FullAt = fullAt(n, now)
+		n.SetFullAt(fullAt(n, now))
 	}
 }
 
@@ -576,7 +576,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		}
 		saved := slices.Clone(n.Quotas())
 		paid := e.Cost
-		full := n.FullAt
+		full := n.FullAt()
 		rest, why := n.RestUntil, n.Rest
 		if err := change(n, e, now); err != nil {
 			return false, err
@@ -586,12 +586,12 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 			if !done {
 				copy(n.Quotas(), saved)
 				e.Cost = paid
-				n.FullAt = full
+				n.SetFullAt(full)
 				sh.setRest(n, rest, why)
 			}
 		}()
 		setLimitRest(sh, n, limitRest(n, now))
-		n.FullAt = fullAt(n, now)
+		n.SetFullAt(fullAt(n, now))
 		sh.place(n)
 		done = true
 		if n.RestUntil != rest && n.RestUntil != 0 {

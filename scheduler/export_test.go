@@ -60,7 +60,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 			err = s.checkNode(k, n)
 		}
 		c := &counted[n.Shard]
-		c.holders += n.Holders
+		c.holders += int(n.Holders)
 		switch n.State {
 		case node.Held:
 			c.held++
@@ -170,8 +170,8 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
 	case n.State == node.Active && sh.heap.At(int(n.Index)) != n:
 		return fmt.Errorf("node %v not at its heap index", k)
-	case n.Holders != n.Anonymous+len(n.Leases()) || n.Anonymous < 0:
-		return fmt.Errorf("node %v: %d holders, %d anonymous, %d leases", k, n.Holders, n.Anonymous, len(n.Leases()))
+	case n.Anonymous() < 0:
+		return fmt.Errorf("node %v: %d holders, fewer than its %d leases", k, n.Holders, len(n.Leases()))
 	case !n.LeaseIndexConsistent():
 		return fmt.Errorf("node %v: lease index out of step with its leases", k)
 	case n.Capacity < 1:
@@ -184,7 +184,7 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v drains with no holders", k)
 	case (n.State == node.Draining) != n.Leaving.Load():
 		return fmt.Errorf("node %v is %v, marked leaving: %v", k, n.State, n.Leaving.Load())
-	case !sh.exclusive && n.Anonymous != 0:
+	case !sh.exclusive && n.Anonymous() != 0:
 		return fmt.Errorf("node %v has anonymous holds under the Shared policy", k)
 	case n.State == node.Resting && (n.RestUntil == 0 || n.Rest == node.NoRest):
 		return fmt.Errorf("node %v rests with no rest (until %d, %v)", k, n.RestUntil, n.Rest)
@@ -208,8 +208,8 @@ func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
 	now := s.now()
 	qs := n.Quotas()
 	if len(qs) == 0 {
-		if n.FullAt != 0 {
-			return fmt.Errorf("node %v has no budget and FullAt %d", k, n.FullAt)
+		if n.FullAt() != 0 {
+			return fmt.Errorf("node %v has no budget and FullAt %d", k, n.FullAt())
 		}
 		return nil
 	}
@@ -223,8 +223,8 @@ func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
 			}
 		}
 	}
-	if want := fullAt(n, now); (want > now && n.FullAt != want) || (want <= now && n.FullAt > now) {
-		return fmt.Errorf("node %v: FullAt %d, its buckets are full at %d (now %d)", k, n.FullAt, want, now)
+	if want := fullAt(n, now); (want > now && n.FullAt() != want) || (want <= now && n.FullAt() > now) {
+		return fmt.Errorf("node %v: FullAt %d, its buckets are full at %d (now %d)", k, n.FullAt(), want, now)
 	}
 	return nil
 }

@@ -33,7 +33,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		// since the bookkeeping below measured to cost more than it.
 		sh.deactivate(n, node.Held)
 		n.Holders++
-		n.Anonymous++
 		sh.holders++
 		return
 	}
@@ -56,8 +55,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if lease {
 			g.token = n.Issue()
 			n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
-		} else {
-			n.Anonymous++
 		}
 	}
 	done := false
@@ -74,8 +71,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 			sh.holders--
 			if lease {
 				n.PopLease()
-			} else {
-				n.Anonymous--
 			}
 		}
 	}()
@@ -107,13 +102,11 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		// the move. The holder count goes first, since the heap breaks
 		// ties by it.
 		n.Holders--
-		n.Anonymous--
 		sh.holders--
 		done := false
 		defer func() {
 			if !done {
 				n.Holders++
-				n.Anonymous++
 				sh.holders++
 			}
 		}()
@@ -128,8 +121,6 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	if i >= 0 {
 		ended = *n.Lease(i)
 		n.DropLease(i)
-	} else {
-		n.Anonymous--
 	}
 	failures, ejections := n.Health()
 	rest, why := n.RestUntil, n.Rest
@@ -162,8 +153,6 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		sh.holders++
 		if i >= 0 {
 			n.AddLease(ended)
-		} else {
-			n.Anonymous++
 		}
 	}()
 	sh.place(n)

@@ -9,12 +9,14 @@ import (
 	"github.com/crsched/crs/internal/node"
 )
 
-// capacityOf runs the user's Capacity function, outside any lock.
-func (s *Scheduler[T, ID]) capacityOf(v T) int {
+// capacityOf runs the user's Capacity function, outside any lock, and
+// brings its result into [1, math.MaxInt32] (see config.Config.Capacity):
+// a node keeps its capacity and holder count in 32 bits.
+func (s *Scheduler[T, ID]) capacityOf(v T) int32 {
 	if s.capacity == nil {
 		return 1
 	}
-	return max(s.capacity(v), 1)
+	return int32(min(max(s.capacity(v), 1), math.MaxInt32))
 }
 
 // bucketOf runs the user's RateLimit function, outside any lock, and

@@ -52,7 +52,7 @@ func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (event
 		return noEvent, false, crserrors.ErrResourceNotFound
 	}
 	switch {
-	case n.Anonymous > 0:
+	case n.Anonymous() > 0:
 		rest := s.unhold(sh, n, -1, ending{how: succeeded})
 		return rest, s.waiters.Len() > 0 && s.serve(sh), nil
 	case n.Holders > 0:
@@ -271,7 +271,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 
 // update is Update's step (see transition): it locks sh. It returns the
 // limits the resource had, for the profiles, when it has budgets.
-func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int, limit node.Bucket, limits []config.Limit) (served bool, was []config.Limit, err error) {
+func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served bool, was []config.Limit, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if !s.enter(sh, n, live) {
@@ -298,13 +298,13 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	}
 	old := struct {
 		value     T
-		capacity  int
+		capacity  int32
 		bucket    node.Bucket
 		quotas    []node.Quota
 		fullAt    int64
 		restUntil int64
 		rest      node.Rest
-	}{n.Value, n.Capacity, n.Bucket(), n.Quotas(), n.FullAt, n.RestUntil, n.Rest}
+	}{n.Value, n.Capacity, n.Bucket(), n.Quotas(), n.FullAt(), n.RestUntil, n.Rest}
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
@@ -316,7 +316,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		n.SetBucket(bucket)
 		if limits != nil || n.Budgeted() {
 			setQuotas(n, retuned(n, limits, now))
-			n.FullAt = fullAt(n, now)
+			n.SetFullAt(fullAt(n, now))
 		}
 		// A faster rate or a larger Max brings the end of a rest
 		// forward; a wait kept from the old limits could be forever
@@ -332,7 +332,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 			n.Capacity = old.capacity
 			n.SetBucket(old.bucket)
 			setQuotas(n, old.quotas)
-			n.FullAt = old.fullAt
+			n.SetFullAt(old.fullAt)
 			sh.setRest(n, old.restUntil, old.rest)
 		}
 	}()

@@ -27,7 +27,7 @@ func fillNodes(slab []floorNode, vs []*worker) {
 	for i, v := range vs {
 		n := &slab[i]
 		n.Key, n.Index, n.Shard, n.Capacity = v.ID, -1, int32(i%floorHeaps), 1
-		n.Init(v, true, nil)
+		n.Init(v, true)
 	}
 }
 

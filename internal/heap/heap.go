@@ -24,7 +24,7 @@ package heap
 import "github.com/crsched/crs/internal/node"
 
 // Heap orders nodes by cmp on their values, smallest first; among equal
-// values, the node whose budgets are full again first (node.FullAt: the
+// values, the node whose budgets are full again first (Node.FullAt: the
 // most budget left), then the one with fewer holders, so equally good
 // resources share the load.
 type Heap[T any, ID comparable] struct {
@@ -223,5 +223,9 @@ func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool { return less(h.cmp, a, 
 // comparison costs more than the comparison.
 func less[T any, ID comparable](cmp func(a, b T) int, a, b *node.Node[T, ID]) bool {
 	c := cmp(a.Value, b.Value)
-	return c < 0 || c == 0 && (a.FullAt < b.FullAt || a.FullAt == b.FullAt && a.Holders < b.Holders)
+	if c != 0 {
+		return c < 0
+	}
+	fa, fb := a.FullAt(), b.FullAt()
+	return fa < fb || fa == fb && a.Holders < b.Holders
 }

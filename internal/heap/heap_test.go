@@ -300,13 +300,13 @@ func TestSiftsKeepTheOrderOfValueThenHolders(t *testing.T) {
 		switch op := rng.IntN(4); {
 		case op < 2 || len(in) == 0:
 			n := node.New(rng.IntN(3), key, 0, 8)
-			n.Holders = rng.IntN(4)
+			n.Holders = int32(rng.IntN(4))
 			h.Push(n)
 			in = append(in, n)
 			check("Push")
 		case op == 2:
 			n := in[rng.IntN(len(in))]
-			n.Holders = rng.IntN(4)
+			n.Holders = int32(rng.IntN(4))
 			h.Fix(n)
 			check("Fix")
 		default:

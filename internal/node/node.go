@@ -79,8 +79,12 @@ func (s State) String() string {
 // Invariants (whenever the shard lock is free):
 //   - State == Active exactly when Index >= 0, and then the shard's heap
 //     holds the node at Index;
-//   - Holders == Anonymous + len(Leases());
+//   - Holders == Anonymous() + len(Leases()), so Anonymous is not stored;
 //   - Draining implies Holders > 0.
+//
+// The fields are ordered so that the small ones share the last three
+// words: every resource has a node, and a scheduler of a million
+// resources keeps a million of them.
 type Node[T any, ID comparable] struct {
 	// Value is the resource, read under the shard lock (the heap orders by
 	// it). published holds a value for readers that take no lock (Load):
@@ -89,19 +93,33 @@ type Node[T any, ID comparable] struct {
 	// published. Such readers read only a shard's top, so a new Value is
 	// staged (stale set) and published when the node is or becomes the
 	// top (see Stage and Publish): an atomic store is a locked
-	// instruction, and most new values are not the top's.
+	// instruction, and most new values are not the top's. A node whose
+	// T is not word-shaped starts stale, with no copy: most nodes are
+	// never the top of a shard that readers without the lock look at.
 	Value     T
 	published unsafe.Pointer
 	Key       ID
-	// Index and Shard are 32 bits, so that with the small fields below
-	// they take two words, and the node keeps its size with FullAt.
+	// RestUntil is when the node's rest ends, in scheduler clock
+	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
+	// (state Resting) while RestUntil is in the future, unless it is
+	// excluded or draining, which take precedence.
+	RestUntil int64
+	// extra is what only some resources use; nil until one does (see
+	// Extra).
+	extra *Extra
 	Index int32
 	Shard int32
-	// The small fields share one word.
+	// Capacity is the number of holders the resource takes at once (>= 1).
+	Capacity int32
+	// Holders is the number of holds outstanding. Under the Exclusive
+	// policy it stays at most Capacity; under Shared only leases hold,
+	// each with its record in Extra, so 32 bits cannot overflow.
+	Holders int32
+	// The small fields share one word with Leaving.
 	State State
-	word  bool
-	stale bool // Value has changed since it was published
 	Rest  Rest // why the node rests (see RestUntil)
+	word  bool
+	stale bool // Value has changed since it was published, or never was
 	// Leaving is set, under the shard lock, when the node is removed while
 	// held, and never cleared: its key stays taken until the last holder
 	// releases. Add reads it with no shard lock when it finds the key
@@ -110,29 +128,30 @@ type Node[T any, ID comparable] struct {
 	// is set, a reader that finds it set knows the key was taken by a
 	// draining resource at some instant after its own lookup.
 	Leaving atomic.Bool
-	// Capacity is the number of holders the resource takes at once (>= 1).
-	Capacity int
-	// Holders is the number of holds outstanding.
-	Holders int
-	// Anonymous counts holds taken by Acquire, which end with Release(id).
-	Anonymous int
-	// RestUntil is when the node's rest ends, in scheduler clock
-	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
-	// (state Resting) while RestUntil is in the future, unless it is
-	// excluded or draining, which take precedence.
-	RestUntil int64
-	// FullAt is when the node's tightest budget (see Extra.Quotas) is
-	// next full, in scheduler clock nanoseconds, as of its last change:
-	// the heap's tie-break between resources the comparator ranks equal,
-	// earlier first (more of the budget left). It changes only when a
-	// budget does, never with time alone, so that it can key the heap;
-	// 0 for a node without budgets.
-	FullAt int64
-	// extra is what only some resources use; nil until one does (see
-	// Extra). Every resource has a node, allocated by Add and scanned by
-	// the garbage collector: without those fields, one for a pointer
-	// value and a string key is 96 bytes instead of over twice that.
-	extra *Extra
+}
+
+// Anonymous counts holds taken by Acquire, which end with Release(id):
+// the holds that are not leases.
+func (n *Node[T, ID]) Anonymous() int { return int(n.Holders) - len(n.Leases()) }
+
+// FullAt is when the node's tightest budget (see Extra.Quotas) is next
+// full, in scheduler clock nanoseconds, as of its last change: the
+// heap's tie-break between resources the comparator ranks equal, earlier
+// first (more of the budget left). It changes only when a budget does,
+// never with time alone, so that it can key the heap; 0 for a node
+// without budgets.
+func (n *Node[T, ID]) FullAt() int64 {
+	if n.extra == nil {
+		return 0
+	}
+	return n.extra.fullAt
+}
+
+// SetFullAt sets what FullAt returns; 0 makes no Extra.
+func (n *Node[T, ID]) SetFullAt(at int64) {
+	if n.extra != nil || at != 0 {
+		n.Extra().fullAt = at
+	}
 }
 
 // Extra is the part of a node that only resources with leases, a rate
@@ -154,6 +173,7 @@ type Extra struct {
 	Ejections int
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
+	fullAt int64 // see Node.FullAt
 	// Quotas are the node's budgets (config.Limits), in the order the
 	// limits were given, names distinct.
 	Quotas []Quota
@@ -353,8 +373,8 @@ type Lease struct {
 
 // New returns a node that is not yet in any structure.
 func New[T any, ID comparable](v T, key ID, shard, capacity int) *Node[T, ID] {
-	n := &Node[T, ID]{Key: key, Index: -1, Shard: int32(shard), Capacity: capacity}
-	n.Init(v, WordShaped[T](), nil)
+	n := &Node[T, ID]{Key: key, Index: -1, Shard: int32(shard), Capacity: int32(capacity)}
+	n.Init(v, WordShaped[T]())
 	return n
 }
 
@@ -370,19 +390,15 @@ func WordShaped[T any]() bool {
 }
 
 // Init gives a node that no other goroutine can see yet its first value;
-// word must be WordShaped[T](). A T that is not word-shaped is published
-// as a copy, in *spare if spare is not nil (a caller making many nodes
-// allocates their copies together), else in a new allocation.
-func (n *Node[T, ID]) Init(v T, word bool, spare *T) {
+// word must be WordShaped[T](). A word-shaped value is published at
+// once, since that costs nothing; any other waits, stale, for the first
+// Publish.
+func (n *Node[T, ID]) Init(v T, word bool) {
 	n.Value, n.word = v, word
-	switch {
-	case word:
+	if word {
 		n.published = wordOf(v)
-	case spare != nil:
-		*spare = v
-		n.published = unsafe.Pointer(spare)
-	default:
-		n.published = copyOf(v)
+	} else {
+		n.stale = true
 	}
 }
 
@@ -407,7 +423,8 @@ func (n *Node[T, ID]) Publish() {
 	}
 }
 
-// Load returns the value for a reader that holds no lock.
+// Load returns the value for a reader that holds no lock, of a node
+// published at least once (a shard's top: see Publish).
 func (n *Node[T, ID]) Load() T {
 	p := atomic.LoadPointer(&n.published)
 	if n.word {

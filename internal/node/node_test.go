@@ -62,6 +62,10 @@ func TestLeasesAreFoundByTokenAndDroppedByPosition(t *testing.T) {
 
 func TestAStagedValueReachesLockFreeReadersOnlyWhenPublished(t *testing.T) {
 	n := New[any, string](nil, "k", 0, 1) // a nil interface is a value too
+	if n.Value != nil || !n.Stale() {
+		t.Fatal("a new node that is not word-shaped must wait, stale, for its first Publish")
+	}
+	n.Publish()
 	if n.Load() != nil || n.Value != nil || n.Stale() {
 		t.Fatal("nil value not kept")
 	}
@@ -182,17 +186,30 @@ func TestWordShapedValuesArePublishedWithoutACopy(t *testing.T) {
 	}
 }
 
-func TestACopyIsPublishedInTheSpareWhenGiven(t *testing.T) {
+func TestAValueThatIsNotWordShapedIsCopiedOnlyWhenPublished(t *testing.T) {
 	var n Node[string, string]
-	var spare string
-	n.Init("v", WordShaped[string](), &spare)
-	if n.Load() != "v" || spare != "v" || n.published != unsafe.Pointer(&spare) {
-		t.Fatalf("Init with a spare: Load %q, spare %q", n.Load(), spare)
+	n.Init("v", WordShaped[string]())
+	if n.published != nil || !n.Stale() {
+		t.Fatalf("Init made a copy (%p) or left the node fresh (stale %v)", n.published, n.Stale())
+	}
+	n.Publish()
+	first := n.published
+	if n.Load() != "v" || first == nil {
+		t.Fatalf("Publish: Load %q", n.Load())
 	}
 	n.Stage("w")
 	n.Publish() // a new copy: the old one may still be read
-	if n.Load() != "w" || spare != "v" {
-		t.Fatalf("Publish after Init: Load %q, spare %q", n.Load(), spare)
+	if n.Load() != "w" || *(*string)(first) != "v" {
+		t.Fatalf("second Publish: Load %q, first copy %q", n.Load(), *(*string)(first))
+	}
+}
+
+// A node of a two-word value and an integer key fits in nine words:
+// every resource has one, so a field added to it costs every scheduler.
+func TestANodeOfASmallValueIsNineWords(t *testing.T) {
+	type item struct{ key, priority int64 }
+	if size := unsafe.Sizeof(Node[item, uint64]{}); size > 72 {
+		t.Fatalf("Node[item, uint64] is %d bytes, want at most 72", size)
 	}
 }
 
