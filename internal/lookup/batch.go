@@ -1,6 +1,10 @@
 package lookup
 
-import "github.com/crsched/crs/internal/node"
+import (
+	"unsafe"
+
+	"github.com/crsched/crs/internal/node"
+)
 
 // InsertAll stores every &es[i] under its key if none of the keys is
 // present and none repeats, and returns -1. Otherwise it stores nothing
@@ -29,7 +33,7 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 	m.lockAll()
 	defer m.unlockAll()
 	var b batch[T, K]
-	b.prepare(m, len(es))
+	b.prepare(m, es)
 	for i := range es {
 		e := &es[i]
 		if p := b.add(m, m.hash(e.Key), e); p != nil {
@@ -45,7 +49,7 @@ func (m *Map[T, K]) InsertAll(es []node.Node[T, K]) (dup int, present *node.Node
 // without room for its share of the batch gets a new table, which the
 // batch fills and publishes only once all of it is in: until then
 // readers see the old table, a batch that fails drops the new one with
-// nothing to undo, and its slots take plain stores (see slot).
+// nothing to undo, and its slots take plain stores (see table).
 type batch[T any, K comparable] struct {
 	// fresh[i] is shard i's new table; nil: the batch goes into the
 	// published one.
@@ -55,28 +59,28 @@ type batch[T any, K comparable] struct {
 }
 
 // prepare gives a new table to each shard whose table lacks room for its
-// share of n entries: keys spread evenly over the shards, so making room
-// up front spares the batch a rebuild at every doubling. Only as much as
-// keeps a table at most half full (the bound add keeps): a batch knows
-// its size, so the slack that add leaves for growth would be memory that
-// a large batch may never use.
+// share of es, counted: making room up front spares the batch a rebuild
+// at every doubling. Only as much as keeps a table at most half full (the
+// bound add keeps): a batch knows its size, so the slack that add leaves
+// for growth would be memory that a large batch may never use, and an
+// estimate of a shard's share would have to round up.
 //
-// The new tables share one allocation for their slots and one for their
-// headers, instead of two a table, as the scheduler makes one for a
-// batch's nodes. The price: a table replaced later keeps its part of the
-// slots alive until the batch's other tables are replaced too, at most
-// as much memory as the batch's tables took.
-func (b *batch[T, K]) prepare(m *Map[T, K], n int) {
-	per := n/mapShards + n/(8*mapShards) + 1
-	if per <= 1 {
-		return
+// The new tables share one allocation for their entries, one for their
+// tags and one for their headers, instead of two a table, as the
+// scheduler makes one for a batch's nodes. The price: a table replaced
+// later keeps its part of the slots alive until the batch's other tables
+// are replaced too, at most as much memory as the batch's tables took.
+func (b *batch[T, K]) prepare(m *Map[T, K], es []node.Node[T, K]) {
+	var share [mapShards]int
+	for i := range es {
+		share[m.hash(es[i].Key)>>(64-shardBits)]++
 	}
 	var sizes [mapShards]int // of the new tables; 0: none
 	total, count := 0, 0
 	for i := range m.shards {
 		s := &m.shards[i]
-		if t := s.table.Load(); t == nil || 2*(s.used+per) > len(t.slots) {
-			sizes[i] = tableSize(2 * (s.live + per))
+		if t := s.table.Load(); share[i] > 0 && (t == nil || 2*(s.used+share[i]) > len(t.entries)) {
+			sizes[i] = tableSize(2 * (s.live + share[i]))
 			total += sizes[i]
 			count++
 		}
@@ -84,14 +88,14 @@ func (b *batch[T, K]) prepare(m *Map[T, K], n int) {
 	if count == 0 {
 		return
 	}
-	slots, tables := make([]slot[T, K], total), make([]table[T, K], count)
+	entries, tags, tables := make([]unsafe.Pointer, total), make([]uint32, total), make([]table[T, K], count)
 	for i, size := range sizes {
 		if size == 0 {
 			continue
 		}
 		s, t := &m.shards[i], &tables[0]
-		t.slots, t.mask = slots[:size:size], uint64(size-1)
-		slots, tables = slots[size:], tables[1:]
+		t.entries, t.tags, t.mask = entries[:size:size], tags[:size:size], uint64(size-1)
+		entries, tags, tables = entries[size:], tags[size:], tables[1:]
 		b.was[i].live, b.was[i].used = s.live, s.used
 		m.refill(s, s.table.Load(), t)
 		b.fresh[i] = t
@@ -99,35 +103,25 @@ func (b *batch[T, K]) prepare(m *Map[T, K], n int) {
 }
 
 // add is Map.add for the batch: into the shard's new table, if it has
-// one, else into its published table.
+// one, else into its published table. prepare made room for the whole
+// batch in either.
 func (b *batch[T, K]) add(m *Map[T, K], h uint64, e *node.Node[T, K]) *node.Node[T, K] {
 	i := h >> (64 - shardBits)
 	s, t := &m.shards[i], b.fresh[i]
 	if t == nil {
 		return m.add(s, h, e.Key, e)
 	}
-	if 2*(s.used+1) > len(t.slots) {
-		// More of the batch hashed here than its share: a bigger new
-		// table, still unpublished, unless the key is there already.
-		if _, p := m.probe(t, h, e.Key); p != nil {
-			return p
-		}
-		grown := newTable[T, K](4 * (s.live + 1))
-		m.refill(s, t, grown)
-		t, b.fresh[i] = grown, grown
-	}
 	// A new table has no tombstones: refill leaves them behind, and
 	// nothing deletes from it.
 	for j := h; ; j++ {
-		sl := &t.slots[j&t.mask]
-		p := (*node.Node[T, K])(sl.entry)
+		p := (*node.Node[T, K])(t.entries[j&t.mask])
 		if p == nil {
-			sl.set(h, e)
+			t.set(j&t.mask, h, e)
 			s.used++
 			s.live++
 			return nil
 		}
-		if sl.hash == h && p.Key == e.Key {
+		if t.tags[j&t.mask] == tagOf(h) && p.Key == e.Key {
 			return p
 		}
 	}

@@ -94,17 +94,19 @@ func TestABatchBeyondItsShareGrowsItsNewTable(t *testing.T) {
 		}
 	}
 	s := m.shardOf(42)
-	if n := len(s.table.Load().slots); s.live != 301 || 2*s.used > n {
+	if n := len(s.table.Load().entries); s.live != 301 || 2*s.used > n {
 		t.Fatalf("shard holds %d entries, %d used of %d slots; want 301, at most half", s.live, s.used, n)
 	}
 }
 
 // InsertAll makes room for its batch once, keeping every table at most
-// half full, and no more: it does not leave the slack for growth that a
-// single Insert's rebuild leaves (about 8 slots an entry).
+// half full, and no more: each shard's table is the smallest power of two
+// that holds its share of the batch at half full, not the slack for
+// growth that a single Insert's rebuild leaves (about 8 slots an entry)
+// nor an estimate of the share rounded up.
 func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
 	m := newMap[int]()
-	batch := make([]node.Node[int, int], 1000)
+	batch := make([]node.Node[int, int], 120_000) // a share near 3/4 of a power of two
 	for i := range batch {
 		batch[i] = node.Node[int, int]{Key: i, Value: i}
 	}
@@ -114,13 +116,16 @@ func TestInsertAllSizesTablesForTheBatch(t *testing.T) {
 	slots := 0
 	for i := range m.shards {
 		s := &m.shards[i]
-		n := len(s.table.Load().slots)
+		n := len(s.table.Load().entries)
 		if 2*s.used > n {
 			t.Fatalf("shard %d: %d entries in %d slots, more than half full", i, s.used, n)
 		}
+		if n > 8 && s.used <= n/4 {
+			t.Fatalf("shard %d: %d entries in %d slots, when half as many would hold them", i, s.used, n)
+		}
 		slots += n
 	}
-	if slots > 6*len(batch) {
+	if slots > 4*len(batch) {
 		t.Fatalf("%d slots for a batch of %d", slots, len(batch))
 	}
 }

@@ -18,8 +18,8 @@ import (
 // that make it.
 //
 // Keys whose type is a string or an integer kind are hashed into 32
-// shards, each an open-addressing table of slots (an entry and its key's
-// hash) that writers change under the shard's mutex and readers probe
+// shards, each an open-addressing table of slots (an entry and part of
+// its key's hash) that writers change under the shard's mutex and readers probe
 // with atomic loads. Other key types go to one Go map under a read-write
 // mutex.
 //
@@ -64,53 +64,59 @@ type shard[T any, K comparable] struct {
 
 // table is a power-of-two array of slots probed linearly. Writers keep at
 // least half of its slots empty, so that every probe ends, and ends soon.
-type table[T any, K comparable] struct {
-	slots []slot[T, K]
-	mask  uint64
-}
-
-// slot holds an entry and its key's hash. A probe compares the hash
-// before it reads the entry's key: the entries of the slots it passes are
-// nodes elsewhere in memory, each a likely cache miss, and a probe for an
-// absent key (every Add makes one) would otherwise read one per slot.
+//
+// Slot i is entries[i] and tags[i]: an entry, and the low 32 bits of its
+// key's hash. A probe compares the tag before it reads the entry's key:
+// the entries of the slots it passes are nodes elsewhere in memory, each
+// a likely cache miss, and a probe for an absent key (every Add makes
+// one) would otherwise read one per slot. The tag holds the bits that
+// place the entry (a table has far fewer than 1<<32 slots), so a rebuild
+// moves entries without reading their keys; two arrays rather than one
+// of pairs, since a pair of a pointer and 32 bits takes 16 bytes.
 //
 // An entry is nil (the slot was never used), tomb, or a node. A writer
-// stores hash before entry, and changes hash only in a slot whose entry
-// is nil or tomb, so a reader that loads entry, then hash, sees the
-// entry's hash unless the entry was deleted in between.
+// stores the tag before the entry, and changes the tag only in a slot
+// whose entry is nil or tomb, so a reader that loads the entry, then the
+// tag, sees the entry's tag unless the entry was deleted in between.
 //
 // Once its table is published (stored in a shard's table pointer), a
-// slot is read only atomically (load, loadHash, and probe's own loads)
-// and written only by store and bury. A table being built (by refill,
-// or by a batch) is seen by its builder alone and filled by set, with
-// plain stores, which cost far less than atomic ones (each a locked
+// slot is read only atomically (load, tag, and probe's own loads) and
+// written only by store and bury. A table being built (by refill, or by
+// a batch) is seen by its builder alone and filled by set, with plain
+// stores, which cost far less than atomic ones (each a locked
 // instruction, and for the pointer a call into the runtime for its write
 // barrier): the atomic store that publishes the table orders them before
 // any reader's loads.
-type slot[T any, K comparable] struct {
-	hash  uint64
-	entry unsafe.Pointer // *node.Node[T, K]
+type table[T any, K comparable] struct {
+	entries []unsafe.Pointer // *node.Node[T, K]
+	tags    []uint32
+	mask    uint64
 }
 
-func (sl *slot[T, K]) load() *node.Node[T, K] {
-	return (*node.Node[T, K])(atomic.LoadPointer(&sl.entry))
+// tagOf is the part of hash h that a slot keeps.
+func tagOf(h uint64) uint32 { return uint32(h) }
+
+func (t *table[T, K]) load(i uint64) *node.Node[T, K] {
+	return (*node.Node[T, K])(atomic.LoadPointer(&t.entries[i]))
 }
 
-func (sl *slot[T, K]) loadHash() uint64 { return atomic.LoadUint64(&sl.hash) }
+func (t *table[T, K]) tag(i uint64) uint32 { return atomic.LoadUint32(&t.tags[i]) }
 
-// store fills a slot of a published table: hash first (see slot).
-func (sl *slot[T, K]) store(h uint64, e *node.Node[T, K]) {
-	atomic.StoreUint64(&sl.hash, h)
-	atomic.StorePointer(&sl.entry, unsafe.Pointer(e))
+// store fills slot i of a published table: the tag first (see table).
+func (t *table[T, K]) store(i, h uint64, e *node.Node[T, K]) {
+	atomic.StoreUint32(&t.tags[i], tagOf(h))
+	atomic.StorePointer(&t.entries[i], unsafe.Pointer(e))
 }
 
 // bury replaces a published slot's entry with the tombstone.
-func (sl *slot[T, K]) bury(tomb *node.Node[T, K]) {
-	atomic.StorePointer(&sl.entry, unsafe.Pointer(tomb))
+func (t *table[T, K]) bury(i uint64, tomb *node.Node[T, K]) {
+	atomic.StorePointer(&t.entries[i], unsafe.Pointer(tomb))
 }
 
-// set fills a slot of a table no other goroutine can see yet.
-func (sl *slot[T, K]) set(h uint64, e *node.Node[T, K]) { sl.hash, sl.entry = h, unsafe.Pointer(e) }
+// set fills slot i of a table no other goroutine can see yet.
+func (t *table[T, K]) set(i, h uint64, e *node.Node[T, K]) {
+	t.tags[i], t.entries[i] = tagOf(h), unsafe.Pointer(e)
+}
 
 type lockedMap[T any, K comparable] struct {
 	mu sync.RWMutex
@@ -180,17 +186,18 @@ func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K])
 	if t == nil {
 		return -1, nil
 	}
+	tag := tagOf(h)
 	for i := h; ; i++ {
-		sl := &t.slots[i&t.mask]
-		// The loads written out, not through the slot's methods: those
-		// would cost probe its inlining into Get, which every Update and
-		// Release makes.
-		e := (*node.Node[T, K])(atomic.LoadPointer(&sl.entry))
+		j := i & t.mask
+		// The loads written out, not through the table's methods:
+		// those would cost probe its inlining into Get, which every
+		// Update and Release makes.
+		e := (*node.Node[T, K])(atomic.LoadPointer(&t.entries[j]))
 		if e == nil {
 			return -1, nil
 		}
-		if e != m.tomb && atomic.LoadUint64(&sl.hash) == h && e.Key == k {
-			return int(i & t.mask), e
+		if e != m.tomb && atomic.LoadUint32(&t.tags[j]) == tag && e.Key == k {
+			return int(j), e
 		}
 	}
 }
@@ -240,7 +247,7 @@ func (m *Map[T, K]) Insert(k K, e *node.Node[T, K]) (present *node.Node[T, K], i
 // the way, or the nil slot that ends it. Requires s.mu.
 func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node.Node[T, K] {
 	t := s.table.Load()
-	if t == nil || 2*(s.used+1) > len(t.slots) {
+	if t == nil || 2*(s.used+1) > len(t.entries) {
 		if _, p := m.probe(t, h, k); p != nil {
 			return p // present: no room needed, no rebuild
 		}
@@ -248,28 +255,28 @@ func (m *Map[T, K]) add(s *shard[T, K], h uint64, k K, e *node.Node[T, K]) *node
 		// grows again at half, so rebuilds are rare.
 		t = m.rebuild(s, t, 4*(s.live+1))
 	}
-	var free *slot[T, K]
+	free, found := uint64(0), false
 	for i := h; ; i++ {
-		sl := &t.slots[i&t.mask]
-		p := sl.load()
+		j := i & t.mask
+		p := t.load(j)
 		if p == nil {
-			if free == nil {
-				free = sl
+			if !found {
+				free, found = j, true
 				s.used++
 			}
 			break
 		}
 		if p == m.tomb {
-			if free == nil {
-				free = sl
+			if !found {
+				free, found = j, true
 			}
 			continue
 		}
-		if sl.loadHash() == h && p.Key == k {
+		if t.tag(j) == tagOf(h) && p.Key == k {
 			return p
 		}
 	}
-	free.store(h, e)
+	t.store(free, h, e)
 	s.live++
 	return nil
 }
@@ -287,7 +294,7 @@ func (m *Map[T, K]) rebuild(s *shard[T, K], old *table[T, K], slots int) *table[
 // newTable returns an empty table of tableSize(slots) slots.
 func newTable[T any, K comparable](slots int) *table[T, K] {
 	size := tableSize(slots)
-	return &table[T, K]{slots: make([]slot[T, K], size), mask: uint64(size - 1)}
+	return &table[T, K]{entries: make([]unsafe.Pointer, size), tags: make([]uint32, size), mask: uint64(size - 1)}
 }
 
 // tableSize is the smallest power of two, from 8, of at least slots.
@@ -303,15 +310,15 @@ func tableSize(slots int) int {
 // and not yet published, and counts no tombstones in s. Requires s.mu.
 func (m *Map[T, K]) refill(s *shard[T, K], old, t *table[T, K]) {
 	if old != nil {
-		for i := range old.slots {
-			e := old.slots[i].load()
+		for i := range uint64(len(old.entries)) {
+			e := old.load(i)
 			if e == nil || e == m.tomb {
 				continue
 			}
-			h := old.slots[i].loadHash()
+			h := uint64(old.tag(i)) // the bits that place it: see table
 			for j := h; ; j++ {
-				if sl := &t.slots[j&t.mask]; sl.entry == nil {
-					sl.set(h, e)
+				if t.entries[j&t.mask] == nil {
+					t.set(j&t.mask, h, e)
 					break
 				}
 			}
@@ -383,7 +390,7 @@ func (m *Map[T, K]) remove(k K) {
 	s := m.shardOf(h)
 	t := s.table.Load()
 	if i, _ := m.probe(t, h, k); i >= 0 {
-		t.slots[i].bury(m.tomb)
+		t.bury(uint64(i), m.tomb)
 		s.live--
 	}
 }
@@ -404,8 +411,8 @@ func (m *Map[T, K]) Range(f func(K, *node.Node[T, K])) {
 		if t == nil {
 			continue
 		}
-		for j := range t.slots {
-			if e := t.slots[j].load(); e != nil && e != m.tomb {
+		for j := range uint64(len(t.entries)) {
+			if e := t.load(j); e != nil && e != m.tomb {
 				f(e.Key, e)
 			}
 		}

@@ -28,8 +28,8 @@ func TestChurnKeepsEveryProbeRight(t *testing.T) {
 	}
 	for i := range m.shards {
 		s := &m.shards[i]
-		if t0 := s.table.Load(); t0 != nil && 4*s.used > 3*len(t0.slots) {
-			t.Fatalf("shard %d uses %d of %d slots: probes may not end", i, s.used, len(t0.slots))
+		if t0 := s.table.Load(); t0 != nil && 4*s.used > 3*len(t0.entries) {
+			t.Fatalf("shard %d uses %d of %d slots: probes may not end", i, s.used, len(t0.entries))
 		}
 	}
 	if m.Len() != window {
@@ -89,7 +89,7 @@ func TestRebuildMakesTheSmallestPowerOfTwoThatFits(t *testing.T) {
 	m := newMap[int]()
 	s := &m.shards[0]
 	for slots := 0; slots <= 300; slots++ {
-		size := len(m.rebuild(s, nil, slots).slots)
+		size := len(m.rebuild(s, nil, slots).entries)
 		if size&(size-1) != 0 || size < 8 || size < slots || (size > 8 && size/2 >= slots) {
 			t.Fatalf("rebuild for %d slots: %d", slots, size)
 		}
@@ -122,10 +122,11 @@ func TestInsertReusesATombstoneOnlyForAnAbsentKey(t *testing.T) {
 	}
 }
 
-// A probe passes a slot whose hash differs from its key's without
-// reading the slot's entry: that is what the hash is there for (an entry
-// is a node elsewhere in memory). Seen here by an entry found under its
-// own hash and missed under another one that starts the same probe.
+// A probe passes a slot whose tag (the low half of the hash) differs from
+// its key's without reading the slot's entry: that is what the tag is
+// there for (an entry is a node elsewhere in memory). Seen here by an
+// entry found under its own hash and missed under another one that
+// starts the same probe.
 func TestProbePassesSlotsWhoseHashDiffers(t *testing.T) {
 	m := newMap[string]()
 	sameHash(m)
@@ -133,7 +134,7 @@ func TestProbePassesSlotsWhoseHashDiffers(t *testing.T) {
 	if _, ok := m.Get("a"); !ok {
 		t.Fatal("Get(a) missed the entry stored under its hash")
 	}
-	m.hash = func(string) uint64 { return 42 | 1<<40 } // same shard, same first slot
+	m.hash = func(string) uint64 { return 42 | 1<<20 } // same shard, same first slot, another tag
 	if e, ok := m.Get("a"); ok {
 		t.Fatalf("Get(a) under another hash read the entry (%v) of a slot whose hash differs", e)
 	}
