@@ -82,9 +82,8 @@ func (s State) String() string {
 //   - Holders == Anonymous() + len(Leases()), so Anonymous is not stored;
 //   - Draining implies Holders > 0.
 //
-// The fields are ordered so that the small ones share the last three
-// words: every resource has a node, and a scheduler of a million
-// resources keeps a million of them.
+// The small fields share three words: every resource has a node, and a
+// scheduler of a million resources keeps a million of them.
 type Node[T any, ID comparable] struct {
 	// Value is the resource, read under the shard lock (the heap orders by
 	// it). published holds a value for readers that take no lock (Load):
@@ -96,25 +95,19 @@ type Node[T any, ID comparable] struct {
 	// instruction, and most new values are not the top's. A node whose
 	// T is not word-shaped starts stale, with no copy: most nodes are
 	// never the top of a shard that readers without the lock look at.
-	Value     T
-	published unsafe.Pointer
-	Key       ID
-	// RestUntil is when the node's rest ends, in scheduler clock
-	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
-	// (state Resting) while RestUntil is in the future, unless it is
-	// excluded or draining, which take precedence.
-	RestUntil int64
-	// extra is what only some resources use; nil until one does (see
-	// Extra).
-	extra *Extra
+	//
+	// Value, Index and Holders come first: a sift reads the first and
+	// writes the second of every node it passes, and breaks ties by the
+	// third, so they should share a cache line.
+	Value T
 	Index int32
-	Shard int32
-	// Capacity is the number of holders the resource takes at once (>= 1).
-	Capacity int32
 	// Holders is the number of holds outstanding. Under the Exclusive
 	// policy it stays at most Capacity; under Shared only leases hold,
 	// each with its record in Extra, so 32 bits cannot overflow.
 	Holders int32
+	// Capacity is the number of holders the resource takes at once (>= 1).
+	Capacity int32
+	Shard    int32
 	// The small fields share one word with Leaving.
 	State State
 	Rest  Rest // why the node rests (see RestUntil)
@@ -127,7 +120,17 @@ type Node[T any, ID comparable] struct {
 	// Since it is set once and the key stays in the lookup map after it
 	// is set, a reader that finds it set knows the key was taken by a
 	// draining resource at some instant after its own lookup.
-	Leaving atomic.Bool
+	Leaving   atomic.Bool
+	published unsafe.Pointer
+	Key       ID
+	// RestUntil is when the node's rest ends, in scheduler clock
+	// nanoseconds; 0 when it does not rest. Rest says why. A node rests
+	// (state Resting) while RestUntil is in the future, unless it is
+	// excluded or draining, which take precedence.
+	RestUntil int64
+	// extra is what only some resources use; nil until one does (see
+	// Extra).
+	extra *Extra
 }
 
 // Anonymous counts holds taken by Acquire, which end with Release(id):
