@@ -25,15 +25,19 @@ type grant[T any, ID comparable] struct {
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
 	*g = grant[T, ID]{node: n, value: n.Value, cost: g.cost}
-	if !lease && sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
-		// The common exclusive hold takes the last slot of a node with
-		// no rate limit or rest: the node leaves the heap, which then
-		// no longer orders by its holder count, so the counts change
-		// after the move and nothing needs undoing. A branch of its own,
-		// since the bookkeeping below measured to cost more than it.
+	if sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
+		// The common exclusive hold, by Acquire or by Lease, takes the
+		// last slot of a node with no rate limit or rest: the node
+		// leaves the heap, which then no longer orders by its holder
+		// count, so the counts change after the move and nothing needs
+		// undoing. A branch of its own, since the bookkeeping below
+		// measured to cost more than it.
 		sh.deactivate(n, node.Held)
 		n.Holders++
 		sh.holders++
+		if lease {
+			s.addLease(n, s.leaseDeadline(), g)
+		}
 		return
 	}
 	holds := lease || sh.exclusive
@@ -42,8 +46,8 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		return
 	}
 	var deadline int64
-	if lease && s.leaseTTL > 0 {
-		deadline = s.after(s.leaseTTL)
+	if lease {
+		deadline = s.leaseDeadline()
 	}
 	rest, why := n.RestUntil, n.Rest
 	if limited {
@@ -86,6 +90,25 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	}
 }
 
+// leaseDeadline is when a lease granted now expires; 0: never.
+func (s *Scheduler[T, ID]) leaseDeadline() int64 {
+	if s.leaseTTL > 0 {
+		return s.after(s.leaseTTL)
+	}
+	return 0
+}
+
+// addLease records a new lease on n, held already, due at deadline (0:
+// never), for the grant g, and queues its expiry.
+func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *grant[T, ID]) {
+	g.token = n.Issue()
+	n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
+	if deadline != 0 {
+		g.deadline = deadline
+		s.expiry.schedule(deadline, n, g.token)
+	}
+}
+
 // unhold ends one hold on n: the lease at position i of n.Leases(), or an
 // anonymous hold when i < 0. It applies the resource's health rules in
 // the same step: the release cooldown, the failure count and ejection. A
@@ -94,13 +117,14 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 // noEvent.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
-	if i < 0 && end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
+	if end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
 		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
-		// The common release frees a slot of a full node that does not
-		// rest, and so only moves it back into the heap: a branch of its
-		// own, since the bookkeeping below measured to cost more than
-		// the move. The holder count goes first, since the heap breaks
-		// ties by it.
+		// The common release, of an anonymous hold or a lease, frees a
+		// slot of a full node that does not rest, and so only moves it
+		// back into the heap: a branch of its own, since the
+		// bookkeeping below measured to cost more than the move. The
+		// holder count goes first, since the heap breaks ties by it;
+		// the lease goes once the move is done, with nothing to undo.
 		n.Holders--
 		sh.holders--
 		done := false
@@ -113,6 +137,11 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		sh.activate(n)
 		done = true
 		n.ResetFailures()
+		if i >= 0 {
+			ended := *n.Lease(i)
+			n.DropLease(i)
+			s.expiry.drop(ended.Deadline, n, ended.Token)
+		}
 		return noEvent
 	}
 	var ended node.Lease
