@@ -98,3 +98,61 @@ func TestBatchAddAllocatesAFewTimesAShard(t *testing.T) {
 		t.Errorf("BatchAdd of %d into %d shards: %.0f allocations, want at most %d", len(batch), heaps, allocs, heaps+5)
 	}
 }
+
+// A value that is not one pointer word is copied for the readers that
+// take no lock when its node first becomes a shard's top, and not again
+// until the value changes: once the resources in use have been the top,
+// neither the Shared policy's Acquire nor GlobalOrder's Acquire+Release
+// allocates.
+func TestValueCopiesAreMadeOncePerNodeAndValue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	type item struct{ key, priority int }
+	build := func(policy config.AcquirePolicy, order config.Ordering) *scheduler.Scheduler[item, int] {
+		s, err := scheduler.New(config.Config[item, int]{
+			HeapCount:     4,
+			Comparator:    func(a, b item) int { return a.priority - b.priority },
+			KeyFunc:       func(v item) int { return v.key },
+			AcquirePolicy: policy,
+			Ordering:      order,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Shutdown)
+		items := make([]item, 64)
+		for i := range items {
+			items[i] = item{i, i}
+		}
+		if err := s.BatchAdd(items); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	shared := build(config.Shared, config.ShardOrder)
+	global := build(config.Exclusive, config.GlobalOrder)
+	tests := map[string]func(){
+		"shared Acquire": func() { _, _ = shared.Acquire() },
+		"GlobalOrder Acquire+Release": func() {
+			v, err := global.Acquire()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := global.Release(v.key); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, f := range tests {
+		if allocs := testing.AllocsPerRun(1000, f); allocs != 0 {
+			t.Errorf("%s: %.1f allocs per call, want 0", name, allocs)
+		}
+	}
+	if err := shared.Update(item{5, -1}); err != nil { // a new top: a new copy
+		t.Fatal(err)
+	}
+	if v, err := shared.Acquire(); err != nil || v != (item{5, -1}) {
+		t.Fatalf("shared Acquire after Update = %v, %v; want the updated top", v, err)
+	}
+}
