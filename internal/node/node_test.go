@@ -204,12 +204,15 @@ func TestAValueThatIsNotWordShapedIsCopiedOnlyWhenPublished(t *testing.T) {
 	}
 }
 
-// A node of a two-word value and an integer key fits in nine words:
+// A node of a two-word value and an integer key, or of a pointer value
+// and a string key, fits in nine words:
 // every resource has one, so a field added to it costs every scheduler.
 func TestANodeOfASmallValueIsNineWords(t *testing.T) {
-	type item struct{ key, priority int64 }
-	if size := unsafe.Sizeof(Node[item, uint64]{}); size > 72 {
-		t.Fatalf("Node[item, uint64] is %d bytes, want at most 72", size)
+	if size := unsafe.Sizeof(Node[[2]int64, uint64]{}); size > 72 {
+		t.Fatalf("Node[[2]int64, uint64] is %d bytes, want at most 72", size)
+	}
+	if size := unsafe.Sizeof(Node[*int, string]{}); size > 72 {
+		t.Fatalf("Node[*int, string] is %d bytes, want at most 72", size)
 	}
 }
 
