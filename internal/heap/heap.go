@@ -180,7 +180,7 @@ func (h *Heap[T, ID]) Up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		p := items[parent]
-		if c := h.cmp(n.Value, p.Value); c > 0 || c == 0 && !tie(n, p) { // not before its parent
+		if !h.Less(n, p) {
 			break
 		}
 		items[i], items[parent] = p, n
@@ -199,13 +199,10 @@ func (h *Heap[T, ID]) down(i int) bool {
 			break
 		}
 		c := items[child]
-		if right := child + 1; right < len(items) {
-			r := items[right]
-			if o := h.cmp(r.Value, c.Value); o < 0 || o == 0 && tie(r, c) {
-				child, c = right, r
-			}
+		if right := child + 1; right < len(items) && h.Less(items[right], c) {
+			child, c = right, items[right]
 		}
-		if o := h.cmp(c.Value, n.Value); o > 0 || o == 0 && !tie(c, n) { // c not before n
+		if !h.Less(c, n) {
 			break
 		}
 		items[i], items[child] = c, n
@@ -218,18 +215,9 @@ func (h *Heap[T, ID]) down(i int) bool {
 // Less reports whether a goes before b in the heap order: the comparator,
 // then the earlier FullAt, then fewer holders.
 func (h *Heap[T, ID]) Less(a, b *node.Node[T, ID]) bool {
-	c := h.cmp(a.Value, b.Value)
-	return c < 0 || c == 0 && tie(a, b)
-}
-
-// tie breaks a tie of the comparator in the heap order: the earlier
-// FullAt (see node.Node.FullAt), then fewer holders. The sifts call the
-// comparator and tie themselves, on the nodes they hold, rather than
-// through one function of the whole order: that function, with two
-// calls in it, would be past the compiler's inlining budget, and a call
-// or a reload of the heap's slice per comparison costs more than the
-// comparison.
-func tie[T any, ID comparable](a, b *node.Node[T, ID]) bool {
+	if c := h.cmp(a.Value, b.Value); c != 0 {
+		return c < 0
+	}
 	fa, fb := a.FullAt(), b.FullAt()
 	return fa < fb || fa == fb && a.Holders < b.Holders
 }
