@@ -1,6 +1,11 @@
 package redispool
 
-import stderrors "errors"
+import (
+	stderrors "errors"
+	"fmt"
+
+	crserrors "github.com/crsched/crs/errors"
+)
 
 // Input errors of this package. Operations that mean the same as in the
 // core return the core's sentinels instead (package
@@ -24,6 +29,10 @@ var (
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
 	// ErrInvalidCapacity: a capacity is above MaxCapacity.
 	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
+	// ErrLimitTooLarge: a resource's limit has a Max x Per (in
+	// milliseconds) above MaxLimitProduct, which the scripts could not
+	// keep exactly. It wraps the core's ErrInvalidLimit.
+	ErrLimitTooLarge = fmt.Errorf("redispool: limit too large: %w", crserrors.ErrInvalidLimit)
 	// ErrInvalidReplicas: Options.WaitReplicas is negative, or set with a
 	// client other than a *redis.Client or a *redis.ClusterClient.
 	ErrInvalidReplicas = stderrors.New("redispool: invalid WaitReplicas")

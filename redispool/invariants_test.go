@@ -16,6 +16,18 @@ type rawResource struct {
 	capacity, holders  int
 	priority, suspEnd  string
 	excluded, draining bool
+	// The fields after the priority (lua/prelude.lua): buckets, their
+	// time, the end of a rest for them, health, the end of an ejection.
+	buckets    []rawBucket
+	bucketTime int64
+	restEnd    int64
+	ejectEnd   int64
+}
+
+// rawBucket is one bucket of a resource: level in units of 1/per.
+type rawBucket struct {
+	name          string // hex
+	max, per, lvl int64
 }
 
 // rawState is every key of a pool, read in one MULTI/EXEC.
@@ -46,6 +58,34 @@ func parseResource(v string) (*rawResource, error) {
 	}
 	if err1 != nil || err2 != nil || (f[2] != "-" && f[2] != "x" && f[2] != "d") {
 		return nil, fmt.Errorf("packed resource %q", v)
+	}
+	for _, x := range f[5:] {
+		var err error
+		switch x[0] {
+		case 'b':
+			var b rawBucket
+			parts := strings.Split(x[1:], ",")
+			if len(parts) != 4 {
+				return nil, fmt.Errorf("bucket %q of %q", x, v)
+			}
+			b.name = parts[0]
+			n := []*int64{&b.max, &b.per, &b.lvl}
+			for i, p := range parts[1:] {
+				if *n[i], err = strconv.ParseInt(p, 10, 64); err != nil {
+					return nil, fmt.Errorf("bucket %q of %q", x, v)
+				}
+			}
+			r.buckets = append(r.buckets, b)
+		case 't':
+			r.bucketTime, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'q':
+			r.restEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'e':
+			r.ejectEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("field %q of %q", x, v)
+		}
 	}
 	return r, nil
 }
@@ -115,7 +155,7 @@ func invariantProblems(s rawState) []string {
 		n, _ := strconv.Atoi(s.counters[name])
 		return n
 	}
-	var live, excluded, draining int
+	var live, excluded, draining, ejected, limited int
 	wantAvail := map[string]string{} // member -> priority
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
@@ -126,8 +166,29 @@ func invariantProblems(s rawState) []string {
 			fail("resource %q has %d holders for capacity %d", id, r.holders, r.capacity)
 		case r.draining && (r.holders == 0 || r.excluded || r.suspEnd != ""):
 			fail("draining resource %q: %+v", id, *r)
-		case r.excluded && r.suspEnd != "":
+		case r.excluded && (r.suspEnd != "" || r.restEnd != 0):
 			fail("resource %q both excluded and suspended", id)
+		case r.draining && (r.restEnd != 0 || r.ejectEnd != 0):
+			fail("draining resource %q rests: %+v", id, *r)
+		}
+		if r.ejectEnd != 0 {
+			ejected++
+			if s, _ := strconv.ParseInt(r.suspEnd, 10, 64); s < r.ejectEnd {
+				fail("resource %q ejected until %d but suspended until %q", id, r.ejectEnd, r.suspEnd)
+			}
+		}
+		if r.restEnd != 0 {
+			limited++
+		}
+		for _, b := range r.buckets {
+			// Never overdrawn by estimates: a level below zero is a debt
+			// that only Settle makes, and above full is impossible.
+			if b.max < 1 || b.per < 1 || b.max*b.per > MaxLimitProduct || b.lvl > b.max*b.per || b.lvl < -(1<<52) {
+				fail("resource %q has bucket %+v", id, b)
+			}
+		}
+		if len(r.buckets) > 0 && r.bucketTime == 0 {
+			fail("resource %q has buckets without a time", id)
 		}
 		if r.draining {
 			draining++
@@ -137,15 +198,17 @@ func invariantProblems(s rawState) []string {
 		if r.excluded {
 			excluded++
 		}
-		if r.suspEnd != "" {
-			wantSusp[id] = r.suspEnd
+		if r.suspEnd != "" || r.restEnd != 0 {
+			end, _ := strconv.ParseInt(r.suspEnd, 10, 64)
+			wantSusp[id] = strconv.FormatInt(max(end, r.restEnd), 10)
 		}
-		if !r.draining && !r.excluded && r.suspEnd == "" && r.holders < r.capacity {
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 && r.holders < r.capacity {
 			wantAvail[fmt.Sprintf("%010d:%s", r.holders, id)] = r.priority
 		}
 	}
-	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining {
-		fail("counters %v, resources: %d live, %d excluded, %d draining", s.counters, live, excluded, draining)
+	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited {
+		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets",
+			s.counters, live, excluded, draining, ejected, limited)
 	}
 	checkZ := func(what string, got []redis.Z, want map[string]string) {
 		if len(got) != len(want) {
@@ -175,15 +238,17 @@ func invariantProblems(s rawState) []string {
 			fail("waiter %v has entry %q", z.Member, v)
 		}
 	}
-	if len(s.queue) > 0 && len(s.avail) > 0 {
+	if len(s.queue) > 0 && len(s.avail) > 0 && len(strings.Fields(s.req[s.queue[0].Member.(string)])) < 5 {
 		// (An entry that expired may stay until a script meets it; the
-		// tests' waiters re-check in time.)
+		// tests' waiters re-check in time. An oldest waiter with a cost
+		// waits beside free slots whose buckets do not cover it.)
 		fail("%d waiters queued beside %d resources with a free slot", len(s.queue), len(s.avail))
 	}
 	for _, z := range s.leases {
 		token := z.Member.(string)
 		owner, ok := s.owner[token]
 		request, id, _ := strings.Cut(owner, ":")
+		request, _, _ = strings.Cut(request, "+") // what the lease paid
 		if !ok || len(request) != 32 || s.req[request] != token {
 			fail("lease %v has owner %q, request's lease %q", token, owner, s.req[request])
 		}

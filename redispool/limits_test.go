@@ -1,0 +1,306 @@
+package redispool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// Redis time cannot be faked: the buckets of these tests refill so
+// slowly (a unit per minutes) that no test run lasts long enough to see
+// a unit come back, unless the test means it to.
+const day = 24 * time.Hour
+
+func tokens(max int64) config.Limit { return config.Limit{Name: "tokens", Max: max, Per: day} }
+
+func requests(max int64) config.Limit { return config.Limit{Name: "requests", Max: max, Per: day} }
+
+func remaining(t *testing.T, p *Pool, id string) map[string]int64 {
+	t.Helper()
+	m, err := p.Remaining(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Remaining(%q): %v", id, err)
+	}
+	return m
+}
+
+func wantRemaining(t *testing.T, p *Pool, id string, want map[string]int64) {
+	t.Helper()
+	got := remaining(t, p, id)
+	if len(got) != len(want) {
+		t.Fatalf("Remaining(%q) = %v, want %v", id, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("Remaining(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func tryCost(t *testing.T, p *Pool, cost config.Cost) (*Lease, error) {
+	t.Helper()
+	return p.TryAcquire(context.Background(), WithCost(cost))
+}
+
+func TestBadLimitsAreRefusedAndChangeNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	cases := map[string]struct {
+		limits []config.Limit
+		want   error
+	}{
+		"zero max":      {[]config.Limit{{Name: "tokens", Max: 0, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"zero per":      {[]config.Limit{{Name: "tokens", Max: 5}}, crserrors.ErrInvalidLimit},
+		"empty name":    {[]config.Limit{{Max: 5, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"duplicate":     {[]config.Limit{tokens(5), tokens(6)}, crserrors.ErrDuplicateLimit},
+		"too large":     {[]config.Limit{{Name: "tokens", Max: 1 << 40, Per: time.Hour}}, ErrLimitTooLarge},
+		"over MaxUnits": {[]config.Limit{{Name: "tokens", Max: config.MaxUnits + 1, Per: time.Millisecond}}, crserrors.ErrInvalidLimit},
+	}
+	for name, tc := range cases {
+		r := Resource{ID: "a", Limits: tc.limits}
+		if err := p.Add(ctx, r); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Add = %v, want %v", name, err, tc.want)
+		}
+		if err := p.Sync(ctx, []Resource{r}); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Sync = %v, want %v", name, err, tc.want)
+		}
+	}
+	if !errors.Is(ErrLimitTooLarge, crserrors.ErrInvalidLimit) {
+		t.Error("ErrLimitTooLarge does not wrap ErrInvalidLimit")
+	}
+	if keys := poolKeys(t, c, p); len(keys) != 0 {
+		t.Fatalf("refused limits left keys: %v", keys)
+	}
+	add(t, p, Resource{ID: "a", Limits: []config.Limit{tokens(10)}})
+	for _, cost := range []config.Cost{{"tokens": -1}, {"tokens": config.MaxUnits + 1}} {
+		if _, err := tryCost(t, p, cost); !errors.Is(err, crserrors.ErrInvalidCost) {
+			t.Errorf("TryAcquire(%v) = %v, want ErrInvalidCost", cost, err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := p.Acquire(ctx, WithCost(cost)); !errors.Is(err, crserrors.ErrInvalidCost) {
+			t.Errorf("Acquire(%v) = %v, want ErrInvalidCost", cost, err)
+		}
+		cancel()
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 10})
+	checkInvariants(t, c, p)
+}
+
+func TestTheCostIsTakenInTheGrant(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a", Capacity: 10, Limits: []config.Limit{tokens(100), requests(3)}})
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100, "requests": 3})
+	l, err := tryCost(t, p, config.Cost{"tokens": 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A limit the cost does not name costs 1.
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 2})
+	checkInvariants(t, c, p)
+	if _, err := tryCost(t, p, config.Cost{"tokens": 41}); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("a cost the bucket does not cover: %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 2})
+	// No cost: 1 of each.
+	l2 := mustAcquire(t, p)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 39, "requests": 1})
+	// A name the resource has no limit for is ignored.
+	l3, err := tryCost(t, p, config.Cost{"tokens": 39, "images": 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 0, "requests": 0})
+	// Spent: the resource rests off the index of available ones, with
+	// slots free, so that a call without a cost never scans.
+	if s := stats(t, p); s.Available != 0 || s.Suspended != 1 || s.Limited != 1 || s.Leases != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+	if _, err := p.TryAcquire(context.Background()); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("acquired from an empty bucket: %v", err)
+	}
+	checkInvariants(t, c, p)
+	for _, l := range []*Lease{l, l2, l3} {
+		mustRelease(t, l)
+	}
+	// Release refunds nothing: the estimate stands until Settle.
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 0, "requests": 0})
+	checkInvariants(t, c, p)
+}
+
+func TestACostAboveEveryResourcesMaxFailsAtOnce(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "small", Priority: 1, Limits: []config.Limit{tokens(10)}},
+		Resource{ID: "big", Priority: 2, Limits: []config.Limit{tokens(1000)}})
+	// Above small's Max only: small is skipped.
+	l, err := tryCost(t, p, config.Cost{"tokens": 500})
+	if err != nil || l.ID != "big" {
+		t.Fatalf("TryAcquire = %v, %v; want big", l, err)
+	}
+	if _, err := tryCost(t, p, config.Cost{"tokens": 1001}); !errors.Is(err, crserrors.ErrCostExceedsLimits) {
+		t.Fatalf("TryAcquire above every Max: %v", err)
+	}
+	// Acquire does not wait for what can never be.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.Acquire(ctx, WithCost(config.Cost{"tokens": 1001})); !errors.Is(err, crserrors.ErrCostExceedsLimits) {
+		t.Fatalf("Acquire above every Max: %v", err)
+	}
+	// A resource without limits covers any cost.
+	add(t, p, Resource{ID: "free", Priority: 3})
+	l2, err := tryCost(t, p, config.Cost{"tokens": 1001})
+	if err != nil || l2.ID != "free" {
+		t.Fatalf("TryAcquire = %v, %v; want free", l2, err)
+	}
+	mustRelease(t, l)
+	mustRelease(t, l2)
+	checkInvariants(t, c, p)
+}
+
+func TestSettleRefundsAndChargesWhatWasSpent(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 5, Limits: []config.Limit{tokens(100), requests(10)}})
+	l, err := tryCost(t, p, config.Cost{"tokens": 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Less than the estimate: the difference comes back; requests,
+	// which actual does not name, keep their estimate.
+	if err := l.Settle(ctx, config.Cost{"tokens": 20}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 80, "requests": 9})
+	// Settling again corrects the last settlement, not the estimate.
+	if err := l.Settle(ctx, config.Cost{"tokens": 30}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 70, "requests": 9})
+	// More than the bucket holds: a debt, and the resource rests.
+	if err := l.Settle(ctx, config.Cost{"tokens": 150}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": -50, "requests": 9})
+	if _, err := tryCost(t, p, config.Cost{"tokens": 0}); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("a bucket in debt covered a cost: %v", err)
+	}
+	if s := stats(t, p); s.Limited != 1 || s.Available != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariants(t, c, p)
+	// Repaid by a refund: back at once.
+	if err := l.Settle(ctx, config.Cost{"tokens": 0}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100, "requests": 9})
+	if s := stats(t, p); s.Limited != 0 || s.Available != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := l.Settle(ctx, config.Cost{"tokens": -1}); !errors.Is(err, crserrors.ErrInvalidCost) {
+		t.Fatalf("Settle(-1) = %v", err)
+	}
+	mustRelease(t, l)
+	if err := l.Settle(ctx, config.Cost{"tokens": 1}); !errors.Is(err, crserrors.ErrLeaseReleased) {
+		t.Fatalf("Settle after Release = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100, "requests": 9})
+	checkInvariants(t, c, p)
+}
+
+func TestSettleOfAnExpiredLeaseChangesNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{LeaseTTL: 50 * time.Millisecond})
+	add(t, p, Resource{ID: "a", Limits: []config.Limit{tokens(100)}})
+	l, err := tryCost(t, p, config.Cost{"tokens": 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitServerTime(t, c, serverMillis(t, c)+100)
+	if err := l.Settle(context.Background(), config.Cost{"tokens": 0}); !errors.Is(err, crserrors.ErrLeaseExpired) {
+		t.Fatalf("Settle of an expired lease = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50})
+	checkInvariants(t, c, p)
+}
+
+func TestAResentSettleAppliesOnce(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Limits: []config.Limit{tokens(100)}})
+	l, err := tryCost(t, p, config.Cost{"tokens": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What go-redis does when a connection breaks before the reply: the
+	// same command, request included, twice.
+	request := newRequest()
+	for range 2 {
+		if _, _, err := p.run(ctx, scriptSettle, request, l.token(), formatCost(config.Cost{"tokens": 30})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 70})
+	mustRelease(t, l)
+}
+
+func TestSyncKeepsBucketLevelsClampedToTheNewMax(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 3, Limits: []config.Limit{tokens(100), requests(10)}})
+	l, err := tryCost(t, p, config.Cost{"tokens": 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 70, "requests": 9})
+	// A larger Max is reached by refilling, not granted; a new limit
+	// starts full; a dropped one goes.
+	sync := func(limits ...config.Limit) {
+		t.Helper()
+		if err := p.Sync(ctx, []Resource{{ID: "a", Capacity: 3, Limits: limits}}); err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, c, p)
+	}
+	sync(tokens(200), config.Limit{Name: "images", Max: 4, Per: day})
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 70, "images": 4})
+	sync(tokens(50), config.Limit{Name: "images", Max: 4, Per: day})
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50, "images": 4})
+	// Another Per keeps the whole units.
+	sync(config.Limit{Name: "tokens", Max: 50, Per: 2 * day})
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50})
+	// Add of an existing resource changes nothing.
+	if err := p.Add(ctx, Resource{ID: "a", Limits: []config.Limit{tokens(1)}}); !errors.Is(err, crserrors.ErrDuplicateKey) {
+		t.Fatalf("Add of an existing resource = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50})
+	// The lease settles into the bucket that kept its name.
+	if err := l.Settle(ctx, config.Cost{"tokens": 0}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50})
+	// Lowered below the level of a resting resource... and no limits at
+	// all: a plain resource again.
+	sync()
+	wantRemaining(t, p, "a", map[string]int64{})
+	mustRelease(t, l)
+	checkInvariants(t, c, p)
+}
+
+func TestRemainingOfAnUnknownResource(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a"})
+	if _, err := p.Remaining(context.Background(), "b"); !errors.Is(err, crserrors.ErrResourceNotFound) {
+		t.Fatalf("Remaining(b) = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{})
+}
