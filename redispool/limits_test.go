@@ -472,3 +472,57 @@ func TestFailuresInARowEjectAResource(t *testing.T) {
 	}
 	checkInvariants(t, c, q)
 }
+
+func TestObserveLowersABucketToWhatTheProviderReports(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 2, Limits: []config.Limit{tokens(100), requests(10)}})
+	l := mustAcquire(t, p)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 99, "requests": 9})
+	// Full again in half the window: at most half of Max now.
+	if err := l.Observe(ctx, "tokens", 100, 12*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50, "requests": 9})
+	// Never raised.
+	if err := l.Observe(ctx, "tokens", 80, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50, "requests": 9})
+	// A reset longer than the window: only remaining counts.
+	if err := l.Observe(ctx, "tokens", 40, 3*day); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 9})
+	for _, bad := range []struct {
+		name      string
+		remaining int64
+		reset     time.Duration
+		want      error
+	}{
+		{"images", 1, 0, crserrors.ErrUnknownLimit},
+		{"tokens", -1, 0, crserrors.ErrInvalidCost},
+		{"tokens", config.MaxUnits + 1, 0, crserrors.ErrInvalidCost},
+		{"tokens", 1, -time.Second, crserrors.ErrInvalidDuration},
+	} {
+		if err := l.Observe(ctx, bad.name, bad.remaining, bad.reset); !errors.Is(err, bad.want) {
+			t.Errorf("Observe(%q, %d, %v) = %v, want %v", bad.name, bad.remaining, bad.reset, err, bad.want)
+		}
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 9})
+	// Nothing left: the resource rests, though a slot is free.
+	if err := l.Observe(ctx, "requests", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(t, p); s.Limited != 1 || s.Available != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariants(t, c, p)
+	mustRelease(t, l)
+	if err := l.Observe(ctx, "tokens", 1, 0); !errors.Is(err, crserrors.ErrLeaseReleased) {
+		t.Fatalf("Observe after Release = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 0})
+	checkInvariants(t, c, p)
+}
