@@ -304,6 +304,24 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
 		},
 		"suspended but listed": func(s *rawState) { s.resources["a"].suspEnd = "7" },
+		"resting but listed":   func(s *rawState) { s.resources["a"].restEnd = 7; s.counters["#l"] = "1" },
+		"rest not counted": func(s *rawState) {
+			s.resources["a"].restEnd = 7
+			s.avail = nil
+			s.susp = []redis.Z{{Score: 7, Member: "a"}}
+		},
+		"ejected not counted": func(s *rawState) {
+			s.resources["a"].ejectEnd, s.resources["a"].suspEnd = 7, "7"
+			s.avail = nil
+			s.susp = []redis.Z{{Score: 7, Member: "a"}}
+		},
+		"bucket above full": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 21}}
+			s.resources["a"].bucketTime = 1
+		},
+		"bucket without a time": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 20}}
+		},
 	}
 	for name, corrupt := range corruptions {
 		s := ok()
@@ -311,5 +329,10 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		if bad := invariantProblems(s); len(bad) == 0 {
 			t.Errorf("%s: not reported", name)
 		}
+	}
+	s := ok()
+	s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: -1}}
+	if len(overdrawn(s)) != 1 {
+		t.Error("an overdrawn bucket is not reported")
 	}
 }

@@ -2,6 +2,7 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -157,6 +158,31 @@ func (l *Lease) Settle(ctx context.Context, actual config.Cost) error {
 		return fmt.Errorf("redispool: settle %q: %w", l.ID, err)
 	}
 	return l.write(ctx, "settle", scriptSettle, formatCost(actual))
+}
+
+// Observe lowers the lease's resource's bucket called name to what the
+// provider reports, as the core's Lease.Observe does: remaining units
+// left now, and its own bucket full again after reset (for OpenAI, the
+// x-ratelimit-remaining-tokens and x-ratelimit-reset-tokens headers).
+// The bucket then never believes it has more than the provider says, now
+// or as both refill; it is never raised, since a provider that reports
+// more has not yet counted the calls in flight. A reset longer than the
+// limit's Per describes another window than this bucket's, so only
+// remaining is applied then. A resource left with less than a unit rests
+// until it has one. A 429 with a Retry-After is Cooldown's job.
+//
+// ErrInvalidCost: remaining is negative or above config.MaxUnits;
+// ErrInvalidDuration: reset is negative (both before anything is sent);
+// ErrUnknownLimit: the resource has no limit called name; otherwise the
+// errors of Release. In each case it changes nothing.
+func (l *Lease) Observe(ctx context.Context, name string, remaining int64, reset time.Duration) error {
+	switch {
+	case remaining < 0 || remaining > config.MaxUnits:
+		return fmt.Errorf("redispool: observe %q of %q: %w: remaining %d", name, l.ID, crserrors.ErrInvalidCost, remaining)
+	case reset < 0:
+		return fmt.Errorf("redispool: observe %q of %q: %w: reset %v", name, l.ID, crserrors.ErrInvalidDuration, reset)
+	}
+	return l.write(ctx, "observe", scriptObserve, hex.EncodeToString([]byte(name)), remaining, millis(reset))
 }
 
 // write runs s on the lease without ending it.

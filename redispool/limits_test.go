@@ -304,3 +304,225 @@ func TestRemainingOfAnUnknownResource(t *testing.T) {
 	}
 	wantRemaining(t, p, "a", map[string]int64{})
 }
+
+// acquireCostAsync starts an Acquire with cost, bounded as acquireAsync.
+func acquireCostAsync(p *Pool, cost config.Cost) <-chan acquired {
+	ch := make(chan acquired, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, WithCost(cost))
+		ch <- acquired{l, err}
+	}()
+	return ch
+}
+
+func TestAWaiterIsServedByTheRefundThatCoversItsCost(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{RecheckInterval: time.Hour})
+	other := newPool(t, newClient(t), Options{Name: p.name, RecheckInterval: time.Hour})
+	add(t, p, Resource{ID: "a", Capacity: 5, Limits: []config.Limit{tokens(100)}})
+	held, err := tryCost(t, p, config.Cost{"tokens": 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := parkings(other)
+	startHub(t, other)
+	got := queueCost(t, other, parked, config.Cost{"tokens": 50})
+	// Queued beside a free slot whose bucket does not cover the cost:
+	// a wait that the limits caused.
+	if s := stats(t, p); s.Available != 1 || s.LimitWaits != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariants(t, c, p)
+	// The refund covers it, and the settling script hands it over.
+	if err := held.Settle(context.Background(), config.Cost{"tokens": 10}); err != nil {
+		t.Fatal(err)
+	}
+	l := expectOnly(t, got)
+	if l.ID != "a" {
+		t.Fatalf("got %q", l.ID)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40})
+	mustRelease(t, l)
+	mustRelease(t, held)
+	checkInvariants(t, c, p)
+}
+
+// The queue is strict FIFO: a small call does not overtake a big one
+// that waits for its cost, so the big one is never starved.
+func TestASmallCostWaitsBehindABigOne(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{RecheckInterval: time.Hour})
+	add(t, p, Resource{ID: "a", Capacity: 5, Limits: []config.Limit{tokens(100)}})
+	held, err := tryCost(t, p, config.Cost{"tokens": 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := parkings(p)
+	startHub(t, p)
+	big := queueCost(t, p, parked, config.Cost{"tokens": 80})
+	small := queueCost(t, p, parked, config.Cost{"tokens": 5})
+	if _, err := tryCost(t, p, config.Cost{"tokens": 1}); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("TryAcquire overtook the queue: %v", err)
+	}
+	checkInvariants(t, c, p)
+	if err := held.Settle(context.Background(), config.Cost{"tokens": 0}); err != nil {
+		t.Fatal(err)
+	}
+	lb := expectOnly(t, big)
+	ls := expectOnly(t, small)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100 - 80 - 5})
+	for _, l := range []*Lease{lb, ls, held} {
+		mustRelease(t, l)
+	}
+	checkInvariants(t, c, p)
+}
+
+// queueCost starts an Acquire with cost on p and returns once it waits
+// in the server's queue.
+func queueCost(t *testing.T, p *Pool, parked <-chan struct{}, cost config.Cost) <-chan acquired {
+	t.Helper()
+	ch := acquireCostAsync(p, cost)
+	receive(t, parked, "the waiter to block")
+	return ch
+}
+
+// A waiter whose cost only a refill covers is woken by the server's
+// schedule, never by polling: it never re-checks on its own (the
+// interval is an hour), so only the time the server gave it can wake it.
+func TestAWaiterWakesAtTheRefillThatCoversItsCost(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{RecheckInterval: time.Hour})
+	// A unit every 20 ms.
+	add(t, p, Resource{ID: "a", Capacity: 5, Limits: []config.Limit{{Name: "tokens", Max: 10, Per: 200 * time.Millisecond}}})
+	held, err := tryCost(t, p, config.Cost{"tokens": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := parkings(p)
+	startHub(t, p)
+	got := queueCost(t, p, parked, config.Cost{"tokens": 8})
+	l := expectOnly(t, got)
+	if left := remaining(t, p, "a")["tokens"]; left > 2 || left < 0 {
+		t.Fatalf("%d tokens left after the wait, want 0 to 2", left)
+	}
+	mustRelease(t, l)
+	mustRelease(t, held)
+	checkInvariants(t, c, p)
+}
+
+func TestFailuresInARowEjectAResource(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{Ejection: config.Ejection{ConsecutiveFailures: 2, BaseTime: time.Hour}})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Priority: 1}, Resource{ID: "b", Priority: 2})
+	fail := func(want string) {
+		t.Helper()
+		l := mustAcquire(t, p)
+		if l.ID != want {
+			t.Fatalf("acquired %q, want %q", l.ID, want)
+		}
+		if err := l.Fail(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Fail(ctx); !errors.Is(err, crserrors.ErrLeaseReleased) {
+			t.Fatalf("second Fail: %v", err)
+		}
+	}
+	// A success in between starts the count again.
+	fail("a")
+	mustRelease(t, mustAcquire(t, p))
+	fail("a")
+	if s := stats(t, p); s.Suspended != 0 {
+		t.Fatalf("ejected after failures that were not in a row: %+v", s)
+	}
+	fail("a")
+	if s := stats(t, p); s.Suspended != 1 || s.Available != 1 {
+		t.Fatalf("not ejected: %+v", s)
+	}
+	checkInvariants(t, c, p)
+	// The last resource that is neither ejected nor excluded stays.
+	fail("b")
+	fail("b")
+	if s := stats(t, p); s.Suspended != 1 || s.Available != 1 {
+		t.Fatalf("the last resource was ejected: %+v", s)
+	}
+	// The second ejection lasts twice the first.
+	if err := p.Include(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	fail("a")
+	before := serverMillis(t, c)
+	fail("a")
+	if end := suspendedUntil(t, p, "a"); end < before+2*3_600_000 || end > serverMillis(t, c)+2*3_600_000 {
+		t.Fatalf("second ejection ends at %d, %d ms after", end, end-before)
+	}
+	checkInvariants(t, c, p)
+	// Without Ejection, Fail only ends the lease.
+	q := newPool(t, c, Options{})
+	add(t, q, Resource{ID: "a"}, Resource{ID: "b"})
+	for range 5 {
+		if err := mustAcquire(t, q).Fail(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := stats(t, q); s.Suspended != 0 || s.Available != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariants(t, c, q)
+}
+
+func TestObserveLowersABucketToWhatTheProviderReports(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 2, Limits: []config.Limit{tokens(100), requests(10)}})
+	l := mustAcquire(t, p)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 99, "requests": 9})
+	// Full again in half the window: at most half of Max now.
+	if err := l.Observe(ctx, "tokens", 100, 12*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50, "requests": 9})
+	// Never raised.
+	if err := l.Observe(ctx, "tokens", 80, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 50, "requests": 9})
+	// A reset longer than the window: only remaining counts.
+	if err := l.Observe(ctx, "tokens", 40, 3*day); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 9})
+	for _, bad := range []struct {
+		name      string
+		remaining int64
+		reset     time.Duration
+		want      error
+	}{
+		{"images", 1, 0, crserrors.ErrUnknownLimit},
+		{"tokens", -1, 0, crserrors.ErrInvalidCost},
+		{"tokens", config.MaxUnits + 1, 0, crserrors.ErrInvalidCost},
+		{"tokens", 1, -time.Second, crserrors.ErrInvalidDuration},
+	} {
+		if err := l.Observe(ctx, bad.name, bad.remaining, bad.reset); !errors.Is(err, bad.want) {
+			t.Errorf("Observe(%q, %d, %v) = %v, want %v", bad.name, bad.remaining, bad.reset, err, bad.want)
+		}
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 9})
+	// Nothing left: the resource rests, though a slot is free.
+	if err := l.Observe(ctx, "requests", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(t, p); s.Limited != 1 || s.Available != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	checkInvariants(t, c, p)
+	mustRelease(t, l)
+	if err := l.Observe(ctx, "tokens", 1, 0); !errors.Is(err, crserrors.ErrLeaseReleased) {
+		t.Fatalf("Observe after Release = %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 0})
+	checkInvariants(t, c, p)
+}

@@ -64,8 +64,8 @@ local now_us, now, epoch
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
-local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY, EXCEEDS, QUEUED =
-  1, 0, -1, -2, -3, -4, -5, -6, -7, -8, 2
+local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY, EXCEEDS, UNKNOWN_LIMIT, QUEUED =
+  1, 0, -1, -2, -3, -4, -5, -6, -7, -8, -9, 2
 
 local freed    -- a slot may have become leasable: serve waiters
 local dropped  -- a resource left or began to drain: the pool may be empty now

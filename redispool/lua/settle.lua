@@ -21,6 +21,9 @@ for _, b in ipairs(r.b) do
   local est, act = before[b.n], actual[b.n]
   if est and act then
     settle_bucket(b, est, act)
+    if act < est then
+      freed = true -- the refund may cover the oldest waiter's cost
+    end
   end
 end
 local now_paid = {}
