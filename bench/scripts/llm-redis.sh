@@ -120,9 +120,10 @@ summary() {
 	echo "== $client: $PROCS processes, $WORKERS workers in total, $KEYS keys of $RPM rpm / $TPM tpm, $DURATION"
 	for i in $(seq "$PROCS"); do
 		local f=$out/$client-$i.txt
-		printf '  process %d: %s served, %s 429s received; added latency p50 %s, p99 %s; accounting %s\n' "$i" \
+		printf '  process %d: %s served, %s 429s received; added latency p50 %s, p99 %s; %s unfinished, waited at most %s; accounting %s\n' "$i" \
 			"$(awk '/^  served /{print $2; exit}' "$f")" "$(awk '/^  429s received/{print $3; exit}' "$f")" \
-			"$(awk '/added \(client/{print $6; exit}' "$f")" "$(awk '/added \(client/{print $8; exit}' "$f")" \
+			"$(awk '/added \(client/{print $7; exit}' "$f")" "$(awk '/added \(client/{print $9; exit}' "$f")" \
+			"$(awk '/^  unfinished /{print $2; exit}' "$f")" "$(awk '/unfinished: waited/{print $10; exit}' "$f")" \
 			"$(awk '/^Accounting:/{print $2; exit}' "$f")"
 	done
 	echo "  the provider, when it stopped:"

@@ -89,7 +89,7 @@ func (c LLMConfig) keys(resources int) []string {
 func (c LLMConfig) validate(pool string) error {
 	switch {
 	case pool != "crs" && pool != "naive":
-		return fmt.Errorf("pool %q: the llm scenario runs crs or naive (a client on a redispool pool is not there yet)", pool)
+		return fmt.Errorf("pool %q: the llm scenario runs crs or naive (or the client of an extension that has one, such as crsload-redis -redis)", pool)
 	case c.RPM < 0 || c.TPM < 0:
 		return errors.New("rpm, tpm: want >= 0 (0: no such limit)")
 	case c.RPM == 0 && c.TPM == 0:
