@@ -613,8 +613,11 @@ end
 -- listed resource covers yet stops it, and the waiters behind wait too,
 -- until a refill or a refund covers it (see waiter_event): a big call
 -- is never starved by small ones, and buckets refill, so none waits
--- for ever.
-local function serve()
+-- for ever. A slot freed for such a waiter, which a refill of the
+-- slot's buckets will cover, is nobody's event when it is due: unless
+-- quiet (the waiter's own re-check, which learns it from the reply),
+-- the waiter is told to look again, and its re-check learns when.
+local function serve(quiet)
   freed = false
   while true do
     local request, ttl, proc, cost = oldest()
@@ -623,6 +626,9 @@ local function serve()
     end
     local r, old = covering(parse_cost(cost))
     if not r then
+      if old and not quiet then
+        tell(proc, request)
+      end
       return
     end
     hand(r, request, ttl, proc, lease_to(r, old, parse_cost(cost)))
