@@ -13,7 +13,9 @@ import (
 // ErrResourceDraining, ErrResourceNotActive, ErrResourceNotExcluded,
 // ErrResourceNotInactive,
 // ErrNoResourceAvailable, ErrLeaseExpired, ErrLeaseReleased,
-// ErrInvalidDuration and ErrSchedulerClosed. Every error returned by the
+// ErrInvalidDuration, ErrSchedulerClosed, and for limits and health
+// ErrInvalidLimit, ErrDuplicateLimit, ErrInvalidCost, ErrUnknownLimit,
+// ErrCostExceedsLimits and ErrInvalidEjection. Every error returned by the
 // package is, or wraps, one of those sentinels or an error of the Redis
 // client; test with errors.Is.
 var (

@@ -526,3 +526,25 @@ func TestObserveLowersABucketToWhatTheProviderReports(t *testing.T) {
 	wantRemaining(t, p, "a", map[string]int64{"tokens": 40, "requests": 0})
 	checkInvariants(t, c, p)
 }
+
+// A release that frees a slot whose buckets do not cover the oldest
+// waiter yet tells it to look again, so that it learns when the refill
+// will (nothing else would wake it: no lease runs, nothing is
+// suspended, and it never re-checks on its own).
+func TestAWaiterLearnsOfTheRefillOfASlotThatARelease(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{RecheckInterval: time.Hour})
+	// A unit every 200 ms.
+	add(t, p, Resource{ID: "a", Limits: []config.Limit{{Name: "tokens", Max: 10, Per: 2 * time.Second}}})
+	held, err := tryCost(t, p, config.Cost{"tokens": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := parkings(p)
+	startHub(t, p)
+	got := queueCost(t, p, parked, config.Cost{"tokens": 8})
+	mustRelease(t, held)
+	l := expectOnly(t, got)
+	mustRelease(t, l)
+	checkInvariants(t, c, p)
+}

@@ -22,22 +22,33 @@ end
 if freed then
   serve() -- what reclaim freed goes to those who waited
 end
+-- never is whether no resource will ever cover cost: none listed will
+-- (see covering), and every one's limits are below it (exceeds, which
+-- reads them all, only then).
+local function never()
+  if not cost then
+    return false
+  end
+  local r, soon = covering(cost)
+  return not r and not soon and exceeds(cost)
+end
 local prior = redis.call('HGET', REQ, request)
 if prior and waiting(prior) then
-  local gone = empty()
-  if gone or cost and exceeds(cost) then
-    -- Removed while this request waited (its last resources drain), or
-    -- its limits lowered below the cost.
+  if empty() then
+    -- Removed while this request waited (its last resources drain).
     redis.call('ZREM', QUEUE, request)
     redis.call('HDEL', REQ, request)
-    if gone then
-      return { EMPTY }
-    end
-    return { EXCEEDS }
+    return { EMPTY }
   end
-  serve()
+  serve(true)
   prior = redis.call('HGET', REQ, request)
   if waiting(prior) then
+    if never() then
+      -- Its resources' limits lowered below its cost (Sync).
+      redis.call('ZREM', QUEUE, request)
+      redis.call('HDEL', REQ, request)
+      return { EXCEEDS }
+    end
     redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
     return { QUEUED, waiter_event() }
   end
@@ -68,7 +79,7 @@ end
 if empty() then
   return { EMPTY }
 end
-if cost and exceeds(cost) then
+if never() then
   return { EXCEEDS }
 end
 if entry <= 0 then

@@ -11,23 +11,32 @@
 --             "capacity holders flag suspension priority", where flag
 --             is '-', 'x' (excluded) or 'd' (removed while leased) and
 --             suspension the end of its suspension (ms, 0 for none);
---             more space-separated fields may follow, kept as they
---             are. One field per resource keeps every lookup O(1)
+--             its buckets, rest for them and health may follow (see
+--             parse_ext), and other space-separated fields are kept as
+--             they are. One field per resource keeps every lookup O(1)
 --             whatever the pool's size. Pool counters: '#n' resources,
 --             '#x' excluded, '#d' draining, '#e' expired leases, '#q'
---             waiters queued so far (their order)
+--             waiters queued so far (their order), '#l' resources
+--             resting for their buckets, '#j' ejected, '#w' waits the
+--             limits caused
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 10-digit holders .. ':' .. ID, so that among
 --             equal priorities fewer holders sort first
 --   3 leases  zset: token -> deadline (ms, server clock)
---   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex digits)
---   5 susp    zset: ID -> end of suspension (ms, server clock)
+--   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex
+--             digits), or, for a lease on a resource with buckets,
+--             request .. '+' .. what it paid .. ':' .. ID (see charge),
+--             which Settle replaces
+--   5 susp    zset: ID -> end of its rest (ms, server clock): the later
+--             of its suspension (an ejection is one) and its rest for
+--             its buckets
 --   6 req     hash: request -> token, the lease an acquire request got,
 --             so that a retried request gets the same lease and an
 --             abandoned one (its reply lost) can be given back; or, for
---             a request waiting in QUEUE, 'q EXPIRY TTL PROCESS': until
---             when its entry holds (the waiter re-checks before then),
---             its lease TTL (ms) and its process's id
+--             a request waiting in QUEUE, 'q EXPIRY TTL PROCESS[ COST]':
+--             until when its entry holds (the waiter re-checks before
+--             then), its lease TTL (ms), its process's id and its cost
+--             (see parse_cost; none for the default)
 --   7 done0   hash: '#e' an epoch (server ms / window), and for each
 --   8 done1   write request of that epoch its status; for an acquire
 --             request, that it was abandoned. A write's status is
@@ -604,8 +613,11 @@ end
 -- listed resource covers yet stops it, and the waiters behind wait too,
 -- until a refill or a refund covers it (see waiter_event): a big call
 -- is never starved by small ones, and buckets refill, so none waits
--- for ever.
-local function serve()
+-- for ever. A slot freed for such a waiter, which a refill of the
+-- slot's buckets will cover, is nobody's event when it is due: unless
+-- quiet (the waiter's own re-check, which learns it from the reply),
+-- the waiter is told to look again, and its re-check learns when.
+local function serve(quiet)
   freed = false
   while true do
     local request, ttl, proc, cost = oldest()
@@ -614,6 +626,9 @@ local function serve()
     end
     local r, old = covering(parse_cost(cost))
     if not r then
+      if old and not quiet then
+        tell(proc, request)
+      end
       return
     end
     hand(r, request, ttl, proc, lease_to(r, old, parse_cost(cost)))
