@@ -148,7 +148,8 @@ func (h *llmHold) Key() int { return h.index }
 
 // Served feeds the answer back as loadtest.Feedback says: the provider's
 // figures first (Observe), less the refund to come, then the settlement,
-// then the release.
+// so that no process sees the refund before the provider's figure; then
+// the release.
 func (h *llmHold) Served(a loadtest.LLMAnswer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -163,28 +164,15 @@ func (h *llmHold) Served(a loadtest.LLMAnswer) error {
 }
 
 // observe feeds the provider's x-ratelimit-remaining-* back, for the
-// limits the keys have, if the pool's leases can take them.
+// limits the keys have (Observe never raises a bucket).
 func (h *llmHold) observe(ctx context.Context, seen map[string]loadtest.Remaining) error {
-	o, ok := any(h.l).(observer)
-	if !ok {
-		return nil
-	}
 	var err error
 	for _, l := range llmLimits(h.c.p.cfg.LLM) {
 		if r, ok := seen[l.Name]; ok {
-			err = errors.Join(err, h.c.note(o.Observe(ctx, l.Name, r.Units, r.Reset)))
+			err = errors.Join(err, h.c.note(h.l.Observe(ctx, l.Name, r.Units, r.Reset)))
 		}
 	}
 	return err
-}
-
-// observer is the provider feedback of redispool's Lease, once it has
-// one: Observe, the core's Lease.Observe across processes. Until then
-// the settlement alone corrects each key's buckets, which is exact with
-// a provider that refunds the unused estimate, as the mock does unless
-// -keep-estimate.
-type observer interface {
-	Observe(ctx context.Context, name string, remaining int64, reset time.Duration) error
 }
 
 // Refused rests the key for the 429's retry-after, in every process: the

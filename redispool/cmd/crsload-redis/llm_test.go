@@ -20,11 +20,11 @@ import (
 // tokens smaller: a key's bucket in Redis starts refilling when the pool
 // grants a call, the provider's when the call reaches it, a moment
 // later, so when a full bucket is first spent from, the pool's gets
-// ahead of the provider's by that moment's refill, a fraction of a token
-// here. redispool has no Observe yet to lower it to the provider's
-// figures (the core's client does that on every answer), so a call
-// granted at the instant its cost is covered may be refused; the 10
-// tokens cover that whatever the machine's speed.
+// ahead of the provider's by that moment's refill. The first answer on
+// the key ends that lead (Lease.Observe), but a call granted before it,
+// at the instant its cost is covered, may be refused; the 10 tokens
+// cover a lead of 200 ms at these limits, so the test does not depend on
+// how soon the first answers come back on a busy machine.
 func llmArgs(pool, url string, more ...string) []string {
 	return append([]string{"-scenario", "llm", "-redis", testAddr, "-redis-pool", pool,
 		"-provider", url + "/v1", "-provider-stats", "-keys", "sk-mock-1,sk-mock-2", "-rpm", "600", "-tpm", strconv.Itoa(mockTPM - 10),

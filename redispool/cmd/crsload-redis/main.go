@@ -62,8 +62,8 @@
 // (never the keys themselves, which are secrets), with -rpm and -tpm as
 // their Limits, kept in Redis for every process. Each attempt is
 // Acquire WithCost its token estimate; a 200 settles the lease to the
-// usage (Lease.Settle; loadtest.Feedback says how much, and Observe feeds
-// the provider's figures back once redispool's Lease has it), a 429
+// usage (Lease.Settle) after feeding the provider's figures back
+// (Lease.Observe), as loadtest.Feedback says, a 429
 // rests the key for its retry-after in every process (Lease.Cooldown),
 // any other answer ends the lease as a failure (Lease.Fail). -provider
 // URL and -keys are required: the processes share one provider as they
