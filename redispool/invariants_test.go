@@ -22,6 +22,7 @@ type rawResource struct {
 	bucketTime int64
 	restEnd    int64
 	ejectEnd   int64
+	fullAt     int64 // when its buckets are full again, as listed
 }
 
 // rawBucket is one bucket of a resource: level in units of 1/per.
@@ -82,6 +83,8 @@ func parseResource(v string) (*rawResource, error) {
 			r.restEnd, err = strconv.ParseInt(x[1:], 10, 64)
 		case 'e':
 			r.ejectEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'a':
+			r.fullAt, err = strconv.ParseInt(x[1:], 10, 64)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("field %q of %q", x, v)
@@ -190,6 +193,9 @@ func invariantProblems(s rawState) []string {
 		if len(r.buckets) > 0 && r.bucketTime == 0 {
 			fail("resource %q has buckets without a time", id)
 		}
+		if len(r.buckets) == 0 && r.fullAt != 0 {
+			fail("resource %q without buckets is full at %d", id, r.fullAt)
+		}
 		if r.draining {
 			draining++
 		} else {
@@ -203,7 +209,7 @@ func invariantProblems(s rawState) []string {
 			wantSusp[id] = strconv.FormatInt(max(end, r.restEnd), 10)
 		}
 		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 && r.holders < r.capacity {
-			wantAvail[fmt.Sprintf("%010d:%s", r.holders, id)] = r.priority
+			wantAvail[fmt.Sprintf("%014d%010d:%s", r.fullAt, r.holders, id)] = r.priority
 		}
 	}
 	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited {
@@ -277,7 +283,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		return rawState{
 			resources: map[string]*rawResource{"a": {capacity: 2, holders: 1, priority: "1"}},
 			counters:  map[string]string{"#n": "1"},
-			avail:     []redis.Z{{Score: 1, Member: "0000000001:a"}},
+			avail:     []redis.Z{{Score: 1, Member: "000000000000000000000001:a"}},
 			leases:    []redis.Z{{Score: 99, Member: "5"}},
 			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
 			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
@@ -288,7 +294,8 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 	}
 	corruptions := map[string]func(*rawState){
 		"holders without a lease":  func(s *rawState) { s.resources["a"].holders = 2 },
-		"stale availability":       func(s *rawState) { s.avail[0].Member = "0000000000:a" },
+		"stale availability":       func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
+		"stale headroom":           func(s *rawState) { s.resources["a"].fullAt = 5 },
 		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
 		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
 		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },

@@ -20,8 +20,11 @@
 --             resting for their buckets, '#j' ejected, '#w' waits the
 --             limits caused
 --   2 avail   zset: resources that can be leased now, score = priority,
---             member = 10-digit holders .. ':' .. ID, so that among
---             equal priorities fewer holders sort first
+--             member = 14-digit time (ms) at which its buckets are all
+--             full again (0: full, or none) .. 10-digit holders .. ':'
+--             .. ID, so that among equal priorities the most budget
+--             left sorts first (the core's headroom), then fewer
+--             holders
 --   3 leases  zset: token -> deadline (ms, server clock)
 --   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex
 --             digits), or, for a lease on a resource with buckets,
@@ -128,6 +131,8 @@ end
 --   q MS                   resting until then for its buckets, 0: not
 --   f FAILS,EJECTIONS      failures in a row and ejections so far
 --   e MS                   ejected until then (the suspension holds it)
+--   a MS                   when its buckets are all full again, as its
+--                          listing in AVAIL has it (see full_at)
 -- Fields of other letters are kept as they are.
 
 -- MIN_LEVEL is the deepest debt a bucket records, in units of 1/PER.
@@ -154,6 +159,8 @@ local function parse_ext(r, rest)
       r.f, r.j = tonumber(f), tonumber(j)
     elseif tag == 'e' then
       r.e = tonumber(v)
+    elseif tag == 'a' then
+      r.a = tonumber(v)
     else
       r.keep = (r.keep or '') .. ' ' .. tag .. v
     end
@@ -167,7 +174,7 @@ local function load(id)
     return nil
   end
   local c, h, f, s, p, rest = string.match(v, '^(%d+) (%d+) (%S) (%d+) (%S+)(.*)$')
-  local r = { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, q = 0, e = 0 }
+  local r = { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, q = 0, e = 0, a = 0 }
   if rest ~= '' then
     parse_ext(r, rest)
   end
@@ -192,6 +199,9 @@ local function ext(r)
   if r.e > 0 then
     out = out .. ' e' .. num(r.e)
   end
+  if r.a > 0 then
+    out = out .. ' a' .. num(r.a)
+  end
   return out .. (r.keep or '')
 end
 
@@ -210,9 +220,14 @@ end
 -- strings under 100 bytes, which would list a resource under another ID.
 local function listing(r)
   if eligible(r) then
-    return string.format('%010d', r.h) .. ':' .. r.id
+    return string.format('%014d%010d', r.a, r.h) .. ':' .. r.id
   end
   return nil
+end
+
+-- listed_id is the ID of a member of AVAIL.
+local function listed_id(m)
+  return string.sub(m, 26)
 end
 
 -- relist moves r in AVAIL from old (its listing before the change) to
@@ -227,7 +242,7 @@ local function relist(r, old)
   end
   if new then
     redis.call('ZADD', AVAIL, r.p, new)
-    if not old or new < old then -- listed anew, or with fewer holders
+    if not old or new < old then -- listed anew, with fewer holders or more budget
       freed = true
     end
   end
@@ -391,10 +406,29 @@ local function budget_rest(r)
   return untl
 end
 
+-- full_at is when r's buckets (refilled) are all full again, or 0 if
+-- they are: the later, the less budget r has left.
+local function full_at(r)
+  local at = 0
+  if r.b then
+    for _, b in ipairs(r.b) do
+      local full = b.m * b.p
+      if b.l < full then
+        at = math.max(at, now + ceil_div(full - b.l, b.m))
+      end
+    end
+    if at > 0 then
+      at = at + math.max(r.t - now, 0)
+    end
+  end
+  return at
+end
+
 -- set_rest makes r rest for its buckets until q (0: not), counted in
 -- '#l'. An excluded or draining resource does not rest: Include works
 -- its rest out again. The caller stores and relists r.
 local function set_rest(r, q)
+  r.a = full_at(r)
   if r.x or r.d then
     q = 0
   end
@@ -570,7 +604,7 @@ local function covering(cost)
   if not cost then
     local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
     if best then
-      return load(string.sub(best, 12)), best
+      return load(listed_id(best)), best
     end
     return nil, nil
   end
@@ -579,7 +613,7 @@ local function covering(cost)
   while true do
     local page = redis.call('ZRANGE', AVAIL, from, from + SCAN_DEPTH - 1)
     for _, m in ipairs(page) do
-      local r = load(string.sub(m, 12))
+      local r = load(listed_id(m))
       local ok, never = fits(r, cost)
       if ok then
         return r, m
@@ -762,7 +796,7 @@ end
 
 -- add_resource puts a new resource in the pool, available at once.
 local function add_resource(id, prio, cap, limits)
-  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0 }
+  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
   if limits then
     r.t, r.b = now, limits
     for _, b in ipairs(r.b) do
