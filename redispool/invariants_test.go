@@ -208,6 +208,15 @@ func invariantProblems(s rawState) []string {
 			end, _ := strconv.ParseInt(r.suspEnd, 10, 64)
 			wantSusp[id] = strconv.FormatInt(max(end, r.restEnd), 10)
 		}
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 {
+			// Listed or full: it covers the default cost, 1 of each,
+			// which the grant of a call without a cost does not check.
+			for _, b := range r.buckets {
+				if b.lvl < b.per {
+					fail("resource %q does not rest with bucket %+v below a unit", id, b)
+				}
+			}
+		}
 		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 && r.holders < r.capacity {
 			wantAvail[fmt.Sprintf("%014d%010d:%s", r.fullAt, r.holders, id)] = r.priority
 		}
@@ -324,6 +333,10 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		},
 		"bucket above full": func(s *rawState) {
 			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 21}}
+			s.resources["a"].bucketTime = 1
+		},
+		"bucket below a unit but listed": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 9}}
 			s.resources["a"].bucketTime = 1
 		},
 		"bucket without a time": func(s *rawState) {
