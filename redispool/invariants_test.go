@@ -158,7 +158,7 @@ func invariantProblems(s rawState) []string {
 		n, _ := strconv.Atoi(s.counters[name])
 		return n
 	}
-	var live, excluded, draining, ejected, limited int
+	var live, excluded, draining, ejected, limited, budgeted int
 	wantAvail := map[string]string{} // member -> priority
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
@@ -182,6 +182,9 @@ func invariantProblems(s rawState) []string {
 		}
 		if r.restEnd != 0 {
 			limited++
+		}
+		if len(r.buckets) > 0 {
+			budgeted++
 		}
 		for _, b := range r.buckets {
 			// Never overdrawn by estimates: a level below zero is a debt
@@ -221,9 +224,9 @@ func invariantProblems(s rawState) []string {
 			wantAvail[fmt.Sprintf("%014d%010d:%s", r.fullAt, r.holders, id)] = r.priority
 		}
 	}
-	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited {
-		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets",
-			s.counters, live, excluded, draining, ejected, limited)
+	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited || counter("#b") != budgeted {
+		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets, %d with buckets",
+			s.counters, live, excluded, draining, ejected, limited, budgeted)
 	}
 	checkZ := func(what string, got []redis.Z, want map[string]string) {
 		if len(got) != len(want) {

@@ -16,9 +16,9 @@
 --             they are. One field per resource keeps every lookup O(1)
 --             whatever the pool's size. Pool counters: '#n' resources,
 --             '#x' excluded, '#d' draining, '#e' expired leases, '#q'
---             waiters queued so far (their order), '#l' resources
---             resting for their buckets, '#j' ejected, '#w' waits the
---             limits caused
+--             waiters queued so far (their order), '#b' resources with
+--             buckets (live or draining), '#l' resting for their
+--             buckets, '#j' ejected, '#w' waits the limits caused
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 14-digit time (ms) at which its buckets are all
 --             full again (0: full, or none) .. 10-digit holders .. ':'
@@ -256,6 +256,9 @@ local function drop(r)
   end
   if r.d then
     redis.call('HINCRBY', RES, '#d', -1)
+  end
+  if r.b then
+    redis.call('HINCRBY', RES, '#b', -1)
   end
   dropped = true
 end
@@ -658,14 +661,16 @@ local function serve(quiet)
     if not request then
       return
     end
-    local r, old = covering(parse_cost(cost))
+    -- m is r's listing, or without r the time until a refill covers
+    -- the cost, if one will.
+    local r, m = covering(parse_cost(cost))
     if not r then
-      if old and not quiet then
+      if m and not quiet then
         tell(proc, request)
       end
       return
     end
-    hand(r, request, ttl, proc, lease_to(r, old, parse_cost(cost)))
+    hand(r, request, ttl, proc, lease_to(r, m, parse_cost(cost)))
   end
 end
 
@@ -802,6 +807,7 @@ local function add_resource(id, prio, cap, limits)
     for _, b in ipairs(r.b) do
       b.l = b.m * b.p
     end
+    redis.call('HINCRBY', RES, '#b', 1)
   end
   store(r)
   redis.call('HINCRBY', RES, '#n', 1)
@@ -874,6 +880,9 @@ end
 local function retune(r, limits)
   if r.b then
     refill(r)
+  end
+  if (r.b ~= nil) ~= (limits ~= nil) then
+    redis.call('HINCRBY', RES, '#b', limits and 1 or -1)
   end
   if not limits then
     r.b, r.t = nil, nil
@@ -979,10 +988,11 @@ end
 -- waiter_event is next_event, or sooner the time until a listed
 -- resource's buckets cover the oldest waiter's cost (see covering), for
 -- the replies to waiters: refills are nobody's event, so a waiter
--- re-checks then and its re-check serves the oldest.
-local function waiter_event()
+-- re-checks then and its re-check serves the oldest. budgets: the pool
+-- has resources with buckets (without, it is next_event).
+local function waiter_event(budgets)
   local at = next_event()
-  local first = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
     cost = parse_cost(cost)
