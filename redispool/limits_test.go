@@ -592,3 +592,25 @@ func TestTiesGoToTheResourceWithTheMostBudgetLeft(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+func TestEjectionKeepsToTheMaxEjectedShare(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{Ejection: config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Hour, MaxEjectedShare: 0.25}})
+	ctx := context.Background()
+	for i, id := range []string{"a", "b", "c", "d"} {
+		add(t, p, Resource{ID: id, Priority: float64(i)})
+	}
+	for range 2 {
+		if err := mustAcquire(t, p).Fail(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a is ejected; b failed too, but a quarter of four is one.
+	if s := stats(t, p); s.Suspended != 1 || s.Available != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+	if l := mustAcquire(t, p); l.ID != "b" {
+		t.Fatalf("acquired %q, want b", l.ID)
+	}
+	checkInvariants(t, c, p)
+}
