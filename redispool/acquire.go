@@ -72,8 +72,9 @@ func formatCost(cost config.Cost) string {
 }
 
 // TryAcquire leases the best available resource without waiting: the
-// lowest priority, then the fewest holders, among those whose buckets
-// cover the cost (WithCost). ErrNoResourceAvailable: none is available,
+// lowest priority, then the most budget left, then the fewest holders
+// (see Resource.Priority), among those whose buckets cover the cost
+// (WithCost). ErrNoResourceAvailable: none is available,
 // or Acquire calls (of any process) wait for one, which go first; the
 // error also wraps ErrPoolEmpty when the pool has no resource at all.
 // ErrCostExceedsLimits: the cost is above a limit's Max on every

@@ -16,7 +16,8 @@
 //
 // They follow the in-process scheduler (package scheduler) where they
 // make sense across processes: the lowest priority goes first and,
-// among equal priorities, the resource with fewer holders; a resource
+// among equal priorities, the resource with the most budget left, then
+// the one with fewer holders; a resource
 // takes up to Capacity leases at once; Exclude/Include take it out and
 // put it back; Remove of a leased resource drains it; a lease ends with
 // Release, Fail, Cooldown (release and suspend in one step) or its
@@ -24,9 +25,7 @@
 // nothing. The differences: resources are described by a Resource (ID,
 // priority, capacity, limits) rather than held as Go values; Exclude
 // also accepts a resource whose every slot is leased; Suspend, which
-// the pool adds, takes a resource out until a deadline; and among equal
-// priorities the pool ranks by holders, then ID, not by the budget left
-// (the core's headroom routing).
+// the pool adds, takes a resource out until a deadline.
 //
 // # Limits
 //
@@ -38,6 +37,9 @@
 // same step, by the server's clock, so no interleaving of processes can
 // overdraw one. A resource is granted only if each of its buckets
 // covers the cost (WithCost; a limit the cost does not name costs 1).
+// Among equal priorities, the resource with the most budget left (its
+// tightest bucket full again first) goes first, then the one with fewer
+// holders, as in the core, so load spreads by remaining quota.
 // Lease.Settle replaces the estimate by what the call spent (the lease
 // records its estimate on the server), Lease.Observe lowers a bucket to
 // what the provider reports, Lease.Cooldown rests the key after a 429,
@@ -111,8 +113,8 @@
 //	                     holders, flags, end of suspension, priority,
 //	                     then any buckets, rest for them and health);
 //	                     pool counters
-//	{NAME}:avail   zset  resources with a free slot, by priority then
-//	                     holders
+//	{NAME}:avail   zset  resources with a free slot, by priority, then
+//	                     budget left, then holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
 //	{NAME}:owner   hash  lease token -> acquire request, what it took
 //	                     from the buckets, resource ID

@@ -22,6 +22,7 @@ type rawResource struct {
 	bucketTime int64
 	restEnd    int64
 	ejectEnd   int64
+	fullAt     int64 // when its buckets are full again, as listed
 }
 
 // rawBucket is one bucket of a resource: level in units of 1/per.
@@ -82,6 +83,8 @@ func parseResource(v string) (*rawResource, error) {
 			r.restEnd, err = strconv.ParseInt(x[1:], 10, 64)
 		case 'e':
 			r.ejectEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'a':
+			r.fullAt, err = strconv.ParseInt(x[1:], 10, 64)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("field %q of %q", x, v)
@@ -155,7 +158,7 @@ func invariantProblems(s rawState) []string {
 		n, _ := strconv.Atoi(s.counters[name])
 		return n
 	}
-	var live, excluded, draining, ejected, limited int
+	var live, excluded, draining, ejected, limited, budgeted int
 	wantAvail := map[string]string{} // member -> priority
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
@@ -180,6 +183,9 @@ func invariantProblems(s rawState) []string {
 		if r.restEnd != 0 {
 			limited++
 		}
+		if len(r.buckets) > 0 {
+			budgeted++
+		}
 		for _, b := range r.buckets {
 			// Never overdrawn by estimates: a level below zero is a debt
 			// that only Settle makes, and above full is impossible.
@@ -189,6 +195,9 @@ func invariantProblems(s rawState) []string {
 		}
 		if len(r.buckets) > 0 && r.bucketTime == 0 {
 			fail("resource %q has buckets without a time", id)
+		}
+		if len(r.buckets) == 0 && r.fullAt != 0 {
+			fail("resource %q without buckets is full at %d", id, r.fullAt)
 		}
 		if r.draining {
 			draining++
@@ -202,13 +211,22 @@ func invariantProblems(s rawState) []string {
 			end, _ := strconv.ParseInt(r.suspEnd, 10, 64)
 			wantSusp[id] = strconv.FormatInt(max(end, r.restEnd), 10)
 		}
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 {
+			// Listed or full: it covers the default cost, 1 of each,
+			// which the grant of a call without a cost does not check.
+			for _, b := range r.buckets {
+				if b.lvl < b.per {
+					fail("resource %q does not rest with bucket %+v below a unit", id, b)
+				}
+			}
+		}
 		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 && r.holders < r.capacity {
-			wantAvail[fmt.Sprintf("%010d:%s", r.holders, id)] = r.priority
+			wantAvail[fmt.Sprintf("%014d%010d:%s", r.fullAt, r.holders, id)] = r.priority
 		}
 	}
-	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited {
-		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets",
-			s.counters, live, excluded, draining, ejected, limited)
+	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited || counter("#b") != budgeted {
+		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets, %d with buckets",
+			s.counters, live, excluded, draining, ejected, limited, budgeted)
 	}
 	checkZ := func(what string, got []redis.Z, want map[string]string) {
 		if len(got) != len(want) {
@@ -277,7 +295,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		return rawState{
 			resources: map[string]*rawResource{"a": {capacity: 2, holders: 1, priority: "1"}},
 			counters:  map[string]string{"#n": "1"},
-			avail:     []redis.Z{{Score: 1, Member: "0000000001:a"}},
+			avail:     []redis.Z{{Score: 1, Member: "000000000000000000000001:a"}},
 			leases:    []redis.Z{{Score: 99, Member: "5"}},
 			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
 			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
@@ -288,7 +306,8 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 	}
 	corruptions := map[string]func(*rawState){
 		"holders without a lease":  func(s *rawState) { s.resources["a"].holders = 2 },
-		"stale availability":       func(s *rawState) { s.avail[0].Member = "0000000000:a" },
+		"stale availability":       func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
+		"stale headroom":           func(s *rawState) { s.resources["a"].fullAt = 5 },
 		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
 		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
 		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
@@ -317,6 +336,10 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		},
 		"bucket above full": func(s *rawState) {
 			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 21}}
+			s.resources["a"].bucketTime = 1
+		},
+		"bucket below a unit but listed": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 9}}
 			s.resources["a"].bucketTime = 1
 		},
 		"bucket without a time": func(s *rawState) {

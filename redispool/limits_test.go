@@ -548,3 +548,69 @@ func TestAWaiterLearnsOfTheRefillOfASlotThatARelease(t *testing.T) {
 	mustRelease(t, l)
 	checkInvariants(t, c, p)
 }
+
+// Among equal priorities, the resource with the most budget left (its
+// tightest bucket full again first) goes first, then fewer holders, as
+// in the core: load spreads by remaining quota.
+func TestTiesGoToTheResourceWithTheMostBudgetLeft(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 10, Limits: []config.Limit{tokens(1000)}},
+		Resource{ID: "b", Capacity: 10, Limits: []config.Limit{tokens(1000)}})
+	first, err := tryCost(t, p, config.Cost{"tokens": 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other one, whose bucket is full, though it has as many
+	// holders once this one is released.
+	mustRelease(t, first)
+	second, err := tryCost(t, p, config.Cost{"tokens": 100})
+	if err != nil || second.ID == first.ID {
+		t.Fatalf("second lease %v, %v: want the other resource than %q", second, err, first.ID)
+	}
+	// Now first has 700 left, second 900: second again, though it has a
+	// holder and first none.
+	third, err := tryCost(t, p, config.Cost{"tokens": 100})
+	if err != nil || third.ID != second.ID {
+		t.Fatalf("third lease %v, %v: want %q", third, err, second.ID)
+	}
+	// Settlements put first ahead again: 700 against 800 + 100 - 250.
+	if err := third.Settle(ctx, config.Cost{"tokens": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Settle(ctx, config.Cost{"tokens": 350}); err != nil {
+		t.Fatal(err)
+	}
+	fourth, err := tryCost(t, p, config.Cost{"tokens": 1})
+	if err != nil || fourth.ID != first.ID {
+		t.Fatalf("fourth lease %v, %v: want %q", fourth, err, first.ID)
+	}
+	checkInvariants(t, c, p)
+	for _, l := range []*Lease{second, third, fourth} {
+		mustRelease(t, l)
+	}
+	checkInvariants(t, c, p)
+}
+
+func TestEjectionKeepsToTheMaxEjectedShare(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{Ejection: config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Hour, MaxEjectedShare: 0.25}})
+	ctx := context.Background()
+	for i, id := range []string{"a", "b", "c", "d"} {
+		add(t, p, Resource{ID: id, Priority: float64(i)})
+	}
+	for range 2 {
+		if err := mustAcquire(t, p).Fail(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a is ejected; b failed too, but a quarter of four is one.
+	if s := stats(t, p); s.Suspended != 1 || s.Available != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+	if l := mustAcquire(t, p); l.ID != "b" {
+		t.Fatalf("acquired %q, want b", l.ID)
+	}
+	checkInvariants(t, c, p)
+}

@@ -21,8 +21,10 @@ type Resource struct {
 	// safe.
 	ID string
 	// Priority orders resources: the lowest value is handed out first.
-	// Among equal priorities the resource with fewer holders goes first,
-	// then the smaller ID. It must be finite.
+	// Among equal priorities the resource with the most budget left
+	// (Limits: its tightest bucket full again first; one without limits
+	// counts as full) goes first, then the one with fewer holders, then
+	// the smaller ID. It must be finite.
 	Priority float64
 	// Capacity is how many leases the resource takes at once; below 1
 	// means 1, at most MaxCapacity.

@@ -16,8 +16,22 @@
 -- on every resource.
 local request, ttl, entry, proc, costv = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local cost = parse_cost(costv)
+-- counts are the pool's resources and those with buckets, read once.
+local counts = nil
+local function pool_counts()
+  if not counts then
+    local c = redis.call('HMGET', RES, '#n', '#b')
+    counts = { tonumber(c[1]) or 0, tonumber(c[2]) or 0 }
+  end
+  return counts
+end
 local function empty()
-  return (tonumber(redis.call('HGET', RES, '#n')) or 0) == 0
+  return pool_counts()[1] == 0
+end
+-- budgets: a refill may serve a waiter (without buckets, only the
+-- events that free slots do).
+local function budgets()
+  return pool_counts()[2] > 0
 end
 if freed then
   serve() -- what reclaim freed goes to those who waited
@@ -26,7 +40,7 @@ end
 -- (see covering), and every one's limits are below it (exceeds, which
 -- reads them all, only then).
 local function never()
-  if not cost then
+  if not cost or not budgets() then
     return false
   end
   local r, soon = covering(cost)
@@ -40,8 +54,10 @@ if prior and waiting(prior) then
     redis.call('HDEL', REQ, request)
     return { EMPTY }
   end
-  serve(true)
-  prior = redis.call('HGET', REQ, request)
+  if budgets() then
+    serve(true)
+    prior = redis.call('HGET', REQ, request)
+  end
   if waiting(prior) then
     if never() then
       -- Its resources' limits lowered below its cost (Sync).
@@ -50,7 +66,7 @@ if prior and waiting(prior) then
       return { EXCEEDS }
     end
     redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
-    return { QUEUED, waiter_event() }
+    return { QUEUED, waiter_event(budgets()) }
   end
 end
 if prior then
@@ -85,9 +101,9 @@ end
 if entry <= 0 then
   return { NONE, next_event() }
 end
-if redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0 then
+if budgets() and (redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0) then
   redis.call('HINCRBY', RES, '#w', 1) -- the limits' doing (Stats.LimitWaits)
 end
 redis.call('ZADD', QUEUE, redis.call('HINCRBY', RES, '#q', 1), request)
 redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
-return { QUEUED, waiter_event() }
+return { QUEUED, waiter_event(budgets()) }

@@ -16,12 +16,15 @@
 --             they are. One field per resource keeps every lookup O(1)
 --             whatever the pool's size. Pool counters: '#n' resources,
 --             '#x' excluded, '#d' draining, '#e' expired leases, '#q'
---             waiters queued so far (their order), '#l' resources
---             resting for their buckets, '#j' ejected, '#w' waits the
---             limits caused
+--             waiters queued so far (their order), '#b' resources with
+--             buckets (live or draining), '#l' resting for their
+--             buckets, '#j' ejected, '#w' waits the limits caused
 --   2 avail   zset: resources that can be leased now, score = priority,
---             member = 10-digit holders .. ':' .. ID, so that among
---             equal priorities fewer holders sort first
+--             member = 14-digit time (ms) at which its buckets are all
+--             full again (0: full, or none) .. 10-digit holders .. ':'
+--             .. ID, so that among equal priorities the most budget
+--             left sorts first (the core's headroom), then fewer
+--             holders
 --   3 leases  zset: token -> deadline (ms, server clock)
 --   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex
 --             digits), or, for a lease on a resource with buckets,
@@ -128,6 +131,8 @@ end
 --   q MS                   resting until then for its buckets, 0: not
 --   f FAILS,EJECTIONS      failures in a row and ejections so far
 --   e MS                   ejected until then (the suspension holds it)
+--   a MS                   when its buckets are all full again, as its
+--                          listing in AVAIL has it (see full_at)
 -- Fields of other letters are kept as they are.
 
 -- MIN_LEVEL is the deepest debt a bucket records, in units of 1/PER.
@@ -154,6 +159,8 @@ local function parse_ext(r, rest)
       r.f, r.j = tonumber(f), tonumber(j)
     elseif tag == 'e' then
       r.e = tonumber(v)
+    elseif tag == 'a' then
+      r.a = tonumber(v)
     else
       r.keep = (r.keep or '') .. ' ' .. tag .. v
     end
@@ -167,7 +174,7 @@ local function load(id)
     return nil
   end
   local c, h, f, s, p, rest = string.match(v, '^(%d+) (%d+) (%S) (%d+) (%S+)(.*)$')
-  local r = { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, q = 0, e = 0 }
+  local r = { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, q = 0, e = 0, a = 0 }
   if rest ~= '' then
     parse_ext(r, rest)
   end
@@ -192,6 +199,9 @@ local function ext(r)
   if r.e > 0 then
     out = out .. ' e' .. num(r.e)
   end
+  if r.a > 0 then
+    out = out .. ' a' .. num(r.a)
+  end
   return out .. (r.keep or '')
 end
 
@@ -210,9 +220,14 @@ end
 -- strings under 100 bytes, which would list a resource under another ID.
 local function listing(r)
   if eligible(r) then
-    return string.format('%010d', r.h) .. ':' .. r.id
+    return string.format('%014d%010d', r.a, r.h) .. ':' .. r.id
   end
   return nil
+end
+
+-- listed_id is the ID of a member of AVAIL.
+local function listed_id(m)
+  return string.sub(m, 26)
 end
 
 -- relist moves r in AVAIL from old (its listing before the change) to
@@ -227,7 +242,7 @@ local function relist(r, old)
   end
   if new then
     redis.call('ZADD', AVAIL, r.p, new)
-    if not old or new < old then -- listed anew, or with fewer holders
+    if not old or new < old then -- listed anew, with fewer holders or more budget
       freed = true
     end
   end
@@ -241,6 +256,9 @@ local function drop(r)
   end
   if r.d then
     redis.call('HINCRBY', RES, '#d', -1)
+  end
+  if r.b then
+    redis.call('HINCRBY', RES, '#b', -1)
   end
   dropped = true
 end
@@ -391,10 +409,29 @@ local function budget_rest(r)
   return untl
 end
 
+-- full_at is when r's buckets (refilled) are all full again, or 0 if
+-- they are: the later, the less budget r has left.
+local function full_at(r)
+  local at = 0
+  if r.b then
+    for _, b in ipairs(r.b) do
+      local full = b.m * b.p
+      if b.l < full then
+        at = math.max(at, now + ceil_div(full - b.l, b.m))
+      end
+    end
+    if at > 0 then
+      at = at + math.max(r.t - now, 0)
+    end
+  end
+  return at
+end
+
 -- set_rest makes r rest for its buckets until q (0: not), counted in
 -- '#l'. An excluded or draining resource does not rest: Include works
 -- its rest out again. The caller stores and relists r.
 local function set_rest(r, q)
+  r.a = full_at(r)
   if r.x or r.d then
     q = 0
   end
@@ -570,7 +607,7 @@ local function covering(cost)
   if not cost then
     local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
     if best then
-      return load(string.sub(best, 12)), best
+      return load(listed_id(best)), best
     end
     return nil, nil
   end
@@ -579,7 +616,7 @@ local function covering(cost)
   while true do
     local page = redis.call('ZRANGE', AVAIL, from, from + SCAN_DEPTH - 1)
     for _, m in ipairs(page) do
-      local r = load(string.sub(m, 12))
+      local r = load(listed_id(m))
       local ok, never = fits(r, cost)
       if ok then
         return r, m
@@ -624,14 +661,16 @@ local function serve(quiet)
     if not request then
       return
     end
-    local r, old = covering(parse_cost(cost))
+    -- m is r's listing, or without r the time until a refill covers
+    -- the cost, if one will.
+    local r, m = covering(parse_cost(cost))
     if not r then
-      if old and not quiet then
+      if m and not quiet then
         tell(proc, request)
       end
       return
     end
-    hand(r, request, ttl, proc, lease_to(r, old, parse_cost(cost)))
+    hand(r, request, ttl, proc, lease_to(r, m, parse_cost(cost)))
   end
 end
 
@@ -762,12 +801,13 @@ end
 
 -- add_resource puts a new resource in the pool, available at once.
 local function add_resource(id, prio, cap, limits)
-  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0 }
+  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
   if limits then
     r.t, r.b = now, limits
     for _, b in ipairs(r.b) do
       b.l = b.m * b.p
     end
+    redis.call('HINCRBY', RES, '#b', 1)
   end
   store(r)
   redis.call('HINCRBY', RES, '#n', 1)
@@ -840,6 +880,9 @@ end
 local function retune(r, limits)
   if r.b then
     refill(r)
+  end
+  if (r.b ~= nil) ~= (limits ~= nil) then
+    redis.call('HINCRBY', RES, '#b', limits and 1 or -1)
   end
   if not limits then
     r.b, r.t = nil, nil
@@ -945,10 +988,11 @@ end
 -- waiter_event is next_event, or sooner the time until a listed
 -- resource's buckets cover the oldest waiter's cost (see covering), for
 -- the replies to waiters: refills are nobody's event, so a waiter
--- re-checks then and its re-check serves the oldest.
-local function waiter_event()
+-- re-checks then and its re-check serves the oldest. budgets: the pool
+-- has resources with buckets (without, it is next_event).
+local function waiter_event(budgets)
   local at = next_event()
-  local first = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
     cost = parse_cost(cost)
