@@ -17,6 +17,7 @@
 # Environment (defaults: the issue's reference run, about 2.5 minutes):
 #   PROCS 3, WORKERS 50 (in total), KEYS 4, RPM 600, TPM 40000,
 #   DURATION 60s, LATENCY uniform:100ms-1s (the mock's), COMPARE 1,
+#   MOCK_FLAGS (more flags for the mock, such as -keep-estimate),
 #   REDIS_ADDR (default: start redis-server on a free loopback port)
 #
 # How to read it: each process's report counts its own calls; its "The
@@ -30,7 +31,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/bench/out/llm-redis}
 PROCS=${PROCS:-3} WORKERS=${WORKERS:-50} KEYS=${KEYS:-4} RPM=${RPM:-600} TPM=${TPM:-40000}
-DURATION=${DURATION:-60s} LATENCY=${LATENCY:-uniform:100ms-1s} COMPARE=${COMPARE:-1}
+DURATION=${DURATION:-60s} LATENCY=${LATENCY:-uniform:100ms-1s} COMPARE=${COMPARE:-1} MOCK_FLAGS=${MOCK_FLAGS:-}
 mkdir -p "$out/bin"
 bin=$out/bin
 
@@ -81,7 +82,8 @@ limit=$((${secs%.*} + 120)) # a process's bound: its window, then the end of the
 # start_mock starts a fresh mock with the run's limits and sets url and
 # mock (its pid); its counters go to $out/mock-$1.txt when it stops.
 start_mock() {
-	"$bin/mockprovider" -keys "$KEYS" -rpm "$RPM" -tpm "$TPM" -latency "$LATENCY" >"$out/mock-$1.txt" 2>&1 &
+	# shellcheck disable=SC2086 # MOCK_FLAGS is a list of flags
+	"$bin/mockprovider" -keys "$KEYS" -rpm "$RPM" -tpm "$TPM" -latency "$LATENCY" $MOCK_FLAGS >"$out/mock-$1.txt" 2>&1 &
 	mock=$!
 	pids+=($mock)
 	url=
