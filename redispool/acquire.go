@@ -5,24 +5,89 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
+// AcquireOption configures one call of Acquire or TryAcquire.
+type AcquireOption interface{ acquireOption() }
+
+// costOption is a map, so that passing it as an AcquireOption allocates
+// nothing.
+type costOption config.Cost
+
+func (costOption) acquireOption() {}
+
+// WithCost makes the lease spend cost from the resource's buckets
+// (Resource.Limits) instead of the default, 1 unit of every limit. Only
+// a resource whose every bucket covers the cost is granted, and the
+// cost is taken by the server in the same step as the grant. The cost
+// is an estimate: Lease.Settle replaces it by what the call really
+// spent. A limit the cost does not name costs 1; a name that a resource
+// has no limit for is ignored by that resource. A negative amount, or
+// one above config.MaxUnits, makes the call fail with ErrInvalidCost
+// before anything is sent.
+func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }
+
+// costArg checks the cost that opts give and writes it as the scripts
+// read it (parse_cost in lua/prelude.lua): "NAME=AMOUNT,..." with NAME
+// in hex, sorted; "" for the default cost.
+func costArg(opts []AcquireOption) (string, error) {
+	var cost config.Cost
+	for _, opt := range opts {
+		if c, ok := opt.(costOption); ok {
+			cost = config.Cost(c)
+		}
+	}
+	if len(cost) == 0 {
+		return "", nil
+	}
+	if err := cost.Validate(); err != nil {
+		return "", fmt.Errorf("redispool: acquire: %w", err)
+	}
+	return formatCost(cost), nil
+}
+
+func formatCost(cost config.Cost) string {
+	names := make([]string, 0, len(cost))
+	for name := range cost {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%x=%d", name, cost[name])
+	}
+	return b.String()
+}
+
 // TryAcquire leases the best available resource without waiting: the
-// lowest priority, then the fewest holders. ErrNoResourceAvailable: none
-// is available, or Acquire calls (of any process) wait for one, which
-// go first; the error also wraps ErrPoolEmpty when the pool has no
-// resource at all.
-func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
+// lowest priority, then the most budget left, then the fewest holders
+// (see Resource.Priority), among those whose buckets cover the cost
+// (WithCost). ErrNoResourceAvailable: none is available,
+// or Acquire calls (of any process) wait for one, which go first; the
+// error also wraps ErrPoolEmpty when the pool has no resource at all.
+// ErrCostExceedsLimits: the cost is above a limit's Max on every
+// resource of the pool, so no wait would ever end.
+func (p *Pool) TryAcquire(ctx context.Context, opts ...AcquireOption) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
 	}
-	l, _, _, err := p.try(ctx, newRequest(), false, time.Now())
+	cost, err := costArg(opts)
+	if err != nil {
+		return nil, err
+	}
+	l, _, _, err := p.try(ctx, newRequest(), cost, false, time.Now())
 	if err == nil && l == nil {
 		err = fmt.Errorf("redispool: acquire: %w", crserrors.ErrNoResourceAvailable)
 	}
@@ -52,13 +117,27 @@ func (p *Pool) TryAcquire(ctx context.Context) (*Lease, error) {
 // step and tells that waiter's process. Waiting sends nothing while
 // nothing changes: the oldest waiter of each process also asks again
 // when the server will free a slot by itself (a lease deadline, the end
-// of a suspension), and every waiter every Options.RecheckInterval, in
-// case a message was lost. A waiter that leaves (ctx ends, Close) is
-// taken out of the queue, and a slot granted to it meanwhile goes to
-// the next.
-func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
+// of a suspension or of a rest for the limits, the refill that covers
+// the oldest waiter's cost), and every waiter every
+// Options.RecheckInterval, in case a message was lost. A waiter that
+// leaves (ctx ends, Close) is taken out of the queue, and a slot granted
+// to it meanwhile goes to the next.
+//
+// With limits (Resource.Limits), the queue stays strictly first come,
+// first served: a waiter whose cost (WithCost) no resource covers yet
+// holds back those behind it, even smaller ones, until a refill or a
+// refund covers it, so a big call is never starved; buckets refill, so
+// no waiter waits for ever. A cost above a limit's Max on every
+// resource returns ErrCostExceedsLimits at once (or, for a waiter whose
+// resources' limits Sync lowered, at its next re-check); resources it
+// exceeds are skipped.
+func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
+	}
+	cost, err := costArg(opts)
+	if err != nil {
+		return nil, err
 	}
 	request := newRequest()
 	// Registered before the request is sent: its grant may be told at
@@ -68,7 +147,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 	// The grant comes after the request first reached the server: the
 	// lease's deadline counts from before.
 	start := time.Now()
-	l, next, queued, err := p.try(ctx, request, true, start)
+	l, next, queued, err := p.try(ctx, request, cost, true, start)
 	if l != nil || err != nil {
 		return l, err
 	}
@@ -108,7 +187,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 		// learn its deadline): the same request, so the server answers
 		// with its lease or keeps its place in the queue.
 		looked = time.Now()
-		l, next, _, err = p.try(ctx, request, true, looked)
+		l, next, _, err = p.try(ctx, request, cost, true, looked)
 		if l != nil {
 			return l, nil
 		}
@@ -130,7 +209,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
 // connection), the server answers with the same lease; if the reply is
 // lost (ctx ended mid-call, the connection broke), the lease is given
 // back in the background rather than left idle until its deadline.
-func (p *Pool) try(ctx context.Context, request string, wait bool, start time.Time) (*Lease, time.Duration, bool, error) {
+func (p *Pool) try(ctx context.Context, request, cost string, wait bool, start time.Time) (*Lease, time.Duration, bool, error) {
 	if err := ctx.Err(); err != nil { // send nothing that would be abandoned
 		return nil, 0, false, fmt.Errorf("redispool: acquire: %w", err)
 	}
@@ -138,11 +217,12 @@ func (p *Pool) try(ctx context.Context, request string, wait bool, start time.Ti
 	if wait {
 		entry = millis(queueEntry * p.recheck)
 	}
-	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc)
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost)
 	if err != nil {
 		// A call left in flight is given back by eval once it ends; a
 		// grant that the replicas did not acknowledge, at once. A
-		// refusal by the script (status < 0: an empty pool) granted
+		// refusal by the script (status < 0: an empty pool, a cost
+		// above the limits) granted
 		// nothing.
 		_, left := err.(leftError)
 		if errors.Is(err, ErrNotReplicated) || status >= 0 && !left && mayHaveRun(err) {

@@ -16,15 +16,78 @@
 //
 // They follow the in-process scheduler (package scheduler) where they
 // make sense across processes: the lowest priority goes first and,
-// among equal priorities, the resource with fewer holders; a resource
+// among equal priorities, the resource with the most budget left, then
+// the one with fewer holders; a resource
 // takes up to Capacity leases at once; Exclude/Include take it out and
 // put it back; Remove of a leased resource drains it; a lease ends with
-// Release, Cooldown (release and suspend in one step) or its deadline,
-// and a late Release returns ErrLeaseExpired and changes nothing. The
-// differences: resources are described by a Resource (ID, priority,
-// capacity) rather than held as Go values; Exclude also accepts a
-// resource whose every slot is leased; and Suspend, which the pool adds,
-// takes a resource out until a deadline.
+// Release, Fail, Cooldown (release and suspend in one step) or its
+// deadline, and a late Release returns ErrLeaseExpired and changes
+// nothing. The differences: resources are described by a Resource (ID,
+// priority, capacity, limits) rather than held as Go values; Exclude
+// also accepts a resource whose every slot is leased; Suspend, which
+// the pool adds, takes a resource out until a deadline.
+//
+// # Limits
+//
+// A resource's Limits are token buckets (config.Limit: Max units,
+// refilled at Max per Per), such as an API key's requests and tokens
+// per minute, kept exactly across every process of the pool: each
+// bucket lives in the resource's field of {NAME}:res, and the script
+// that grants a lease takes the call's cost from every bucket in the
+// same step, by the server's clock, so no interleaving of processes can
+// overdraw one. A resource is granted only if each of its buckets
+// covers the cost (WithCost; a limit the cost does not name costs 1).
+// Among equal priorities, the resource with the most budget left (its
+// tightest bucket full again first) goes first, then the one with fewer
+// holders, as in the core, so load spreads by remaining quota.
+// Lease.Settle replaces the estimate by what the call spent (the lease
+// records its estimate on the server), Lease.Observe lowers a bucket to
+// what the provider reports, Lease.Cooldown rests the key after a 429,
+// and Pool.Remaining reads the buckets:
+//
+//	err = pool.Sync(ctx, []redispool.Resource{{ID: "key-1", Capacity: 8, Limits: []config.Limit{
+//		{Name: "requests", Max: 500, Per: time.Minute},
+//		{Name: "tokens", Max: 30000, Per: time.Minute},
+//	}}})
+//	lease, err := pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": estimate}))
+//	...
+//	resp, err := callUpstream(lease.ID, lease.Token)
+//	err = lease.Settle(ctx, config.Cost{"tokens": resp.Usage.TotalTokens})
+//	err = lease.Release(ctx)
+//
+// A resource whose buckets cannot cover even the default cost (one of
+// them holds less than a unit, or is in debt after a Settle) rests off
+// {NAME}:avail until the refill brings it back, in {NAME}:susp as a
+// suspension does, so a call without a cost never looks further than
+// the best resource. A call with a cost looks at the 64 best resources
+// with a free slot for one that covers it (further down only while none
+// of those ever will), and waits when none does; one whose cost is
+// above a limit's Max on every resource returns ErrCostExceedsLimits at
+// once (finding that out reads every resource, and happens only when no
+// resource covers the cost). Waiters stay strictly first come, first
+// served: the oldest waiter whose cost no resource covers yet holds back
+// those behind it until a refill or a refund covers it, so a big call is
+// never starved by small ones, and none waits for ever since buckets
+// refill. The server tells the waiters when the refill that covers the
+// oldest one's cost is due, so they wake then, without polling.
+//
+// The scripts count in Lua's doubles, exact for integers below 2^53, so
+// a bucket's Max times its Per in milliseconds must be at most
+// MaxLimitProduct (Per is rounded up to a whole millisecond, which never
+// raises the rate). A bucket in debt records at most 2^52 units of
+// 1/Per. Sync of an existing resource keeps its buckets' levels, cut to
+// their new Max, as the core's Update does; Add of an existing one
+// changes nothing.
+//
+// # Health
+//
+// Lease.Fail ends a lease as a failure of its resource: with
+// Options.Ejection (the core's config.Ejection), enough failures in a
+// row eject the resource for a while, longer each time, but never the
+// last resource that is neither ejected nor excluded; a Release is a
+// success and starts the count again, Include ends an ejection. The
+// count and the ejections are kept with the resource, so every process
+// sees them.
 //
 // # How it works
 //
@@ -47,16 +110,18 @@
 // touches:
 //
 //	{NAME}:res     hash  one packed field per resource (capacity,
-//	                     holders, flags, end of suspension, priority);
+//	                     holders, flags, end of suspension, priority,
+//	                     then any buckets, rest for them and health);
 //	                     pool counters
-//	{NAME}:avail   zset  resources with a free slot, by priority then
-//	                     holders
+//	{NAME}:avail   zset  resources with a free slot, by priority, then
+//	                     budget left, then holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
-//	{NAME}:owner   hash  lease token -> acquire request and resource ID
-//	{NAME}:susp    zset  resource ID -> end of its suspension
+//	{NAME}:owner   hash  lease token -> acquire request, what it took
+//	                     from the buckets, resource ID
+//	{NAME}:susp    zset  resource ID -> end of its suspension or rest
 //	{NAME}:req     hash  acquire request -> its lease's token, or a
 //	                     waiter's entry (until when it holds, its lease
-//	                     TTL, its process)
+//	                     TTL, its process, its cost)
 //	{NAME}:done0   hash  write request -> its status (or an acquire
 //	{NAME}:done1         request's abandonment), in two buckets that
 //	                     take turns by server time, with a TTL
@@ -110,10 +175,11 @@
 // the replicas); one that returns the client's network error, or the
 // context's error while the command was in flight, was applied once or
 // not at all.
-// Repeating Release, Cooldown or Extend on the same Lease sends the same
-// request and so reports the first attempt's outcome; a repeated pool
-// write is a new request, whose answer (ErrDuplicateKey for Add,
-// ErrResourceNotFound for Remove...) tells that the first was applied.
+// Repeating Release, Cooldown, Fail, Extend, Settle or Observe on the
+// same Lease sends the same request and so reports the first attempt's
+// outcome; a repeated pool write is a new request, whose answer
+// (ErrDuplicateKey for Add, ErrResourceNotFound for Remove...) tells
+// that the first was applied.
 // Acquire and TryAcquire return a lease or an error, never an error
 // while a lease is held: a lease granted to a request whose reply was
 // lost is given back in the background.

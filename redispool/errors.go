@@ -1,6 +1,11 @@
 package redispool
 
-import stderrors "errors"
+import (
+	stderrors "errors"
+	"fmt"
+
+	crserrors "github.com/crsched/crs/errors"
+)
 
 // Input errors of this package. Operations that mean the same as in the
 // core return the core's sentinels instead (package
@@ -8,7 +13,9 @@ import stderrors "errors"
 // ErrResourceDraining, ErrResourceNotActive, ErrResourceNotExcluded,
 // ErrResourceNotInactive,
 // ErrNoResourceAvailable, ErrLeaseExpired, ErrLeaseReleased,
-// ErrInvalidDuration and ErrSchedulerClosed. Every error returned by the
+// ErrInvalidDuration, ErrSchedulerClosed, and for limits and health
+// ErrInvalidLimit, ErrDuplicateLimit, ErrInvalidCost, ErrUnknownLimit,
+// ErrCostExceedsLimits and ErrInvalidEjection. Every error returned by the
 // package is, or wraps, one of those sentinels or an error of the Redis
 // client; test with errors.Is.
 var (
@@ -24,6 +31,10 @@ var (
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
 	// ErrInvalidCapacity: a capacity is above MaxCapacity.
 	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
+	// ErrLimitTooLarge: a resource's limit has a Max x Per (in
+	// milliseconds) above MaxLimitProduct, which the scripts could not
+	// keep exactly. It wraps the core's ErrInvalidLimit.
+	ErrLimitTooLarge = fmt.Errorf("redispool: limit too large: %w", crserrors.ErrInvalidLimit)
 	// ErrInvalidReplicas: Options.WaitReplicas is negative, or set with a
 	// client other than a *redis.Client or a *redis.ClusterClient.
 	ErrInvalidReplicas = stderrors.New("redispool: invalid WaitReplicas")

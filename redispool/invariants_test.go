@@ -16,6 +16,19 @@ type rawResource struct {
 	capacity, holders  int
 	priority, suspEnd  string
 	excluded, draining bool
+	// The fields after the priority (lua/prelude.lua): buckets, their
+	// time, the end of a rest for them, health, the end of an ejection.
+	buckets    []rawBucket
+	bucketTime int64
+	restEnd    int64
+	ejectEnd   int64
+	fullAt     int64 // when its buckets are full again, as listed
+}
+
+// rawBucket is one bucket of a resource: level in units of 1/per.
+type rawBucket struct {
+	name          string // hex
+	max, per, lvl int64
 }
 
 // rawState is every key of a pool, read in one MULTI/EXEC.
@@ -46,6 +59,36 @@ func parseResource(v string) (*rawResource, error) {
 	}
 	if err1 != nil || err2 != nil || (f[2] != "-" && f[2] != "x" && f[2] != "d") {
 		return nil, fmt.Errorf("packed resource %q", v)
+	}
+	for _, x := range f[5:] {
+		var err error
+		switch x[0] {
+		case 'b':
+			var b rawBucket
+			parts := strings.Split(x[1:], ",")
+			if len(parts) != 4 {
+				return nil, fmt.Errorf("bucket %q of %q", x, v)
+			}
+			b.name = parts[0]
+			n := []*int64{&b.max, &b.per, &b.lvl}
+			for i, p := range parts[1:] {
+				if *n[i], err = strconv.ParseInt(p, 10, 64); err != nil {
+					return nil, fmt.Errorf("bucket %q of %q", x, v)
+				}
+			}
+			r.buckets = append(r.buckets, b)
+		case 't':
+			r.bucketTime, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'q':
+			r.restEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'e':
+			r.ejectEnd, err = strconv.ParseInt(x[1:], 10, 64)
+		case 'a':
+			r.fullAt, err = strconv.ParseInt(x[1:], 10, 64)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("field %q of %q", x, v)
+		}
 	}
 	return r, nil
 }
@@ -115,7 +158,7 @@ func invariantProblems(s rawState) []string {
 		n, _ := strconv.Atoi(s.counters[name])
 		return n
 	}
-	var live, excluded, draining int
+	var live, excluded, draining, ejected, limited, budgeted int
 	wantAvail := map[string]string{} // member -> priority
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
@@ -126,8 +169,35 @@ func invariantProblems(s rawState) []string {
 			fail("resource %q has %d holders for capacity %d", id, r.holders, r.capacity)
 		case r.draining && (r.holders == 0 || r.excluded || r.suspEnd != ""):
 			fail("draining resource %q: %+v", id, *r)
-		case r.excluded && r.suspEnd != "":
+		case r.excluded && (r.suspEnd != "" || r.restEnd != 0):
 			fail("resource %q both excluded and suspended", id)
+		case r.draining && (r.restEnd != 0 || r.ejectEnd != 0):
+			fail("draining resource %q rests: %+v", id, *r)
+		}
+		if r.ejectEnd != 0 {
+			ejected++
+			if s, _ := strconv.ParseInt(r.suspEnd, 10, 64); s < r.ejectEnd {
+				fail("resource %q ejected until %d but suspended until %q", id, r.ejectEnd, r.suspEnd)
+			}
+		}
+		if r.restEnd != 0 {
+			limited++
+		}
+		if len(r.buckets) > 0 {
+			budgeted++
+		}
+		for _, b := range r.buckets {
+			// Never overdrawn by estimates: a level below zero is a debt
+			// that only Settle makes, and above full is impossible.
+			if b.max < 1 || b.per < 1 || b.max*b.per > MaxLimitProduct || b.lvl > b.max*b.per || b.lvl < -(1<<52) {
+				fail("resource %q has bucket %+v", id, b)
+			}
+		}
+		if len(r.buckets) > 0 && r.bucketTime == 0 {
+			fail("resource %q has buckets without a time", id)
+		}
+		if len(r.buckets) == 0 && r.fullAt != 0 {
+			fail("resource %q without buckets is full at %d", id, r.fullAt)
 		}
 		if r.draining {
 			draining++
@@ -137,15 +207,26 @@ func invariantProblems(s rawState) []string {
 		if r.excluded {
 			excluded++
 		}
-		if r.suspEnd != "" {
-			wantSusp[id] = r.suspEnd
+		if r.suspEnd != "" || r.restEnd != 0 {
+			end, _ := strconv.ParseInt(r.suspEnd, 10, 64)
+			wantSusp[id] = strconv.FormatInt(max(end, r.restEnd), 10)
 		}
-		if !r.draining && !r.excluded && r.suspEnd == "" && r.holders < r.capacity {
-			wantAvail[fmt.Sprintf("%010d:%s", r.holders, id)] = r.priority
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 {
+			// Listed or full: it covers the default cost, 1 of each,
+			// which the grant of a call without a cost does not check.
+			for _, b := range r.buckets {
+				if b.lvl < b.per {
+					fail("resource %q does not rest with bucket %+v below a unit", id, b)
+				}
+			}
+		}
+		if !r.draining && !r.excluded && r.suspEnd == "" && r.restEnd == 0 && r.holders < r.capacity {
+			wantAvail[fmt.Sprintf("%014d%010d:%s", r.fullAt, r.holders, id)] = r.priority
 		}
 	}
-	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining {
-		fail("counters %v, resources: %d live, %d excluded, %d draining", s.counters, live, excluded, draining)
+	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited || counter("#b") != budgeted {
+		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets, %d with buckets",
+			s.counters, live, excluded, draining, ejected, limited, budgeted)
 	}
 	checkZ := func(what string, got []redis.Z, want map[string]string) {
 		if len(got) != len(want) {
@@ -175,15 +256,17 @@ func invariantProblems(s rawState) []string {
 			fail("waiter %v has entry %q", z.Member, v)
 		}
 	}
-	if len(s.queue) > 0 && len(s.avail) > 0 {
+	if len(s.queue) > 0 && len(s.avail) > 0 && len(strings.Fields(s.req[s.queue[0].Member.(string)])) < 5 {
 		// (An entry that expired may stay until a script meets it; the
-		// tests' waiters re-check in time.)
+		// tests' waiters re-check in time. An oldest waiter with a cost
+		// waits beside free slots whose buckets do not cover it.)
 		fail("%d waiters queued beside %d resources with a free slot", len(s.queue), len(s.avail))
 	}
 	for _, z := range s.leases {
 		token := z.Member.(string)
 		owner, ok := s.owner[token]
 		request, id, _ := strings.Cut(owner, ":")
+		request, _, _ = strings.Cut(request, "+") // what the lease paid
 		if !ok || len(request) != 32 || s.req[request] != token {
 			fail("lease %v has owner %q, request's lease %q", token, owner, s.req[request])
 		}
@@ -212,7 +295,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		return rawState{
 			resources: map[string]*rawResource{"a": {capacity: 2, holders: 1, priority: "1"}},
 			counters:  map[string]string{"#n": "1"},
-			avail:     []redis.Z{{Score: 1, Member: "0000000001:a"}},
+			avail:     []redis.Z{{Score: 1, Member: "000000000000000000000001:a"}},
 			leases:    []redis.Z{{Score: 99, Member: "5"}},
 			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
 			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
@@ -223,7 +306,8 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 	}
 	corruptions := map[string]func(*rawState){
 		"holders without a lease":  func(s *rawState) { s.resources["a"].holders = 2 },
-		"stale availability":       func(s *rawState) { s.avail[0].Member = "0000000000:a" },
+		"stale availability":       func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
+		"stale headroom":           func(s *rawState) { s.resources["a"].fullAt = 5 },
 		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
 		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
 		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
@@ -239,6 +323,28 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
 		},
 		"suspended but listed": func(s *rawState) { s.resources["a"].suspEnd = "7" },
+		"resting but listed":   func(s *rawState) { s.resources["a"].restEnd = 7; s.counters["#l"] = "1" },
+		"rest not counted": func(s *rawState) {
+			s.resources["a"].restEnd = 7
+			s.avail = nil
+			s.susp = []redis.Z{{Score: 7, Member: "a"}}
+		},
+		"ejected not counted": func(s *rawState) {
+			s.resources["a"].ejectEnd, s.resources["a"].suspEnd = 7, "7"
+			s.avail = nil
+			s.susp = []redis.Z{{Score: 7, Member: "a"}}
+		},
+		"bucket above full": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 21}}
+			s.resources["a"].bucketTime = 1
+		},
+		"bucket below a unit but listed": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 9}}
+			s.resources["a"].bucketTime = 1
+		},
+		"bucket without a time": func(s *rawState) {
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 20}}
+		},
 	}
 	for name, corrupt := range corruptions {
 		s := ok()
@@ -246,5 +352,10 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		if bad := invariantProblems(s); len(bad) == 0 {
 			t.Errorf("%s: not reported", name)
 		}
+	}
+	s := ok()
+	s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: -1}}
+	if len(overdrawn(s)) != 1 {
+		t.Error("an overdrawn bucket is not reported")
 	}
 }

@@ -2,12 +2,14 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -119,6 +121,86 @@ func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error
 		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
 	}
 	l.ended = true
+	return nil
+}
+
+// Fail ends the lease, as Release does, and counts a failure of its
+// resource: with Options.Ejection, enough failures in a row (across
+// every process of the pool) eject the resource for a while, as the
+// core's Lease.Fail does: its n-th ejection lasts n x BaseTime (at most
+// MaxTime), never the last resource of the pool that is neither ejected
+// nor excluded, nor more than MaxEjectedShare of the pool. A Release is
+// a success and starts the count again; Cooldown and an expiry count
+// neither; Include ends an ejection and the count. Every process of a
+// pool must use the same Ejection. It returns the errors of Release.
+func (l *Lease) Fail(ctx context.Context) error {
+	e := l.pool.ejectionArgs()
+	return l.end(ctx, "fail", scriptFail, e...)
+}
+
+// Settle replaces what the lease took from its resource's buckets (its
+// WithCost estimate, or the default 1 of each limit) by what the call
+// actually spent, for the limit names actual gives, in one step on the
+// server: a call that spent less refunds the difference (up to the
+// bucket's Max), one that spent more takes the rest, which may put the
+// bucket in debt; the resource then rests until each of its buckets
+// holds a unit again. Names that actual does not give keep their
+// estimate; names that the resource has no limit for are ignored, as
+// are buckets added (by Sync) after the grant. Settling again corrects
+// what the last settlement recorded. Settle does not end the lease.
+//
+// ErrInvalidCost: a negative amount or one above config.MaxUnits,
+// before anything is sent; otherwise the errors of Release: settle
+// before Release. A Settle whose outcome is unknown (the client's error,
+// or ctx's) may be repeated on this handle: the repeat applies once.
+func (l *Lease) Settle(ctx context.Context, actual config.Cost) error {
+	if err := actual.Validate(); err != nil {
+		return fmt.Errorf("redispool: settle %q: %w", l.ID, err)
+	}
+	return l.write(ctx, "settle", scriptSettle, formatCost(actual))
+}
+
+// Observe lowers the lease's resource's bucket called name to what the
+// provider reports, as the core's Lease.Observe does: remaining units
+// left now, and its own bucket full again after reset (for OpenAI, the
+// x-ratelimit-remaining-tokens and x-ratelimit-reset-tokens headers).
+// The bucket then never believes it has more than the provider says, now
+// or as both refill; it is never raised, since a provider that reports
+// more has not yet counted the calls in flight. A reset longer than the
+// limit's Per describes another window than this bucket's, so only
+// remaining is applied then. A resource left with less than a unit rests
+// until it has one. A 429 with a Retry-After is Cooldown's job.
+//
+// ErrInvalidCost: remaining is negative or above config.MaxUnits;
+// ErrInvalidDuration: reset is negative (both before anything is sent);
+// ErrUnknownLimit: the resource has no limit called name; otherwise the
+// errors of Release. In each case it changes nothing.
+func (l *Lease) Observe(ctx context.Context, name string, remaining int64, reset time.Duration) error {
+	switch {
+	case remaining < 0 || remaining > config.MaxUnits:
+		return fmt.Errorf("redispool: observe %q of %q: %w: remaining %d", name, l.ID, crserrors.ErrInvalidCost, remaining)
+	case reset < 0:
+		return fmt.Errorf("redispool: observe %q of %q: %w: reset %v", name, l.ID, crserrors.ErrInvalidDuration, reset)
+	}
+	return l.write(ctx, "observe", scriptObserve, hex.EncodeToString([]byte(name)), remaining, millis(reset))
+}
+
+// write runs s on the lease without ending it.
+func (l *Lease) write(ctx context.Context, op string, s script, args ...any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.pool == nil {
+		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseReleased)
+	}
+	request, _ := l.request(fmt.Sprint(op, args))
+	status, _, err := l.pool.run(ctx, s, request, append([]any{l.token()}, args...)...)
+	if err == nil && status == statusNone {
+		err = crserrors.ErrLeaseExpired
+	}
+	l.settle(err)
+	if err != nil {
+		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
+	}
 	return nil
 }
 

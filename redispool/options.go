@@ -77,6 +77,10 @@ type Options struct {
 	// at least a millisecond (WAIT counts in milliseconds, and 0 would
 	// be forever).
 	WaitTimeout time.Duration
+	// Ejection takes resources that keep failing (Lease.Fail) out of the
+	// pool for a while, with the core's meaning (config.Ejection); the
+	// zero value is off. Every process of a pool must use the same.
+	Ejection config.Ejection
 	// Clock times the waits of Acquire (tests inject one); nil means
 	// config.SystemClock. Lease deadlines and suspensions use the Redis
 	// server's clock, never this one.
@@ -108,6 +112,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.WaitTimeout = DefaultWaitTimeout
 	case o.WaitTimeout < time.Millisecond:
 		return o, fmt.Errorf("redispool: wait timeout %v: %w", o.WaitTimeout, crserrors.ErrInvalidDuration)
+	}
+	if err := o.Ejection.Validate(); err != nil {
+		return o, fmt.Errorf("redispool: ejection: %w", err)
 	}
 	if o.Clock == nil {
 		o.Clock = config.SystemClock{}

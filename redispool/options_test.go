@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -29,6 +30,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"negative recheck", c, Options{Name: "p", RecheckInterval: -1}, crserrors.ErrInvalidDuration},
 		{"recheck of a nanosecond", c, Options{Name: "p", RecheckInterval: time.Nanosecond}, crserrors.ErrInvalidDuration},
 		{"recheck under the floor", c, Options{Name: "p", RecheckInterval: MinRecheckInterval - 1}, crserrors.ErrInvalidDuration},
+		{"ejection without a base time", c, Options{Name: "p", Ejection: config.Ejection{ConsecutiveFailures: 3}}, crserrors.ErrInvalidEjection},
+		{"ejection share above 1", c, Options{Name: "p", Ejection: config.Ejection{ConsecutiveFailures: 3, BaseTime: time.Second, MaxEjectedShare: 2}}, crserrors.ErrInvalidEjection},
 	}
 	for _, tc := range cases {
 		if p, err := New(tc.client, tc.opts); !errors.Is(err, tc.want) || p != nil {

@@ -2,8 +2,10 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,7 @@ type Pool struct {
 	recheck  time.Duration
 	proc     string // this handle's id in the waiter queue: see hub
 	clock    config.Clock
+	ejection config.Ejection
 	// replicas (Options.WaitReplicas) > 0: grants and extensions wait
 	// for that many replicas, up to waitFor, on the connection of the
 	// write, which primary finds.
@@ -81,6 +84,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 		windowMs: requestWindowMs,
 		recheck:  opts.RecheckInterval,
 		clock:    opts.Clock,
+		ejection: opts.Ejection,
 		replicas: opts.WaitReplicas,
 		waitFor:  opts.WaitTimeout,
 
@@ -103,6 +107,41 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p.proc = fmt.Sprintf("%016x", rand.Uint64())
 	p.hub = newHub(client, p.channel+":"+p.proc)
 	return p, nil
+}
+
+// ejectionArgs is the pool's Ejection as the fail script takes it.
+func (p *Pool) ejectionArgs() []any {
+	if p == nil || !p.ejection.Enabled() {
+		return []any{0, 0, 0, 0}
+	}
+	e := p.ejection
+	return []any{e.ConsecutiveFailures, millis(e.BaseTime), millis(e.MaxTime), strconv.FormatFloat(e.MaxEjectedShare, 'g', -1, 64)}
+}
+
+// Remaining returns the units left now in each budget (Resource.Limits)
+// of resource id, by limit name, by the server's clock: negative for a
+// bucket in debt, empty for a resource without limits, as the core's
+// Scheduler.Remaining. ErrResourceNotFound: the pool has no resource id
+// (or it drains).
+func (p *Pool) Remaining(ctx context.Context, id string) (map[string]int64, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("redispool: remaining: %w", err)
+	}
+	_, r, err := p.run(ctx, scriptRemain, "", id)
+	if err != nil {
+		return nil, fmt.Errorf("redispool: remaining %q: %w", id, err)
+	}
+	out := make(map[string]int64, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		h, _ := r[i].(string)
+		name, err := hex.DecodeString(h)
+		n, ok := r[i+1].(int64)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("redispool: remaining %q: unexpected reply %v", id, r)
+		}
+		out[string(name)] = n
+	}
+	return out, nil
 }
 
 // Name is the pool's name.

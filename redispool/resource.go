@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -19,13 +21,31 @@ type Resource struct {
 	// safe.
 	ID string
 	// Priority orders resources: the lowest value is handed out first.
-	// Among equal priorities the resource with fewer holders goes first,
-	// then the smaller ID. It must be finite.
+	// Among equal priorities the resource with the most budget left
+	// (Limits: its tightest bucket full again first; one without limits
+	// counts as full) goes first, then the one with fewer holders, then
+	// the smaller ID. It must be finite.
 	Priority float64
 	// Capacity is how many leases the resource takes at once; below 1
 	// means 1, at most MaxCapacity.
 	Capacity int
+	// Limits are the resource's budgets, token buckets kept in the pool
+	// and changed by the server in the same step as the grant they pay
+	// for (see WithCost and the package documentation). They must be
+	// valid for the core (config.ValidateLimits), and each bucket's Max
+	// times its Per, in milliseconds (Per is rounded up to one), at
+	// most MaxLimitProduct; otherwise Add and Sync return
+	// ErrInvalidLimit or ErrDuplicateLimit, or ErrLimitTooLarge, and
+	// change nothing. nil means no budget.
+	Limits []config.Limit
 }
+
+// MaxLimitProduct is the largest Limit.Max x Limit.Per (in
+// milliseconds) of a resource's limit: the scripts keep a bucket's level
+// in units of a millisecond's refill, in Lua's doubles, and this bound
+// keeps every sum of them an exact integer. 40,000 tokens per minute is
+// 2.4e9 of it; a limit per day may have a Max up to 26 million.
+const MaxLimitProduct = 1 << 51
 
 func checkID(id string) error {
 	if id == "" {
@@ -43,42 +63,76 @@ func formatPriority(p float64) (string, error) {
 	return strconv.FormatFloat(p, 'g', -1, 64), nil
 }
 
-// Add puts r in the pool, available at once: its slots go to the oldest
-// waiters, if there are any. It returns ErrDuplicateKey if the pool has r.ID, also
-// wrapping ErrResourceDraining if that resource was removed while leased
-// and still has leases (the ID is free once they end).
+// Add puts r in the pool, available at once, its buckets full: its
+// slots go to the oldest waiters, if there are any. It returns
+// ErrDuplicateKey if the pool has r.ID, also wrapping
+// ErrResourceDraining if that resource was removed while leased and
+// still has leases (the ID is free once they end); an existing resource
+// is left as it is, its buckets included (Sync changes them).
 func (p *Pool) Add(ctx context.Context, r Resource) error {
-	prio, capacity, err := r.check()
+	prio, capacity, limits, err := r.check()
 	if err != nil {
 		return fmt.Errorf("redispool: add: %w", err)
 	}
-	if _, _, err := p.run(ctx, scriptAdd, newRequest(), r.ID, prio, capacity); err != nil {
+	if _, _, err := p.run(ctx, scriptAdd, newRequest(), r.ID, prio, capacity, limits); err != nil {
 		return fmt.Errorf("redispool: add %q: %w", r.ID, err)
 	}
 	return nil
 }
 
-// check validates r and returns its priority and capacity as stored.
-func (r Resource) check() (prio string, capacity int, err error) {
+// check validates r and returns its priority, capacity and limits as
+// the scripts take them.
+func (r Resource) check() (prio string, capacity int, limits string, err error) {
 	if err := checkID(r.ID); err != nil {
-		return "", 0, err
+		return "", 0, "", err
 	}
 	if prio, err = formatPriority(r.Priority); err != nil {
-		return "", 0, fmt.Errorf("%q: %w", r.ID, err)
+		return "", 0, "", fmt.Errorf("%q: %w", r.ID, err)
 	}
 	capacity = max(r.Capacity, 1)
 	if capacity > MaxCapacity {
-		return "", 0, fmt.Errorf("%q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
+		return "", 0, "", fmt.Errorf("%q: %w: %d", r.ID, ErrInvalidCapacity, r.Capacity)
 	}
-	return prio, capacity, nil
+	if limits, err = formatLimits(r.Limits); err != nil {
+		return "", 0, "", fmt.Errorf("%q: %w", r.ID, err)
+	}
+	return prio, capacity, limits, nil
+}
+
+// formatLimits checks limits and writes them as the scripts read them
+// (parse_limits in lua/prelude.lua): "NAME,MAX,PER;..." with NAME in hex
+// (any byte string is a name) and PER in whole milliseconds, rounded up
+// so that the rate is never above the limit's.
+func formatLimits(limits []config.Limit) (string, error) {
+	if err := config.ValidateLimits(limits); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, l := range limits {
+		per := millis(l.Per)
+		if l.Max > MaxLimitProduct/per {
+			return "", fmt.Errorf("%w: %q has Max %d per %v, above %d units x ms", ErrLimitTooLarge, l.Name, l.Max, l.Per, int64(MaxLimitProduct))
+		}
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, "%x,%d,%d", l.Name, l.Max, per)
+	}
+	return b.String(), nil
 }
 
 // Sync makes the pool's resources exactly rs, in one step on the server:
-// it adds those that are missing, sets the priority and capacity of
-// those that differ, and removes the others (a resource with leases
+// it adds those that are missing, sets the priority, capacity and limits
+// of those that differ, and removes the others (a resource with leases
 // drains, as with Remove; one that was draining and is in rs is back,
 // its leases running on). Exclusions and suspensions, which are not
-// configuration, are left as they are. Sync is idempotent, and any
+// configuration, are left as they are. Changed limits keep their
+// buckets' levels, as the core's Update does: a bucket whose name stays
+// keeps its level, cut to its new Max (and to a whole unit if its Per
+// changes), so a larger Max is reached by refilling, not granted at
+// once; a new name starts full; a dropped one goes. Leases running on
+// the resource keep what they paid, and Settle corrects the buckets
+// that kept their names. Sync is idempotent, and any
 // number of processes may call it at once (each call is atomic, so they
 // converge on the last one's rs): every replica of a service can Sync
 // its configured resources at start and on a timer, which also restores
@@ -89,10 +143,10 @@ func (r Resource) check() (prio string, capacity int, err error) {
 // (ErrDuplicateKey) is refused before anything is sent. An empty rs
 // removes every resource.
 func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
-	args := make([]any, 0, 3*len(rs))
+	args := make([]any, 0, 4*len(rs))
 	seen := make(map[string]struct{}, len(rs))
 	for _, r := range rs {
-		prio, capacity, err := r.check()
+		prio, capacity, limits, err := r.check()
 		if err != nil {
 			return fmt.Errorf("redispool: sync: %w", err)
 		}
@@ -100,7 +154,7 @@ func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
 			return fmt.Errorf("redispool: sync: %q twice: %w", r.ID, crserrors.ErrDuplicateKey)
 		}
 		seen[r.ID] = struct{}{}
-		args = append(args, r.ID, prio, capacity)
+		args = append(args, r.ID, prio, capacity, limits)
 	}
 	if _, _, err := p.run(ctx, scriptSync, newRequest(), args...); err != nil {
 		return fmt.Errorf("redispool: sync: %w", err)

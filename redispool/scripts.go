@@ -48,7 +48,7 @@ func luaSource(file string) string {
 
 // operations lists the library's operations, a lua file each.
 var operations = []string{"acquire", "abandon", "release", "cooldown", "extend", "add", "update",
-	"remove", "exclude", "include", "suspend", "sync", "stats"}
+	"remove", "exclude", "include", "suspend", "sync", "stats", "settle", "fail", "remaining", "observe"}
 
 // operation is the body of op as a function of the library.
 func operation(op string) string {
@@ -98,6 +98,10 @@ var (
 	scriptSuspend  = newScript("suspend", true)
 	scriptSync     = newScript("sync", true)
 	scriptStats    = newScript("stats", false)
+	scriptSettle   = newScript("settle", true)
+	scriptFail     = newScript("fail", true)
+	scriptRemain   = newScript("remaining", false)
+	scriptObserve  = newScript("observe", true)
 )
 
 func waiting(s script) script {
@@ -166,6 +170,8 @@ const (
 	statusNotExcluded = -5
 	statusNotInactive = -6
 	statusEmpty       = -7
+	statusExceeds     = -8
+	statusUnknown     = -9
 	statusQueued      = 2
 )
 
@@ -239,6 +245,10 @@ func statusError(status int64) error {
 		return crserrors.ErrResourceNotInactive
 	case statusEmpty:
 		return fmt.Errorf("%w: %w", crserrors.ErrNoResourceAvailable, ErrPoolEmpty)
+	case statusExceeds:
+		return crserrors.ErrCostExceedsLimits
+	case statusUnknown:
+		return crserrors.ErrUnknownLimit
 	}
 	return fmt.Errorf("unknown script status %d", status)
 }

@@ -20,9 +20,13 @@ type Stats struct {
 	Held int
 	// Excluded resources are out until Include (leased or not).
 	Excluded int
-	// Suspended resources are out until their suspension ends (leased
-	// or not, but not excluded).
+	// Suspended resources are out until a time, leased or not, but not
+	// excluded: suspended (Suspend, Cooldown), ejected (Lease.Fail), or
+	// resting for their budgets (Resource.Limits) until each of their
+	// buckets holds a unit.
 	Suspended int
+	// Limited is how many of the Suspended rest for their budgets.
+	Limited int
 	// Draining resources were removed while leased.
 	Draining int
 	// Leases is the number of leases running, on all resources.
@@ -31,6 +35,12 @@ type Stats struct {
 	// deadline, since the pool's keys were created (they go with the last
 	// resource).
 	ExpiredLeases int64
+	// LimitWaits counts the Acquire calls, of every process, that
+	// queued while a resource had a free slot (its budgets short of the
+	// call's cost, or the call behind one whose cost was not covered) or
+	// while a resource rested for its budgets, since the pool's keys
+	// were created (they go with the last resource).
+	LimitWaits int64
 	// Waiters is the number of Acquire calls of this Pool value waiting
 	// now (other processes' are not known).
 	Waiters int
@@ -48,7 +58,7 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
 	}
-	if len(r) != 7 {
+	if len(r) != 9 {
 		return Stats{}, fmt.Errorf("redispool: stats: unexpected reply %v", r)
 	}
 	n := make([]int64, len(r))
@@ -63,6 +73,8 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 		Draining:      int(n[4]),
 		Leases:        int(n[5]),
 		ExpiredLeases: n[6],
+		Limited:       int(n[7]),
+		LimitWaits:    n[8],
 		Waiters:       p.hub.waiting(),
 		WakeFailures:  p.wakeFailures.Load(),
 	}

@@ -4,13 +4,17 @@
 // the provider never has to refuse a call.
 //
 // For each request it estimates the call's tokens from the body (the
-// prompt's length in bytes over 4, plus max_tokens), leases a key whose
-// buckets cover that estimate (waiting for one if none does), sets the
-// key in the Authorization header and forwards the call. When the answer
-// comes back it settles the lease to the tokens the call really spent,
-// read from the answer's usage block, and feeds the provider's
-// x-ratelimit-remaining-* headers back to the key's buckets. A 429 rests
-// the key for its Retry-After and is passed on to the caller.
+// prompt's text, a quarter of its bytes, plus -image-tokens for each
+// image, plus max_tokens for each of the n completions asked for: never
+// less than the provider reserves), leases a key whose buckets cover that
+// estimate (waiting for one if none does), sets the key in the
+// Authorization header and forwards the call. When the answer comes back
+// it feeds the provider's x-ratelimit-remaining-* headers back to the
+// key's buckets and settles the lease to the tokens the call really
+// spent, read from the answer's usage block, in an order that works
+// whether the provider refunds the unused estimate or keeps it (see
+// settle). A 429 rests the key for its Retry-After and is passed on to
+// the caller.
 //
 // What it reads: a JSON answer with a "usage" block, the shape of
 // chat completions and completions. A streamed answer (text/event-stream),
@@ -63,11 +67,22 @@ type Key struct {
 // whole output limit, so callers should give it).
 const defaultMaxTokens = 256
 
+// defaultImageTokens is what an image part counts when the Gateway's
+// ImageTokens is 0: the most one image costs on gpt-4o at detail high
+// (85 tokens, plus 170 for each of at most 8 tiles of 512 pixels). Other
+// models count images otherwise (gpt-4o-mini at many times that): set
+// ImageTokens to the most your model charges for one.
+const defaultImageTokens = 85 + 170*8
+
 // maxBody bounds a request body and a JSON answer read for its usage.
 const maxBody = 8 << 20
 
 // Gateway is the proxy, an http.Handler.
 type Gateway struct {
+	// ImageTokens is what each image of a request counts in its estimate;
+	// 0 means defaultImageTokens. Set it before serving.
+	ImageTokens int64
+
 	sched *scheduler.Scheduler[Key, string]
 	proxy *httputil.ReverseProxy
 }
@@ -133,8 +148,9 @@ func (g *Gateway) Close() { g.sched.Shutdown() }
 // when ServeHTTP returns. The proxy runs its hooks in the goroutine of
 // ServeHTTP, so ended needs no lock.
 type call struct {
-	lease scheduler.Lease[Key, string]
-	ended bool
+	lease    scheduler.Lease[Key, string]
+	estimate int64 // the tokens the lease was granted on
+	ended    bool
 }
 
 type callKey struct{}
@@ -155,7 +171,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "llmgateway: unreadable or too large a body", http.StatusBadRequest)
 		return
 	}
-	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": estimate(body)}))
+	images := g.ImageTokens
+	if images <= 0 {
+		images = defaultImageTokens
+	}
+	est := estimate(body, images)
+	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": est}))
 	switch {
 	case errors.Is(err, crserrors.ErrCostExceedsLimits):
 		http.Error(w, "llmgateway: the call needs more tokens than any key's limit", http.StatusBadRequest)
@@ -166,7 +187,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	c := &call{lease: lease}
+	c := &call{lease: lease, estimate: est}
 	defer c.end()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
@@ -180,7 +201,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) answered(resp *http.Response) error {
 	c := callOf(resp.Request.Context())
 	if resp.StatusCode == http.StatusTooManyRequests {
-		observe(&c.lease, resp.Header)
+		observe(&c.lease, resp.Header, 0)
 		if c.lease.Cooldown(retryAfter(resp.Header)) == nil {
 			c.ended = true
 		}
@@ -203,26 +224,48 @@ func (g *Gateway) answered(resp *http.Response) error {
 			resp.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		if used := usageOf(body); used >= 0 {
-			// The unused part of max_tokens goes back to the key.
-			if err := c.lease.Settle(config.Cost{"tokens": used}); err != nil {
-				log.Printf("llmgateway: settle: %v", err)
-			}
+			g.settle(c, used, resp.Header)
+			c.end()
+			return nil
 		}
 	}
-	// After the settlement: the provider's figures already count it.
-	observe(&c.lease, resp.Header)
+	observe(&c.lease, resp.Header, 0)
 	c.end()
 	return nil
 }
 
+// settle feeds a served call back: the provider's figures first, then the
+// settlement to what the call used. A provider may refund the unused part
+// of the estimate when the call ends, or keep it charged; its remaining
+// tokens say which. Settling first would let the refund serve a waiting
+// call before that figure arrives, on budget a provider that kept the
+// estimate does not have. So the figure is observed less the refund to
+// come, and the refund is at most what the provider says is left: the
+// bucket never holds more than the provider said, not even in between.
+func (g *Gateway) settle(c *call, used int64, h http.Header) {
+	refund := max(c.estimate-used, 0)
+	if left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-tokens"), 10, 64); err == nil && left >= 0 {
+		refund = min(refund, left)
+	}
+	observe(&c.lease, h, refund)
+	spent := max(used, c.estimate-refund) // a call that spent more takes the rest
+	if err := c.lease.Settle(config.Cost{"tokens": spent}); err != nil {
+		log.Printf("llmgateway: settle: %v", err)
+	}
+}
+
 // observe feeds OpenAI's x-ratelimit-remaining-requests and -tokens, with
-// their x-ratelimit-reset-*, to the lease's key. A header that is absent
-// or unreadable is skipped, and so is a limit the key does not have.
-func observe(l *scheduler.Lease[Key, string], h http.Header) {
+// their x-ratelimit-reset-*, to the lease's key, the tokens less refund
+// (see settle). A header that is absent or unreadable is skipped, and so
+// is a limit the key does not have.
+func observe(l *scheduler.Lease[Key, string], h http.Header, refund int64) {
 	for _, name := range []string{"requests", "tokens"} {
 		left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
 		if err != nil || left < 0 {
 			continue
+		}
+		if name == "tokens" {
+			left -= refund
 		}
 		reset, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name))
 		if err != nil || reset < 0 {
@@ -235,33 +278,71 @@ func observe(l *scheduler.Lease[Key, string], h http.Header) {
 }
 
 // estimate is what a call may spend, as OpenAI counts it before running
-// it: the prompt's tokens (a quarter of its bytes, a rule of thumb with
-// no tokenizer) plus max_tokens. A body that is not a chat request is
-// estimated at its size over 4 plus the default max_tokens.
-func estimate(body []byte) int64 {
+// it, and never less: the prompt's tokens plus max_tokens for each of
+// the n completions asked for. The prompt's text counts a quarter of its
+// bytes (a rule of thumb with no tokenizer); each image part counts
+// imageTokens whatever its size, since a provider charges an image by
+// its dimensions, not by its URL's length; any other part (audio, a
+// file) counts a quarter of its JSON's bytes, far above what base64 data
+// costs. A body that is not a chat request is estimated at its size over
+// 4 plus the default max_tokens. An estimate past config.MaxUnits is
+// config.MaxUnits: more than any key's limit, so refused at once.
+func estimate(body []byte, imageTokens int64) int64 {
 	var req struct {
 		Messages []struct {
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 		MaxTokens           int64 `json:"max_tokens"`
 		MaxCompletionTokens int64 `json:"max_completion_tokens"`
+		N                   int64 `json:"n"`
 	}
 	if json.Unmarshal(body, &req) != nil {
 		return int64(len(body)+3)/4 + defaultMaxTokens
 	}
 	var prompt int64
 	for _, m := range req.Messages {
-		var text string
-		if json.Unmarshal(m.Content, &text) != nil {
-			text = string(m.Content) // an array of parts: its JSON is at least as long as its text
-		}
-		prompt += int64(len(text)+3) / 4
+		prompt += contentTokens(m.Content, imageTokens)
 	}
 	out := max(req.MaxTokens, req.MaxCompletionTokens)
 	if out <= 0 {
 		out = defaultMaxTokens
 	}
-	return max(prompt, 1) + out
+	prompt, n := max(prompt, 1), max(req.N, 1)
+	if prompt >= config.MaxUnits || out > (config.MaxUnits-prompt)/n {
+		return config.MaxUnits
+	}
+	return prompt + out*n
+}
+
+// contentTokens estimates a message's content: a string, or an array of
+// parts (see estimate). The sum saturates at config.MaxUnits.
+func contentTokens(content json.RawMessage, imageTokens int64) int64 {
+	var text string
+	if json.Unmarshal(content, &text) == nil {
+		return int64(len(text)+3) / 4
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return int64(len(content)+3) / 4
+	}
+	var raw []json.RawMessage
+	_ = json.Unmarshal(content, &raw) // parses: parts did
+	var n int64
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			n += int64(len(p.Text)+3) / 4
+		case "image_url", "input_image", "image":
+			n += imageTokens
+		default:
+			n += int64(len(raw[i])+3) / 4
+		}
+		n = min(n, config.MaxUnits)
+	}
+	return n
 }
 
 // usageOf reads total_tokens from an answer's usage block; -1 if it has
@@ -295,6 +376,7 @@ func main() {
 	upstream := flag.String("upstream", "", "the provider's base `URL`, such as https://api.openai.com")
 	rpm := flag.Int64("rpm", 600, "requests per minute per key (0: no limit)")
 	tpm := flag.Int64("tpm", 40000, "tokens per minute per key (0: no limit)")
+	images := flag.Int64("image-tokens", defaultImageTokens, "what one image counts in a call's estimate: the most your model charges for one")
 	flag.Parse()
 	u, err := url.Parse(*upstream)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -314,6 +396,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer g.Close()
+	g.ImageTokens = *images
 	log.Printf("llmgateway: %d keys, proxying %s on http://%s", len(keys), u, *addr)
 	srv := &http.Server{Addr: *addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {

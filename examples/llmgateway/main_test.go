@@ -237,12 +237,12 @@ func TestTheEstimateIsWhatTheMockAdmitsACallOn(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := mockprovider.Estimate(mockprovider.ChatRequest{Messages: req.Messages, MaxTokens: req.MaxTokens}, mockprovider.DefaultMaxTokens)
-		if got := estimate([]byte(body)); got != want {
+		if got := estimate([]byte(body), defaultImageTokens); got != want {
 			t.Errorf("%s: estimate %d, the mock's %d", body, got, want)
 		}
 	}
 	parts := `{"messages": [{"role": "user", "content": [{"type": "text", "text": "hello there"}]}], "max_tokens": 5}`
-	if got := estimate([]byte(parts)); got < (int64(len("hello there"))+3)/4+5 {
+	if got := estimate([]byte(parts), defaultImageTokens); got < (int64(len("hello there"))+3)/4+5 {
 		t.Errorf("content parts: estimate %d is below the text's", got)
 	}
 }

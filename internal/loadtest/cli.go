@@ -123,8 +123,12 @@ func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progr
 			title = ext.Title()
 		}
 		if cfg.Scenario == LLM {
+			client := clientTitle(cfg.Pool)
+			if ext != nil && cfg.Pool == ext.Name {
+				client = title + ", " + ext.LLMTitle
+			}
 			fmt.Fprintf(status, "%s: llm scenario with the %s, %s workers, %s keys: %s\n",
-				prog, clientTitle(cfg.Pool), group(cfg.Workers), group(len(cfg.LLM.keys(cfg.Resources))), dur(cfg.Duration))
+				prog, client, group(cfg.Workers), group(len(cfg.LLM.keys(cfg.Resources))), dur(cfg.Duration))
 			return runOn(ctx, cfg, ext, progress)
 		}
 		fmt.Fprintf(status, "%s: %s scenario on the %s, %s workers, %s resources: %s warm-up + %s\n",

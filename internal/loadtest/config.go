@@ -176,7 +176,7 @@ func (c Config) validate(ext *Extension) error {
 		pools = append(pools, ext.Name)
 	}
 	if c.Scenario == LLM {
-		return c.validateLLM()
+		return c.validateLLM(ext)
 	}
 	switch {
 	case !known(c.Scenario, Scenarios):
@@ -233,8 +233,9 @@ func (c Config) validate(ext *Extension) error {
 	return nil
 }
 
-// validateLLM checks what the llm scenario reads.
-func (c Config) validateLLM() error {
+// validateLLM checks what the llm scenario reads; ext's pool is one more
+// client if it has one.
+func (c Config) validateLLM(ext *Extension) error {
 	switch {
 	case c.Workers < 1:
 		return errors.New("workers: want at least 1")
@@ -243,7 +244,11 @@ func (c Config) validateLLM() error {
 	case c.Duration <= 0:
 		return errors.New("duration: want > 0")
 	}
-	return c.LLM.validate(c.Pool)
+	pool := c.Pool
+	if ext != nil && ext.LLM != nil && pool == ext.Name {
+		pool = "crs" // a client of the same kind, on the extension's pool
+	}
+	return c.LLM.validate(pool)
 }
 
 func known(s string, list []string) bool {

@@ -35,6 +35,6 @@
 //
 //	llm.go                        its settings, workload and budgets
 //	llm_run.go, llm_http.go       the run, and one call over HTTP
-//	llm_client.go, llm_crs.go     the naive client, and the scheduler's
+//	llm_client.go, llm_crs.go     LLMClient, Feedback and the naive client; the scheduler's
 //	llm_report.go                 its report, text and side by side
 package loadtest

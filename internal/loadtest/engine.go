@@ -80,7 +80,7 @@ func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) 
 	}
 	switch {
 	case cfg.Scenario == LLM:
-		return runLLM(ctx, cfg, progress)
+		return runLLM(ctx, cfg, ext, progress)
 	case cfg.Pool == "mutex":
 		return runWith[mutexHandle](ctx, cfg, newMutexPool(cfg), progress)
 	case ext != nil && cfg.Pool == ext.Name:

@@ -40,46 +40,8 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 
-	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+" (see above)")
-	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
-	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
-	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
-	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "run before the window, not counted, so that all workers starting at once does not bias it")
-	fs.Var((*policyFlag)(&c.Policy), "policy", "acquire `policy`: shared (a resource takes any number of holders) or exclusive\n(cooldown: exclusive)")
-	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "acquire strategy: "+strings.Join(strategyNames, ", ")+" (weighted: equal weights)")
-	fs.Var((*orderingFlag)(&c.Ordering), "ordering", "resource `order`: shard (the best of the shard the strategy picks) or global (the best of all)")
-	fs.StringVar(&c.API, "api", c.API, "how to acquire: acquire (AcquireContext, then Release(id) under exclusive;\na shared acquisition holds nothing) or lease (Lease, then Lease.Release, or Lease.Fail\nafter a failed backend call)")
-	fs.IntVar(&c.Heaps, "heaps", c.Heaps, "scheduler shards (HeapCount); 0: one per resource")
-	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
-	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
-	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
-	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail (on healthy resources, see -unhealthy), 0 to 1\n(failure: 0.1)")
-	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
-	fs.Var((*shareFlag)(&c.UnhealthyRate), "unhealthy-rate", "`share` of an unhealthy resource's calls that fail, 0 to 1")
-	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
-	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
-	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
-	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
-	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
-	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
-	fs.Var((*shareFlag)(&c.EjectShare), "eject-share", "with -eject: the largest `share` of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
-	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
-	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
-	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone); llm: crs, or naive")
 	keys := ""
-	fs.StringVar(&c.LLM.Provider, "provider", "", "llm: base `URL` of an OpenAI-compatible provider (calls go to URL/v1/chat/completions),\nwith -keys; default: the mock provider, started in-process on 127.0.0.1")
-	fs.StringVar(&keys, "keys", "", "llm: the API `keys`, k1,k2,... or @FILE (one a line); default: sk-mock-1 ... up to\n-resources, for the mock")
-	fs.Int64Var(&c.LLM.RPM, "rpm", c.LLM.RPM, "llm: requests per minute per key, the client's limit and the mock's (0: none)")
-	fs.Int64Var(&c.LLM.TPM, "tpm", c.LLM.TPM, "llm: tokens per minute per key, the client's limit and the mock's (0: none)")
-	fs.Var((*tokensFlag)(&c.LLM.Prompt), "prompt-tokens", "llm: prompt tokens per call, `uniform:MIN-MAX` or fixed:N")
-	fs.Var((*tokensFlag)(&c.LLM.MaxTokens), "max-tokens", "llm: max_tokens per call, `uniform:MIN-MAX` or fixed:N (the mock's completion is\nuniform from 1 to it)")
-	fs.Var((*mockLatencyFlag)(&c.LLM.Latency), "provider-latency", "llm: the mock's time per call, `uniform:MIN-MAX` or fixed:D")
-	fs.StringVar(&c.LLM.Model, "model", c.LLM.Model, "llm: the model named in each request")
-	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
-	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
-	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
-	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
+	registerFlags(fs, &o, &keys)
 	for _, x := range exts {
 		x.Flags(fs)
 	}
@@ -137,8 +99,68 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	return o, c.validate(o.ext)
 }
 
+// registerFlags adds the harness's own flags to fs, reading into o and,
+// for -keys, keys.
+func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
+	c := &o.Config
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+" (see above)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
+	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
+	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "run before the window, not counted, so that all workers starting at once does not bias it")
+	fs.Var((*policyFlag)(&c.Policy), "policy", "acquire `policy`: shared (a resource takes any number of holders) or exclusive\n(cooldown: exclusive)")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "acquire strategy: "+strings.Join(strategyNames, ", ")+" (weighted: equal weights)")
+	fs.Var((*orderingFlag)(&c.Ordering), "ordering", "resource `order`: shard (the best of the shard the strategy picks) or global (the best of all)")
+	fs.StringVar(&c.API, "api", c.API, "how to acquire: acquire (AcquireContext, then Release(id) under exclusive;\na shared acquisition holds nothing) or lease (Lease, then Lease.Release, or Lease.Fail\nafter a failed backend call)")
+	fs.IntVar(&c.Heaps, "heaps", c.Heaps, "scheduler shards (HeapCount); 0: one per resource")
+	fs.IntVar(&c.Capacity, "capacity", c.Capacity, "holders per resource at once, exclusive policy")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request acquire timeout (context.WithTimeout)")
+	fs.Var((*latencyFlag)(&c.Latency), "latency", "backend latency `distribution`: uniform:MIN-MAX, fixed:D or exp:MEAN")
+	fs.Var((*shareFlag)(&c.FailureRate), "failure-rate", "`share` of backend calls that fail (on healthy resources, see -unhealthy), 0 to 1\n(failure: 0.1)")
+	fs.IntVar(&c.Unhealthy, "unhealthy", c.Unhealthy, "the first N resources are unhealthy: their calls fail at -unhealthy-rate instead (failure: 1)")
+	fs.Var((*shareFlag)(&c.UnhealthyRate), "unhealthy-rate", "`share` of an unhealthy resource's calls that fail, 0 to 1")
+	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
+	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
+	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
+	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
+	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
+	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
+	fs.Var((*shareFlag)(&c.EjectShare), "eject-share", "with -eject: the largest `share` of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
+	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
+	fs.IntVar(&c.EventQueueSize, "event-queue", c.EventQueueSize, "scheduler event queue size; a full queue drops events and skips the events check")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed; each worker draws from its own generator seeded with it")
+	fs.StringVar(&c.Pool, "pool", c.Pool, "pool under test: crs, or mutex (the -compare baseline alone); llm: crs, or naive")
+	fs.StringVar(&c.LLM.Provider, "provider", "", "llm: base `URL` of an OpenAI-compatible provider, with or without its /v1 (as OpenAI\nclients take it: https://api.openai.com/v1); calls go to .../v1/chat/completions.\nWith -keys; default: the mock provider, started in-process on 127.0.0.1")
+	fs.StringVar(keys, "keys", "", "llm: the API `keys`, k1,k2,... or @FILE (one a line); default: sk-mock-1 ... up to\n-resources, for the mock")
+	fs.Int64Var(&c.LLM.RPM, "rpm", c.LLM.RPM, "llm: requests per minute per key, the client's limit and the mock's (0: none)")
+	fs.Int64Var(&c.LLM.TPM, "tpm", c.LLM.TPM, "llm: tokens per minute per key, the client's limit and the mock's (0: none)")
+	fs.Var((*tokensFlag)(&c.LLM.Prompt), "prompt-tokens", "llm: prompt tokens per call, `uniform:MIN-MAX` or fixed:N")
+	fs.Var((*tokensFlag)(&c.LLM.MaxTokens), "max-tokens", "llm: max_tokens per call, `uniform:MIN-MAX` or fixed:N (the mock's completion is\nuniform from 1 to it)")
+	fs.Var((*mockLatencyFlag)(&c.LLM.Latency), "provider-latency", "llm: the mock's time per call, `uniform:MIN-MAX` or fixed:D")
+	fs.StringVar(&c.LLM.Model, "model", c.LLM.Model, "llm: the model named in each request")
+	fs.BoolVar(&c.LLM.ProviderStats, "provider-stats", false, "llm, with -provider: the provider is a mockprovider (cmd/mockprovider): read its\nGET /stats when the run ends, for the provider's own view of every client's calls")
+	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
+	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
+	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
+	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
+}
+
+// harnessFlags calls f for each of the harness's own flags (not an
+// extension's).
+func harnessFlags(f func(*flag.Flag)) {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	o := Options{Config: Default()}
+	var keys string
+	registerFlags(fs, &o, &keys)
+	fs.VisitAll(f)
+}
+
+// llmReads are the harness's flags, other than llmFlags, that the llm
+// scenario reads; it refuses the others.
+var llmReads = []string{"scenario", "workers", "resources", "duration", "seed", "pool", "compare", "json", "progress"}
+
 // llmFlags are the flags that only the llm scenario reads.
-var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model"}
+var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model", "provider-stats"}
 
 // parseLLM reads the llm scenario's -keys, and rejects the llm flags
 // elsewhere and the flags the scenario cannot honour.
@@ -155,9 +177,24 @@ func parseLLM(o *Options, keys string, set map[string]bool) error {
 		}
 		return nil
 	}
+	reads := map[string]bool{"html": true} // refused below, with a reason of its own
+	for _, name := range append(llmReads, llmFlags...) {
+		reads[name] = true
+	}
+	var refused error
+	harnessFlags(func(f *flag.Flag) {
+		if refused == nil && set[f.Name] && !reads[f.Name] {
+			refused = fmt.Errorf("%s: not read by -scenario llm (it reads -%s and the llm: flags)", f.Name, strings.Join(llmReads[1:], ", -"))
+		}
+	})
+	if refused != nil {
+		return refused
+	}
 	switch {
 	case o.HTML != "":
 		return errors.New("html: the llm scenario has a text and a JSON report only")
+	case c.LLM.ProviderStats && c.LLM.Provider == "":
+		return errors.New("provider-stats: needs -provider (the in-process mock's counters are always read)")
 	case o.Compare && c.LLM.Provider != "":
 		return errors.New("compare: needs a fresh provider for each client: run -pool crs and -pool naive one after the other instead")
 	}

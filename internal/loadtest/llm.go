@@ -15,7 +15,7 @@ import (
 
 // The llm scenario: workers make chat-completion calls, of random token
 // costs, to an OpenAI-compatible provider over real HTTP, through a client
-// that picks an API key per call (llmClient): the crs scheduler, keeping
+// that picks an API key per call (LLMClient): the crs scheduler, keeping
 // each key's requests and tokens per minute, or the naive round robin
 // that retries after a 429's Retry-After. By default the provider is
 // internal/mockprovider, started in-process on a loopback port, with the
@@ -36,9 +36,10 @@ const LLM = "llm"
 // LLMConfig is what the llm scenario reads beyond Workers, Duration,
 // Seed and Pool ("crs" or "naive").
 type LLMConfig struct {
-	// Provider is the base URL of an OpenAI-compatible endpoint (the
-	// calls go to Provider + "/v1/chat/completions"); empty starts the
-	// mock provider in-process on 127.0.0.1:0.
+	// Provider is the base URL of an OpenAI-compatible endpoint, with or
+	// without its /v1 (OpenAI clients' base URL ends in /v1): the calls
+	// go to its host's /v1/chat/completions. Empty starts the mock
+	// provider in-process on 127.0.0.1:0.
 	Provider string
 	// Keys are the API keys; empty means sk-mock-1 ... sk-mock-N, N being
 	// Config.Resources (the mock's names). Required with Provider.
@@ -54,6 +55,10 @@ type LLMConfig struct {
 	Latency mockprovider.Latency
 	// Model is the model named in each request.
 	Model string
+	// ProviderStats says the Provider is a mockprovider whose GET /stats
+	// is read when the run ends: the provider's view of every client's
+	// calls, which several processes on one pool share.
+	ProviderStats bool
 }
 
 // DefaultLLM is the llm scenario's default: the 4 keys of 600 rpm
@@ -84,7 +89,7 @@ func (c LLMConfig) keys(resources int) []string {
 func (c LLMConfig) validate(pool string) error {
 	switch {
 	case pool != "crs" && pool != "naive":
-		return fmt.Errorf("pool %q: the llm scenario runs crs or naive (a client on a redispool pool is not there yet)", pool)
+		return fmt.Errorf("pool %q: the llm scenario runs crs or naive (or the client of an extension that has one, such as crsload-redis -redis)", pool)
 	case c.RPM < 0 || c.TPM < 0:
 		return errors.New("rpm, tpm: want >= 0 (0: no such limit)")
 	case c.RPM == 0 && c.TPM == 0:
@@ -163,18 +168,20 @@ func (t Tokens) draw(r *rand.Rand) int64 {
 	return t.Min + r.Int64N(t.Max-t.Min+1)
 }
 
-// llmCall is one call of the workload.
-type llmCall struct {
-	prompt, maxTokens int64
-	// estimate is what the mock admits the call on, prompt + max_tokens
+// LLMCall is one call of the workload.
+type LLMCall struct {
+	// Prompt is the prompt's tokens by the mock's count, MaxTokens the
+	// call's max_tokens.
+	Prompt, MaxTokens int64
+	// Estimate is what the mock admits the call on, Prompt + MaxTokens
 	// (mockprovider.Estimate): what a client must reserve so that the
 	// provider never refuses it.
-	estimate int64
+	Estimate int64
 }
 
-func drawCall(c LLMConfig, r *rand.Rand) llmCall {
+func drawCall(c LLMConfig, r *rand.Rand) LLMCall {
 	p, m := c.Prompt.draw(r), c.MaxTokens.draw(r)
-	return llmCall{prompt: p, maxTokens: m, estimate: p + m}
+	return LLMCall{Prompt: p, MaxTokens: m, Estimate: p + m}
 }
 
 // readKeys reads -keys: a comma-separated list, or @FILE, one key a line

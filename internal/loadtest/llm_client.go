@@ -6,36 +6,73 @@ import (
 	"time"
 )
 
-// llmClient is how the llm scenario's calls get their API key: the crs
-// scheduler (llm_crs.go) or the naive round robin (naiveClient). A client
-// on a pool shared by several processes (redispool) would be a third.
-// Its methods are called from many workers at once.
-type llmClient interface {
-	// pick waits until the client lets call c go out and returns the
+// LLMClient is how the llm scenario's calls get their API key: the crs
+// scheduler (llm_crs.go), the naive round robin (naiveClient), or an
+// Extension's client on a pool shared by several processes
+// (cmd/crsload-redis). Its methods are called from many workers at once.
+type LLMClient interface {
+	// Pick waits until the client lets call c go out and returns the
 	// hold it goes out under. Its error wraps ctx's when ctx ended.
-	pick(ctx context.Context, c llmCall) (llmHold, error)
-	// finish runs once every worker has stopped: the client's own checks
+	Pick(ctx context.Context, c LLMCall) (LLMHold, error)
+	// Finish runs once every worker has stopped: the client's own checks
 	// for the accounting.
-	finish() []Check
-	close()
+	Finish() []Check
+	Close()
 }
 
-// llmHold is one attempt's key, from pick. Exactly one of its methods is
-// called, once.
-type llmHold interface {
-	key() int // the key's index in the run's keys
-	// served: the provider answered 200; a has its usage and headers.
-	served(a llmAnswer) error
-	// refused: a 429 with a retry-after. It returns how long the worker
+// LLMHold is one attempt's key, from Pick. Exactly one of its methods
+// other than Key is called, once.
+type LLMHold interface {
+	Key() int // the key's index in the run's keys
+	// Served: the provider answered 200; a has its usage and headers.
+	Served(a LLMAnswer) error
+	// Refused: a 429 with a retry-after. It returns how long the worker
 	// waits before the next attempt (the client's own wait, if it keeps
 	// none in its pool).
-	refused(a llmAnswer) (time.Duration, error)
-	// failed: any other answer, or none (a transport error): the call
+	Refused(a LLMAnswer) (time.Duration, error)
+	// Failed: any other answer, or none (a transport error): the call
 	// ends without a retry.
-	failed(a llmAnswer) error
-	// unsent: the window ended between pick and the call, which is not
+	Failed(a LLMAnswer) error
+	// Unsent: the window ended between Pick and the call, which is not
 	// made.
-	unsent() error
+	Unsent() error
+}
+
+// Feedback is how a client that keeps a provider's budgets takes a
+// served answer back, whether the provider refunds the unused part of a
+// call's estimate when the call ends (most do; the mock does) or keeps
+// the estimate charged (mockprovider's KeepEstimate): observe the figures
+// it returns (Lease.Observe), then settle the tokens to the amount it
+// returns (Lease.Settle).
+//
+// Settling to the usage first and observing after (the natural order)
+// lets the refund, est - usage, serve a waiter in the same step as the
+// settlement, before the provider's figure lowers the bucket: with a
+// provider that kept the estimate, that waiter goes out on budget the
+// provider does not have, and is refused. So the tokens figure is
+// observed first, less the refund still to come, and the refund is at
+// most what the provider says is left (remaining R): the bucket, at L
+// before the two steps, ends at min(L + refund, R) when R covers the
+// refund, and at most R otherwise, and is never above that in between.
+// A provider that refunded reports R = L + refund, and both steps change
+// nothing more than the plain settlement would. Without a tokens figure,
+// the answer settles to its usage. The call's recorded cost is then at
+// least its usage.
+func Feedback(a LLMAnswer, estimate int64) (observe map[string]Remaining, tokens int64) {
+	tokens = a.Usage.Total
+	r, ok := a.Remaining["tokens"]
+	refund := estimate - a.Usage.Total
+	if !ok || refund <= 0 {
+		return a.Remaining, tokens
+	}
+	refund = min(refund, r.Units)
+	observe = make(map[string]Remaining, len(a.Remaining))
+	for name, v := range a.Remaining {
+		observe[name] = v
+	}
+	r.Units -= refund
+	observe["tokens"] = r
+	return observe, estimate - refund
 }
 
 // naiveClient is what most gateways do: round robin over the keys, and
@@ -48,20 +85,20 @@ type naiveClient struct {
 
 func newNaiveClient(keys int) *naiveClient { return &naiveClient{keys: keys} }
 
-func (n *naiveClient) pick(ctx context.Context, _ llmCall) (llmHold, error) {
+func (n *naiveClient) Pick(ctx context.Context, _ LLMCall) (LLMHold, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return naiveHold(int((n.next.Add(1) - 1) % uint64(n.keys))), nil
 }
 
-func (n *naiveClient) finish() []Check { return nil }
-func (n *naiveClient) close()          {}
+func (n *naiveClient) Finish() []Check { return nil }
+func (n *naiveClient) Close()          {}
 
 type naiveHold int
 
-func (h naiveHold) key() int                                   { return int(h) }
-func (h naiveHold) served(llmAnswer) error                     { return nil }
-func (h naiveHold) refused(a llmAnswer) (time.Duration, error) { return a.retryAfter, nil }
-func (h naiveHold) failed(llmAnswer) error                     { return nil }
-func (h naiveHold) unsent() error                              { return nil }
+func (h naiveHold) Key() int                                   { return int(h) }
+func (h naiveHold) Served(LLMAnswer) error                     { return nil }
+func (h naiveHold) Refused(a LLMAnswer) (time.Duration, error) { return a.RetryAfter, nil }
+func (h naiveHold) Failed(LLMAnswer) error                     { return nil }
+func (h naiveHold) Unsent() error                              { return nil }

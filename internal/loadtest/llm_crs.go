@@ -63,21 +63,21 @@ func newCRSClient(lc LLMConfig, keys []string, clock config.Clock) (*crsClient, 
 	return &crsClient{s: s, keys: keys, limited: limited}, nil
 }
 
-// pick leases a key whose buckets cover the call: a request (a limit the
+// Pick leases a key whose buckets cover the call: a request (a limit the
 // cost does not name costs 1) and its estimate in tokens, the most the
 // provider may charge it up front. A key without a tokens limit ignores
 // the tokens.
-func (c *crsClient) pick(ctx context.Context, call llmCall) (llmHold, error) {
-	l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.estimate}))
+func (c *crsClient) Pick(ctx context.Context, call LLMCall) (LLMHold, error) {
+	l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.Estimate}))
 	if err != nil {
 		return nil, err
 	}
-	return &crsHold{c: c, l: l}, nil
+	return &crsHold{c: c, l: l, estimate: call.Estimate}, nil
 }
 
-// finish checks that the scheduler ends with nothing held or waiting and
+// Finish checks that the scheduler ends with nothing held or waiting and
 // no bucket in debt: every call spent at most its estimate.
-func (c *crsClient) finish() []Check {
+func (c *crsClient) Finish() []Check {
 	st := c.s.Stats()
 	checks := []Check{{
 		Name:   "the scheduler has no lease and no waiter left",
@@ -103,48 +103,51 @@ func (c *crsClient) finish() []Check {
 	})
 }
 
-func (c *crsClient) close() { c.s.Shutdown() }
+func (c *crsClient) Close() { c.s.Shutdown() }
 
 type crsHold struct {
-	c *crsClient
-	l scheduler.Lease[llmKey, string]
+	c        *crsClient
+	l        scheduler.Lease[llmKey, string]
+	estimate int64 // the tokens the lease was granted on
 }
 
-func (h *crsHold) key() int { return h.l.Value().index }
+func (h *crsHold) Key() int { return h.l.Value().index }
 
-// served settles the lease to the call's usage, so that the unused part
-// of max_tokens goes back to the key, lowers the buckets to what the
-// provider says is left, and ends the lease.
-func (h *crsHold) served(a llmAnswer) error {
-	err := h.l.Settle(config.Cost{"tokens": a.usage.Total})
-	err = errors.Join(err, h.observe(a))
+// Served feeds the answer back as Feedback says: first the provider's
+// figures (Observe), less the refund still to come, then the settlement
+// (Settle), so that the bucket never holds more than the provider said,
+// not even between the two; then it ends the lease.
+func (h *crsHold) Served(a LLMAnswer) error {
+	seen, tokens := Feedback(a, h.estimate)
+	err := h.observe(seen)
+	err = errors.Join(err, h.l.Settle(config.Cost{"tokens": tokens}))
 	return errors.Join(err, h.l.Release())
 }
 
 // observe feeds the provider's x-ratelimit-remaining-* back, for the
 // limits the key has (Observe never raises a bucket).
-func (h *crsHold) observe(a llmAnswer) error {
+func (h *crsHold) observe(seen map[string]Remaining) error {
 	var err error
-	for name, r := range a.remaining {
+	for name, r := range seen {
 		if h.c.limited[name] {
-			err = errors.Join(err, h.l.Observe(name, r.units, r.reset))
+			err = errors.Join(err, h.l.Observe(name, r.Units, r.Reset))
 		}
 	}
 	return err
 }
 
-// refused rests the key for the 429's retry-after: the worker then asks
+// Refused rests the key for the 429's retry-after: the worker then asks
 // the scheduler again at once, which hands it another key, or makes it
 // wait for one.
-func (h *crsHold) refused(a llmAnswer) (time.Duration, error) {
-	return 0, errors.Join(h.observe(a), h.l.Cooldown(a.retryAfter))
+func (h *crsHold) Refused(a LLMAnswer) (time.Duration, error) {
+	return 0, errors.Join(h.observe(a.Remaining), h.l.Cooldown(a.RetryAfter))
 }
 
-// failed ends the lease as a failure, the estimate kept: the call may
+// Failed ends the lease as a failure, the estimate kept: the call may
 // have reached the provider.
-func (h *crsHold) failed(llmAnswer) error { return h.l.Fail() }
+func (h *crsHold) Failed(LLMAnswer) error { return h.l.Fail() }
 
-// unsent refunds the call, which spent nothing, and ends the lease.
-func (h *crsHold) unsent() error {
+// Unsent refunds the call, which spent nothing, and ends the lease.
+func (h *crsHold) Unsent() error {
 	return errors.Join(h.l.Settle(config.Cost{"requests": 0, "tokens": 0}), h.l.Release())
 }

@@ -17,7 +17,7 @@ import (
 
 // llmHTTP sends the workload's calls to one provider.
 type llmHTTP struct {
-	endpoint string // base URL + "/v1/chat/completions"
+	endpoint string // the host's URL + "/v1/chat/completions"
 	model    string
 	client   *http.Client
 }
@@ -30,11 +30,22 @@ func newLLMHTTP(baseURL, model string, workers int) *llmHTTP {
 	tr.MaxIdleConns = workers
 	tr.MaxIdleConnsPerHost = workers
 	return &llmHTTP{
-		endpoint: strings.TrimSuffix(baseURL, "/") + "/v1/chat/completions",
+		endpoint: rootURL(baseURL) + "/v1/chat/completions",
 		model:    model,
 		client:   &http.Client{Transport: tr},
 	}
 }
+
+// rootURL is a base URL without its /v1: -provider takes OpenAI clients'
+// base URL, which ends in /v1 (https://api.openai.com/v1), or the host
+// alone.
+func rootURL(base string) string {
+	base = strings.TrimSuffix(base, "/")
+	return strings.TrimSuffix(base, "/v1")
+}
+
+// statsURL is where a mockprovider at base serves its counters.
+func statsURL(base string) string { return rootURL(base) + "/stats" }
 
 func (h *llmHTTP) close() { h.client.CloseIdleConnections() }
 
@@ -50,51 +61,54 @@ func promptText(n int64) string {
 	return strings.Repeat("tok ", int(n))
 }
 
-// llmAnswer is what a client reads from one answer.
-type llmAnswer struct {
-	status int
-	err    error // transport error or unreadable 200 body; status is then 0
-	usage  struct {
-		Prompt     int64 `json:"prompt_tokens"`
-		Completion int64 `json:"completion_tokens"`
-		Total      int64 `json:"total_tokens"`
-	}
-	// retryAfter is a 429's wait, from retry-after-ms or else Retry-After
+// LLMAnswer is what a client reads from one answer.
+type LLMAnswer struct {
+	Status int
+	Err    error // transport error or unreadable 200 body; Status is then 0
+	Usage  LLMUsage
+	// RetryAfter is a 429's wait, from retry-after-ms or else Retry-After
 	// (seconds); 0 if it gave neither, which the mock does for a call that
 	// can never fit.
-	retryAfter time.Duration
-	// remaining are the x-ratelimit-remaining-* headers, by limit name
+	RetryAfter time.Duration
+	// Remaining are the x-ratelimit-remaining-* headers, by limit name
 	// ("requests", "tokens"), with the x-ratelimit-reset-* of the same
 	// name; absent names were not sent.
-	remaining map[string]remaining
+	Remaining map[string]Remaining
 }
 
-// remaining is one x-ratelimit-remaining-* header, with its reset.
-type remaining struct {
-	units int64
-	reset time.Duration // how long until the bucket is full again; 0 unknown
+// LLMUsage is an answer's usage block.
+type LLMUsage struct {
+	Prompt     int64 `json:"prompt_tokens"`
+	Completion int64 `json:"completion_tokens"`
+	Total      int64 `json:"total_tokens"`
+}
+
+// Remaining is one x-ratelimit-remaining-* header, with its reset.
+type Remaining struct {
+	Units int64
+	Reset time.Duration // how long until the bucket is full again; 0 unknown
 }
 
 // send makes one call with key and reads its answer. ctx bounds the
 // call: a call in progress when the run's window ends is let finish.
-func (h *llmHTTP) send(ctx context.Context, key string, c llmCall) llmAnswer {
+func (h *llmHTTP) send(ctx context.Context, key string, c LLMCall) LLMAnswer {
 	body, err := json.Marshal(map[string]any{
 		"model":      h.model,
-		"messages":   []map[string]string{{"role": "user", "content": promptText(c.prompt)}},
-		"max_tokens": c.maxTokens,
+		"messages":   []map[string]string{{"role": "user", "content": promptText(c.Prompt)}},
+		"max_tokens": c.MaxTokens,
 	})
 	if err != nil {
-		return llmAnswer{err: err}
+		return LLMAnswer{Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return llmAnswer{err: err}
+		return LLMAnswer{Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return llmAnswer{err: err}
+		return LLMAnswer{Err: err}
 	}
 	defer resp.Body.Close()
 	return readAnswer(resp)
@@ -102,26 +116,26 @@ func (h *llmHTTP) send(ctx context.Context, key string, c llmCall) llmAnswer {
 
 // readAnswer reads a provider's answer; the body is read to the end, so
 // that the connection is reused.
-func readAnswer(resp *http.Response) llmAnswer {
-	a := llmAnswer{status: resp.StatusCode, remaining: rateHeaders(resp.Header)}
+func readAnswer(resp *http.Response) LLMAnswer {
+	a := LLMAnswer{Status: resp.StatusCode, Remaining: rateHeaders(resp.Header)}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	switch {
 	case err != nil:
-		a.err = err
+		a.Err = err
 	case resp.StatusCode == http.StatusOK:
 		var v struct {
 			Usage *json.RawMessage `json:"usage"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil || v.Usage == nil {
-			a.err = fmt.Errorf("a 200 without a usage block: %.80q", body)
-		} else if err := json.Unmarshal(*v.Usage, &a.usage); err != nil {
-			a.err = fmt.Errorf("usage: %v", err)
+			a.Err = fmt.Errorf("a 200 without a usage block: %.80q", body)
+		} else if err := json.Unmarshal(*v.Usage, &a.Usage); err != nil {
+			a.Err = fmt.Errorf("usage: %v", err)
 		}
 	case resp.StatusCode == http.StatusTooManyRequests:
-		a.retryAfter = retryAfter(resp.Header)
+		a.RetryAfter = retryAfter(resp.Header)
 	}
-	if a.err != nil {
-		a.status = 0
+	if a.Err != nil {
+		a.Status = 0
 	}
 	return a
 }
@@ -142,19 +156,19 @@ func retryAfter(h http.Header) time.Duration {
 // rateHeaders reads x-ratelimit-remaining-NAME and x-ratelimit-reset-NAME
 // for requests and tokens. A reset is a Go duration ("1s", "6m0s",
 // "12ms"), the form OpenAI writes.
-func rateHeaders(h http.Header) map[string]remaining {
-	var out map[string]remaining
+func rateHeaders(h http.Header) map[string]Remaining {
+	var out map[string]Remaining
 	for _, name := range []string{"requests", "tokens"} {
 		n, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
 		if err != nil || n < 0 {
 			continue
 		}
-		r := remaining{units: n}
+		r := Remaining{Units: n}
 		if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name)); err == nil && d > 0 {
-			r.reset = d
+			r.Reset = d
 		}
 		if out == nil {
-			out = map[string]remaining{}
+			out = map[string]Remaining{}
 		}
 		out[name] = r
 	}

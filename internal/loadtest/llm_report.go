@@ -120,7 +120,7 @@ func clientTitle(pool string) string {
 func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats, clientChecks []Check, in *Interruption, url string) *LLMReport {
 	cfg, lc, k := r.cfg, r.cfg.LLM, &r.k
 	lr := &LLMReport{
-		Client: cfg.Pool, ClientTitle: clientTitle(cfg.Pool), Provider: url, Mock: lc.Provider == "",
+		Client: cfg.Pool, ClientTitle: r.title, Provider: url, Mock: lc.Provider == "",
 		Environment: environment(), Keys: len(r.keys), RPM: lc.RPM, TPM: lc.TPM, Workers: cfg.Workers,
 		PromptDist: lc.Prompt.String(), MaxTokDist: lc.MaxTokens.String(), Seed: cfg.Seed,
 		DurationNs: int64(cfg.Duration), WindowNs: int64(window), ElapsedNs: int64(elapsed),
@@ -181,7 +181,10 @@ func llmAccounting(lr *LLMReport, clientChecks []Check) Accounting {
 		"%s attempts = %s served + %s 429s + %s other", group(q.Attempts), group(q.Served), group(q.RateLimited), group(q.Other))
 	if s := lr.ProviderStats; s != nil {
 		const agrees = "the mock's counts are the client's"
-		if lr.Interrupted != nil {
+		if !lr.Mock {
+			a.Checks = append(a.Checks, Check{Name: agrees, OK: true, Skipped: true,
+				Detail: "-provider-stats: the provider may have other clients (processes on the same pool)"})
+		} else if lr.Interrupted != nil {
 			a.Checks = append(a.Checks, Check{Name: agrees, OK: true, Skipped: true,
 				Detail: "interrupted: calls cut short may have been counted by one side only"})
 		} else {
@@ -206,6 +209,13 @@ func llmAccounting(lr *LLMReport, clientChecks []Check) Accounting {
 		a.OK = a.OK && c.OK
 	}
 	return a
+}
+
+func ratio(n, of int64) float64 {
+	if of <= 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
 }
 
 func or(s, alt string) string {
@@ -248,6 +258,19 @@ func writeLLMText(w io.Writer, lr *LLMReport) error {
 			mark = "  (binding)"
 		}
 		fmt.Fprintf(b, "  %-9s %s of %s allowed: %s%s\n", bu.Name, group(bu.Spent), group(bu.Allowed), pct(bu.Share), mark)
+	}
+
+	if s := lr.ProviderStats; s != nil && !lr.Mock {
+		t := s.Total
+		fmt.Fprintf(b, "\nThe provider's view (GET /stats: every client's calls, since the provider started %s ago)\n", dur(int64(s.Elapsed)))
+		fmt.Fprintf(b, "  served          %s\n", group(t.Served))
+		fmt.Fprintf(b, "  429s sent       %s  (%s of the %s calls received)\n", group(t.RateLimited), pct(ratio(t.RateLimited, t.Received)), group(t.Received))
+		if t.RequestsAllowed > 0 {
+			fmt.Fprintf(b, "  requests  %s of %s allowed: %s\n", group(t.Served), group(t.RequestsAllowed), pct(ratio(t.Served, t.RequestsAllowed)))
+		}
+		if t.TokensAllowed > 0 {
+			fmt.Fprintf(b, "  tokens    %s of %s allowed: %s\n", group(t.TotalTokens), group(t.TokensAllowed), pct(ratio(t.TotalTokens, t.TokensAllowed)))
+		}
 	}
 
 	fmt.Fprintf(b, "\nLatency of the served calls, and the wait of the unfinished ones\n")

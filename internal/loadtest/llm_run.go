@@ -2,9 +2,12 @@ package loadtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +41,8 @@ type llmKeyCounters struct {
 type llmRun struct {
 	cfg    Config
 	keys   []string
-	client llmClient
+	client LLMClient
+	title  string // the client's, for the report
 	http   *llmHTTP
 	k      llmCounters
 	// ctx bounds the calls (a signal ends it); window ends at the end of
@@ -47,8 +51,9 @@ type llmRun struct {
 	ctx, window context.Context
 }
 
-// runLLM runs the llm scenario with the client cfg.Pool names.
-func runLLM(ctx context.Context, cfg Config, progress *Progress) (*Report, error) {
+// runLLM runs the llm scenario with the client cfg.Pool names: crs,
+// naive, or ext's.
+func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress) (*Report, error) {
 	lc := cfg.LLM
 	keys := lc.keys(cfg.Resources)
 	// The window starts before the mock does, so that the budget it
@@ -70,14 +75,14 @@ func runLLM(ctx context.Context, cfg Config, progress *Progress) (*Report, error
 		}
 		url = mock.URL
 	}
-	client, err := newLLMClient(cfg, keys)
+	client, title, err := newLLMClient(cfg, ext, keys)
 	if err != nil {
 		if mock != nil {
 			mock.Close()
 		}
 		return nil, err
 	}
-	run := &llmRun{cfg: cfg, keys: keys, client: client, http: newLLMHTTP(url, lc.Model, cfg.Workers), ctx: ctx}
+	run := &llmRun{cfg: cfg, keys: keys, client: client, title: title, http: newLLMHTTP(url, lc.Model, cfg.Workers), ctx: ctx}
 	run.k.keys = make([]llmKeyCounters, len(keys))
 	window, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
@@ -109,8 +114,18 @@ func runLLM(ctx context.Context, cfg Config, progress *Progress) (*Report, error
 		s := mock.Stats()
 		stats = &s
 	}
-	checks := client.finish()
-	client.close()
+	// An extension's Finish may wait for the other processes on its
+	// pool: the provider's counters, read after it, then cover them all.
+	checks := client.Finish()
+	client.Close()
+	if lc.ProviderStats {
+		s, err := readProviderStats(ctx, url)
+		if err != nil {
+			noteErr(&run.k.firstErr, err)
+			checks = append(checks, Check{Name: "the provider's counters were read", Detail: err.Error()})
+		}
+		stats = s
+	}
 
 	var in *Interruption
 	if ctx.Err() != nil {
@@ -123,12 +138,43 @@ func runLLM(ctx context.Context, cfg Config, progress *Progress) (*Report, error
 	}, nil
 }
 
-// newLLMClient makes the client cfg.Pool names.
-func newLLMClient(cfg Config, keys []string) (llmClient, error) {
-	if cfg.Pool == "naive" {
-		return newNaiveClient(len(keys)), nil
+// newLLMClient makes the client cfg.Pool names, and its title.
+func newLLMClient(cfg Config, ext *Extension, keys []string) (LLMClient, string, error) {
+	switch {
+	case cfg.Pool == "naive":
+		return newNaiveClient(len(keys)), clientTitle(cfg.Pool), nil
+	case ext != nil && cfg.Pool == ext.Name:
+		c, err := ext.LLM(cfg, keys)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", ext.Name, err)
+		}
+		return c, ext.Title() + ", " + ext.LLMTitle, nil
 	}
-	return newCRSClient(cfg.LLM, keys, nil)
+	c, err := newCRSClient(cfg.LLM, keys, nil)
+	return c, clientTitle(cfg.Pool), err
+}
+
+// readProviderStats reads a mockprovider's GET /stats.
+func readProviderStats(ctx context.Context, base string) (*mockprovider.Stats, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statsURL(base), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("provider stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("provider stats: GET %s: %s (-provider-stats wants a mockprovider)", statsURL(base), resp.Status)
+	}
+	var s mockprovider.Stats
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("provider stats: %w", err)
+	}
+	return &s, nil
 }
 
 // worker makes calls back to back until the window ends.
@@ -142,7 +188,7 @@ func (r *llmRun) worker(id int) {
 // call makes one call of the workload, retrying after each 429 that
 // gives a retry-after, until it is served, fails, or the window ends
 // while it waits. Its outcome is counted exactly once.
-func (r *llmRun) call(c llmCall) {
+func (r *llmRun) call(c LLMCall) {
 	k := &r.k
 	k.calls.Add(1)
 	k.waiting.inc()
@@ -154,7 +200,7 @@ func (r *llmRun) call(c llmCall) {
 	}()
 	start := time.Now()
 	for {
-		h, err := r.client.pick(r.window, c)
+		h, err := r.client.Pick(r.window, c)
 		if err != nil {
 			if r.window.Err() != nil && errors.Is(err, r.window.Err()) {
 				r.unfinished(start)
@@ -165,53 +211,53 @@ func (r *llmRun) call(c llmCall) {
 			return
 		}
 		if r.window.Err() != nil {
-			r.note(h.unsent())
+			r.note(h.Unsent())
 			r.unfinished(start)
 			return
 		}
-		kc := &k.keys[h.key()]
+		kc := &k.keys[h.Key()]
 		kc.attempts.Add(1)
 		k.waiting.dec()
 		waiting = false
 		k.sending.inc()
 		t0 := time.Now()
-		a := r.http.send(r.ctx, r.keys[h.key()], c)
+		a := r.http.send(r.ctx, r.keys[h.Key()], c)
 		t1 := time.Now()
 		k.sending.dec()
 		switch {
-		case a.status == 200:
-			r.note(h.served(a))
+		case a.Status == 200:
+			r.note(h.Served(a))
 			kc.served.Add(1)
-			kc.prompt.Add(a.usage.Prompt)
-			kc.completion.Add(a.usage.Completion)
-			kc.tokens.Add(a.usage.Total)
+			kc.prompt.Add(a.Usage.Prompt)
+			kc.completion.Add(a.Usage.Completion)
+			kc.tokens.Add(a.Usage.Total)
 			k.served.Add(1)
 			k.added.Record(t0.Sub(start))
 			k.service.Record(t1.Sub(t0))
 			k.total.Record(t1.Sub(start))
 			return
-		case a.status == 429 && a.retryAfter > 0:
+		case a.Status == 429 && a.RetryAfter > 0:
 			kc.rateLimited.Add(1)
 			k.waiting.inc()
 			waiting = true
-			wait, err := h.refused(a)
+			wait, err := h.Refused(a)
 			r.note(err)
 			if !sleepCtx(r.window, wait) {
 				r.unfinished(start)
 				return
 			}
 			continue
-		case a.status == 429:
+		case a.Status == 429:
 			kc.rateLimited.Add(1)
-			r.note(fmt.Errorf("a 429 without a retry-after from %s", r.keyName(h.key())))
-		case a.err != nil:
+			r.note(fmt.Errorf("a 429 without a retry-after from %s", r.keyName(h.Key())))
+		case a.Err != nil:
 			kc.other.Add(1)
-			r.note(a.err)
+			r.note(a.Err)
 		default:
 			kc.other.Add(1)
-			r.note(fmt.Errorf("status %d from %s", a.status, r.keyName(h.key())))
+			r.note(fmt.Errorf("status %d from %s", a.Status, r.keyName(h.Key())))
 		}
-		r.note(h.failed(a))
+		r.note(h.Failed(a))
 		k.failed.Add(1)
 		return
 	}

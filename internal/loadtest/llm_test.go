@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +88,13 @@ func TestLLMFlagsRejectWhatTheScenarioCannotRun(t *testing.T) {
 		{[]string{"-provider", "http://x"}, "only with -scenario llm"},
 		{[]string{"-pool", "naive"}, "only with -scenario llm"},
 		{[]string{"-scenario", "llm", "-pool", "mutex"}, "crs or naive"},
+		{[]string{"-scenario", "llm", "-latency", "fixed:1ms"}, "latency: not read by -scenario llm"},
+		{[]string{"-scenario", "llm", "-warmup", "1s"}, "warmup: not read by -scenario llm"},
+		{[]string{"-scenario", "llm", "-policy", "exclusive"}, "policy: not read by -scenario llm"},
+		{[]string{"-scenario", "llm", "-timeout", "1s"}, "timeout: not read by -scenario llm"},
+		{[]string{"-scenario", "llm", "-events=false"}, "events: not read by -scenario llm"},
+		{[]string{"-provider-stats"}, "only with -scenario llm"},
+		{[]string{"-scenario", "llm", "-provider-stats"}, "provider-stats: needs -provider"},
 		{[]string{"-scenario", "llm", "-html", "x.html"}, "html"},
 		{[]string{"-scenario", "llm", "-provider", "http://x", "-keys", "k", "-compare"}, "fresh provider"},
 		{[]string{"-scenario", "llm", "-provider", "http://x"}, "needs the provider's keys"},
@@ -102,6 +113,39 @@ func TestLLMFlagsRejectWhatTheScenarioCannotRun(t *testing.T) {
 		_, err := ParseFlags(tc.args, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// Every flag the llm scenario does not read is refused with it, and
+// every flag that only it reads is refused elsewhere.
+func TestTheLLMScenarioRefusesEveryFlagItDoesNotRead(t *testing.T) {
+	reads := map[string]bool{"html": true} // refused when set to a file: see above
+	for _, name := range append(llmReads, llmFlags...) {
+		reads[name] = true
+	}
+	n := 0
+	harnessFlags(func(f *flag.Flag) {
+		if reads[f.Name] {
+			return
+		}
+		n++
+		args := []string{"-scenario", "llm", "-" + f.Name + "=" + f.DefValue}
+		if _, err := ParseFlags(args, io.Discard); err == nil || !strings.Contains(err.Error(), f.Name+": ") {
+			t.Errorf("%v: %v, want an error naming -%s", args, err, f.Name)
+		}
+	})
+	if n < 10 {
+		t.Fatalf("only %d flags checked", n)
+	}
+	for _, name := range llmFlags {
+		args := []string{"-" + name + "=x"}
+		if name == "provider-stats" {
+			args = []string{"-provider-stats"}
+		}
+		if _, err := ParseFlags(args, io.Discard); err == nil || !strings.Contains(err.Error(), "only with -scenario llm") &&
+			!strings.Contains(err.Error(), "invalid") {
+			t.Errorf("%v: %v", args, err)
 		}
 	}
 }
@@ -154,7 +198,7 @@ func TestAnswersAreReadLikeOpenAIs(t *testing.T) {
 	h.Set("x-ratelimit-reset-tokens", "6m0s")
 	h.Set("x-ratelimit-remaining-requests", "junk")
 	got := rateHeaders(h)
-	if len(got) != 1 || got["tokens"] != (remaining{units: 1234, reset: 6 * time.Minute}) {
+	if len(got) != 1 || got["tokens"] != (Remaining{Units: 1234, Reset: 6 * time.Minute}) {
 		t.Fatalf("rate headers %+v", got)
 	}
 }
@@ -256,22 +300,22 @@ func TestTheNaiveClientGoesRoundRobinAndWaitsOutARetryAfter(t *testing.T) {
 	n := newNaiveClient(3)
 	var got []int
 	for i := 0; i < 5; i++ {
-		h, err := n.pick(context.Background(), llmCall{})
+		h, err := n.Pick(context.Background(), LLMCall{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, h.key())
+		got = append(got, h.Key())
 	}
 	if want := []int{0, 1, 2, 0, 1}; !equalInts(got, want) {
 		t.Fatalf("keys %v, want %v", got, want)
 	}
-	h, _ := n.pick(context.Background(), llmCall{})
-	if wait, err := h.refused(llmAnswer{status: 429, retryAfter: 1500 * time.Millisecond}); wait != 1500*time.Millisecond || err != nil {
+	h, _ := n.Pick(context.Background(), LLMCall{})
+	if wait, err := h.Refused(LLMAnswer{Status: 429, RetryAfter: 1500 * time.Millisecond}); wait != 1500*time.Millisecond || err != nil {
 		t.Fatalf("after a 429: wait %v, %v", wait, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := n.pick(ctx, llmCall{}); err == nil {
+	if _, err := n.Pick(ctx, LLMCall{}); err == nil {
 		t.Fatal("picked a key for a call whose window has ended")
 	}
 }
@@ -291,14 +335,14 @@ func equalInts(a, b []int) bool {
 func TestA200WithoutUsageIsAnError(t *testing.T) {
 	for _, body := range []string{`{"choices": []}`, `not json`, `{"usage": "x"}`} {
 		resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
-		if a := readAnswer(resp); a.err == nil || a.status != 0 {
-			t.Errorf("%s: read as status %d, error %v", body, a.status, a.err)
+		if a := readAnswer(resp); a.Err == nil || a.Status != 0 {
+			t.Errorf("%s: read as status %d, error %v", body, a.Status, a.Err)
 		}
 	}
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(
 		`{"usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}`))}
-	if a := readAnswer(resp); a.err != nil || a.usage.Total != 7 || a.usage.Prompt != 3 || a.usage.Completion != 4 {
-		t.Fatalf("usage read as %+v, %v", a.usage, a.err)
+	if a := readAnswer(resp); a.Err != nil || a.Usage.Total != 7 || a.Usage.Prompt != 3 || a.Usage.Completion != 4 {
+		t.Fatalf("usage read as %+v, %v", a.Usage, a.Err)
 	}
 }
 
@@ -319,6 +363,7 @@ func TestTheReportNeverShowsARealProvidersKeys(t *testing.T) {
 
 func TestTheAccountingFailsWhenTheMockDisagrees(t *testing.T) {
 	lr := &LLMReport{
+		Mock:   true,
 		Calls:  LLMCalls{Calls: 10, Served: 8, Unfinished: 2, Attempts: 9, RateLimited: 1},
 		Tokens: LLMTokens{Total: 800},
 		ProviderStats: &mockprovider.Stats{RequestsPerMinute: 60, Total: mockprovider.KeyStats{
@@ -368,7 +413,7 @@ func crsTestClient(t *testing.T) *crsClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	return c
 }
 
@@ -383,16 +428,16 @@ func remainingOf(t *testing.T, c *crsClient) map[string]int64 {
 
 func TestTheCRSClientSettlesAServedCallToItsUsage(t *testing.T) {
 	c := crsTestClient(t)
-	h, err := c.pick(context.Background(), llmCall{prompt: 100, maxTokens: 500, estimate: 600})
+	h, err := c.Pick(context.Background(), LLMCall{Prompt: 100, MaxTokens: 500, Estimate: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if left := remainingOf(t, c); left["tokens"] != 400 || left["requests"] != 59 {
 		t.Fatalf("leased on an estimate of 600: %v left", left)
 	}
-	a := llmAnswer{status: 200}
-	a.usage.Total = 150
-	if err := h.served(a); err != nil {
+	a := LLMAnswer{Status: 200}
+	a.Usage.Total = 150
+	if err := h.Served(a); err != nil {
 		t.Fatal(err)
 	}
 	if left := remainingOf(t, c); left["tokens"] != 850 || left["requests"] != 59 {
@@ -405,14 +450,14 @@ func TestTheCRSClientSettlesAServedCallToItsUsage(t *testing.T) {
 
 func TestTheCRSClientLowersItsBucketsToWhatTheProviderSays(t *testing.T) {
 	c := crsTestClient(t)
-	h, err := c.pick(context.Background(), llmCall{prompt: 10, maxTokens: 10, estimate: 20})
+	h, err := c.Pick(context.Background(), LLMCall{Prompt: 10, MaxTokens: 10, Estimate: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := llmAnswer{status: 200, remaining: map[string]remaining{
-		"tokens": {units: 300, reset: 42 * time.Second}, "requests": {units: 10, reset: 50 * time.Second}}}
-	a.usage.Total = 20
-	if err := h.served(a); err != nil {
+	a := LLMAnswer{Status: 200, Remaining: map[string]Remaining{
+		"tokens": {Units: 300, Reset: 42 * time.Second}, "requests": {Units: 10, Reset: 50 * time.Second}}}
+	a.Usage.Total = 20
+	if err := h.Served(a); err != nil {
 		t.Fatal(err)
 	}
 	if left := remainingOf(t, c); left["tokens"] != 300 || left["requests"] != 10 {
@@ -422,11 +467,11 @@ func TestTheCRSClientLowersItsBucketsToWhatTheProviderSays(t *testing.T) {
 
 func TestTheCRSClientRefundsACallItDidNotSend(t *testing.T) {
 	c := crsTestClient(t)
-	h, err := c.pick(context.Background(), llmCall{prompt: 100, maxTokens: 500, estimate: 600})
+	h, err := c.Pick(context.Background(), LLMCall{Prompt: 100, MaxTokens: 500, Estimate: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.unsent(); err != nil {
+	if err := h.Unsent(); err != nil {
 		t.Fatal(err)
 	}
 	if left := remainingOf(t, c); left["tokens"] != 1000 || left["requests"] != 60 {
@@ -436,15 +481,162 @@ func TestTheCRSClientRefundsACallItDidNotSend(t *testing.T) {
 
 func TestTheCRSClientRestsAKeyThatAnswered429(t *testing.T) {
 	c := crsTestClient(t)
-	h, err := c.pick(context.Background(), llmCall{prompt: 1, maxTokens: 1, estimate: 2})
+	h, err := c.Pick(context.Background(), LLMCall{Prompt: 1, MaxTokens: 1, Estimate: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait, err := h.refused(llmAnswer{status: 429, retryAfter: time.Second})
+	wait, err := h.Refused(LLMAnswer{Status: 429, RetryAfter: time.Second})
 	if err != nil || wait != 0 {
 		t.Fatalf("refused: wait %v, %v; want 0: the key rests in the scheduler", wait, err)
 	}
 	if st := c.s.Stats(); st.SuspendedResources != 1 || st.Holders != 0 {
 		t.Fatalf("%d keys resting, %d leases held", st.SuspendedResources, st.Holders)
+	}
+}
+
+// untilWaiting waits until n callers wait in c's scheduler.
+func untilWaiting(t *testing.T, c *crsClient, n int) {
+	t.Helper()
+	for c.s.Stats().Waiters != n {
+		runtime.Gosched()
+	}
+}
+
+// A provider that keeps a call's estimate charged (mockprovider's
+// KeepEstimate) gives no refund: the refund the client settles must not
+// reach a waiter before the provider's lower figure does, or that waiter
+// goes out to a key the provider has not the budget for.
+func TestARefundThatTheProviderKeptServesNoWaiter(t *testing.T) {
+	c := crsTestClient(t)
+	x, err := c.Pick(context.Background(), LLMCall{Prompt: 100, MaxTokens: 500, Estimate: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		h   LLMHold
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		h, err := c.Pick(ctx, LLMCall{Prompt: 100, MaxTokens: 400, Estimate: 500}) // 400 tokens left: it waits
+		got <- result{h, err}
+	}()
+	untilWaiting(t, c, 1)
+	// The call spent 100 of its 600, and the provider kept the 600: it
+	// says 400 tokens are left.
+	a := LLMAnswer{Status: 200, Remaining: map[string]Remaining{"tokens": {Units: 400}, "requests": {Units: 59}}}
+	a.Usage.Total = 100
+	if err := x.Served(a); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.s.Stats(); st.Holders != 0 {
+		t.Errorf("the waiter for 500 tokens got a key the provider has 400 left on")
+	}
+	if left := remainingOf(t, c); left["tokens"] != 400 {
+		t.Errorf("the bucket holds %d tokens, the provider said 400", left["tokens"])
+	}
+	cancel()
+	if r := <-got; r.h != nil {
+		t.Errorf("the waiter was granted a key")
+		r.h.Unsent()
+	} else if !errors.Is(r.err, context.Canceled) {
+		t.Errorf("the waiter: %v", r.err)
+	}
+}
+
+// A provider that refunds the unused estimate says so, and the refund
+// then serves the waiter at once.
+func TestARefundThatTheProviderGaveServesTheWaiter(t *testing.T) {
+	c := crsTestClient(t)
+	x, err := c.Pick(context.Background(), LLMCall{Prompt: 100, MaxTokens: 500, Estimate: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan LLMHold, 1)
+	go func() {
+		h, err := c.Pick(context.Background(), LLMCall{Prompt: 100, MaxTokens: 400, Estimate: 500})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h
+	}()
+	untilWaiting(t, c, 1)
+	a := LLMAnswer{Status: 200, Remaining: map[string]Remaining{"tokens": {Units: 900}, "requests": {Units: 59}}}
+	a.Usage.Total = 100
+	if err := x.Served(a); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	if h == nil {
+		t.FailNow()
+	}
+	if left := remainingOf(t, c); left["tokens"] != 400 {
+		t.Errorf("after the refund and the waiter's 500: %d tokens left, want 400", left["tokens"])
+	}
+	if err := h.Unsent(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The base URL is OpenAI clients' (https://api.openai.com/v1), or the
+// host alone: either way the calls go to one /v1/chat/completions.
+func TestTheProviderURLMayEndInV1(t *testing.T) {
+	paths := make(chan string, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		io.WriteString(w, `{"usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}`)
+	}))
+	defer srv.Close()
+	for _, base := range []string{srv.URL, srv.URL + "/", srv.URL + "/v1", srv.URL + "/v1/"} {
+		h := newLLMHTTP(base, "m", 1)
+		a := h.send(context.Background(), "k", LLMCall{Prompt: 1, MaxTokens: 1, Estimate: 2})
+		h.close()
+		if a.Status != 200 {
+			t.Fatalf("%s: %+v", base, a)
+		}
+		if p := <-paths; p != "/v1/chat/completions" {
+			t.Errorf("-provider %s: the call went to %s", base, p)
+		}
+	}
+	if got := statsURL(srv.URL + "/v1/"); got != srv.URL+"/stats" {
+		t.Errorf("stats of %s/v1/: %s", srv.URL, got)
+	}
+}
+
+// With -provider-stats, a mock started apart (as cmd/mockprovider) is
+// read at the end: its counters are every client's, so the report shows
+// them as the provider's view, and they still referee the budgets.
+func TestProviderStatsReadAMockStartedApart(t *testing.T) {
+	t.Parallel()
+	cfg := tinyLLM("crs")
+	keys := cfg.LLM.keys(cfg.Resources)
+	p, err := mockprovider.New(mockprovider.Config{Keys: keys, RequestsPerMinute: cfg.LLM.RPM, TokensPerMinute: cfg.LLM.TPM, Latency: cfg.LLM.Latency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock, err := mockprovider.Listen("127.0.0.1:0", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close()
+	cfg.LLM.Provider, cfg.LLM.Keys, cfg.LLM.ProviderStats = mock.URL+"/v1", keys, true
+	r, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := r.LLM
+	if !r.Accounting.OK || lr.ProviderStats == nil || lr.Mock {
+		t.Fatalf("accounting %v, stats %v, mock %v: %+v", r.Accounting.OK, lr.ProviderStats, lr.Mock, r.Accounting.Checks)
+	}
+	if got, want := lr.ProviderStats.Total.Served, int64(lr.Calls.Served); got != want {
+		t.Fatalf("the provider served %d, the client %d", got, want)
+	}
+	var b bytes.Buffer
+	if err := writeLLMText(&b, lr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "The provider's view") {
+		t.Fatalf("no provider's view:\n%s", b.String())
 	}
 }

@@ -10,6 +10,6 @@ if waiting(v) then
   redis.call('ZREM', QUEUE, ARGV[2])
   redis.call('HDEL', REQ, ARGV[2])
 elseif v then
-  end_lease(v, 0)
+  end_lease(v, 0, nil, 'abandoned')
 end
 return { OK }

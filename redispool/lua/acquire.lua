@@ -1,33 +1,75 @@
--- acquire: lease the best resource for ARGV[2] ms, for request REQUEST
--- (nothing is recorded in DONE for it: its entry in REQ is the record).
--- When the pool has waiters, or no free slot, and ARGV[3] > 0, the
--- request waits in QUEUE, its entry holding for ARGV[3] ms, and its
--- grant will be told to process ARGV[4]; the same request sent again
--- (a re-check, or go-redis resending it) keeps its place, or gets the
--- lease that it was granted meanwhile.
+-- acquire: lease the best resource whose buckets cover the cost ARGV[5]
+-- (see parse_cost) for ARGV[2] ms, for request REQUEST (nothing is
+-- recorded in DONE for it: its entry in REQ is the record), the cost
+-- taken in the same step. When the pool has waiters, or no free slot
+-- that covers the cost, and ARGV[3] > 0, the request waits in QUEUE,
+-- its entry holding for ARGV[3] ms, and its grant will be told to
+-- process ARGV[4]; the same request sent again (a re-check, or go-redis
+-- resending it) keeps its place, or gets the lease that it was granted
+-- meanwhile. A re-check also serves the oldest waiter, whose cost a
+-- refill may cover by now.
 -- Reply: {OK, token, id, ms left of the lease}, {QUEUED, ms until the
--- server frees something by itself, or -1}, {NONE, the same} for a
--- request that does not wait, or {EMPTY} when the pool has no resource
--- at all.
-local request, ttl, entry, proc = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+-- server frees something by itself or a refill covers the oldest
+-- waiter, or -1}, {NONE, ms until the server frees something, or -1}
+-- for a request that does not wait, {EMPTY} when the pool has no
+-- resource at all, or {EXCEEDS} when the cost is above a bucket's MAX
+-- on every resource.
+local request, ttl, entry, proc, costv = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local cost = parse_cost(costv)
+-- counts are the pool's resources and those with buckets, read once.
+local counts = nil
+local function pool_counts()
+  if not counts then
+    local c = redis.call('HMGET', RES, '#n', '#b')
+    counts = { tonumber(c[1]) or 0, tonumber(c[2]) or 0 }
+  end
+  return counts
+end
 local function empty()
-  return (tonumber(redis.call('HGET', RES, '#n')) or 0) == 0
+  return pool_counts()[1] == 0
+end
+-- budgets: a refill may serve a waiter (without buckets, only the
+-- events that free slots do).
+local function budgets()
+  return pool_counts()[2] > 0
 end
 if freed then
   serve() -- what reclaim freed goes to those who waited
 end
+-- never is whether no resource will ever cover cost: none listed will
+-- (see covering), and every one's limits are below it (exceeds, which
+-- reads them all, only then).
+local function never()
+  if not cost or not budgets() then
+    return false
+  end
+  local r, soon = covering(cost)
+  return not r and not soon and exceeds(cost)
+end
 local prior = redis.call('HGET', REQ, request)
-if prior then
+if prior and waiting(prior) then
+  if empty() then
+    -- Removed while this request waited (its last resources drain).
+    redis.call('ZREM', QUEUE, request)
+    redis.call('HDEL', REQ, request)
+    return { EMPTY }
+  end
+  if budgets() then
+    serve(true)
+    prior = redis.call('HGET', REQ, request)
+  end
   if waiting(prior) then
-    if empty() then
-      -- Removed while this request waited (its last resources drain).
+    if never() then
+      -- Its resources' limits lowered below its cost (Sync).
       redis.call('ZREM', QUEUE, request)
       redis.call('HDEL', REQ, request)
-      return { EMPTY }
+      return { EXCEEDS }
     end
-    redis.call('HSET', REQ, request, 'q ' .. (now + entry) .. ' ' .. ttl .. ' ' .. proc)
-    return { QUEUED, next_event() }
+    redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
+    return { QUEUED, waiter_event(budgets()) }
   end
+end
+if prior then
   -- Granted: the same lease, not a second one.
   local owner = redis.call('HGET', OWNER, prior)
   if owner then
@@ -42,23 +84,26 @@ if recorded(request) then
   -- is gone, so it takes nothing.
   return { NONE, next_event() }
 end
-local best = nil
+local r, old = nil, nil
 if not oldest() then
-  best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
+  r, old = covering(cost)
 end
-if best then
-  local r = load(string.sub(best, 12))
-  r.h = r.h + 1
-  store(r)
-  relist(r, best)
-  return { OK, grant(r, request, ttl), r.id, ttl }
+if r then
+  local paid = lease_to(r, old, cost)
+  return { OK, grant(r, request, ttl, paid), r.id, ttl }
 end
 if empty() then
   return { EMPTY }
 end
+if never() then
+  return { EXCEEDS }
+end
 if entry <= 0 then
   return { NONE, next_event() }
 end
+if budgets() and (redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0) then
+  redis.call('HINCRBY', RES, '#w', 1) -- the limits' doing (Stats.LimitWaits)
+end
 redis.call('ZADD', QUEUE, redis.call('HINCRBY', RES, '#q', 1), request)
-redis.call('HSET', REQ, request, 'q ' .. (now + entry) .. ' ' .. ttl .. ' ' .. proc)
-return { QUEUED, next_event() }
+redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
+return { QUEUED, waiter_event(budgets()) }

@@ -1,4 +1,5 @@
--- add: resource ARGV[2] with priority ARGV[3] and capacity ARGV[4].
+-- add: resource ARGV[2] with priority ARGV[3], capacity ARGV[4] and
+-- limits ARGV[5] (see parse_limits), its buckets full.
 -- Reply: {OK}, {DUPLICATE}, or {DRAINING} when the id belongs to a
 -- resource removed while leased.
 local r = load(ARGV[2])
@@ -8,5 +9,5 @@ if r then
   end
   return { DUPLICATE }
 end
-add_resource(ARGV[2], ARGV[3], ARGV[4])
+add_resource(ARGV[2], ARGV[3], ARGV[4], parse_limits(ARGV[5]))
 return { OK }

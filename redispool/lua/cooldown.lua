@@ -5,5 +5,5 @@ local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
   return { NONE }
 end
-end_lease(ARGV[2], tonumber(ARGV[3]), owner)
+end_lease(ARGV[2], tonumber(ARGV[3]), owner, 'cooled')
 return { OK }

@@ -1,4 +1,5 @@
--- include: end the exclusion or suspension of resource ARGV[2].
+-- include: end the exclusion or suspension (or ejection) of resource
+-- ARGV[2], and its failures in a row; it may rest for its buckets then.
 -- Reply: {OK}, {NOT_FOUND}; when it is neither, {NOT_INACTIVE} if it has
 -- no lease and {NOT_EXCLUDED} if it has, as the core tells an idle
 -- resource from a held one.
@@ -7,7 +8,7 @@ if not r or r.d then
   return { NOT_FOUND }
 end
 if not r.x and r.s == 0 then
-  if r.h == 0 then
+  if r.h == 0 and r.q == 0 then
     return { NOT_INACTIVE }
   end
   return { NOT_EXCLUDED }
@@ -17,8 +18,13 @@ if r.x then
   redis.call('HINCRBY', RES, '#x', -1)
 end
 if r.s > 0 then
-  r.s = 0
-  redis.call('ZREM', SUSP, r.id)
+  unsuspend(r)
+  resched(r)
+end
+r.f = r.f and 0
+if r.b then
+  refill(r)
+  set_rest(r, budget_rest(r))
 end
 store(r)
 relist(r, nil)

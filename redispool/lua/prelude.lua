@@ -11,23 +11,35 @@
 --             "capacity holders flag suspension priority", where flag
 --             is '-', 'x' (excluded) or 'd' (removed while leased) and
 --             suspension the end of its suspension (ms, 0 for none);
---             more space-separated fields may follow, kept as they
---             are. One field per resource keeps every lookup O(1)
+--             its buckets, rest for them and health may follow (see
+--             parse_ext), and other space-separated fields are kept as
+--             they are. One field per resource keeps every lookup O(1)
 --             whatever the pool's size. Pool counters: '#n' resources,
 --             '#x' excluded, '#d' draining, '#e' expired leases, '#q'
---             waiters queued so far (their order)
+--             waiters queued so far (their order), '#b' resources with
+--             buckets (live or draining), '#l' resting for their
+--             buckets, '#j' ejected, '#w' waits the limits caused
 --   2 avail   zset: resources that can be leased now, score = priority,
---             member = 10-digit holders .. ':' .. ID, so that among
---             equal priorities fewer holders sort first
+--             member = 14-digit time (ms) at which its buckets are all
+--             full again (0: full, or none) .. 10-digit holders .. ':'
+--             .. ID, so that among equal priorities the most budget
+--             left sorts first (the core's headroom), then fewer
+--             holders
 --   3 leases  zset: token -> deadline (ms, server clock)
---   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex digits)
---   5 susp    zset: ID -> end of suspension (ms, server clock)
+--   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex
+--             digits), or, for a lease on a resource with buckets,
+--             request .. '+' .. what it paid .. ':' .. ID (see charge),
+--             which Settle replaces
+--   5 susp    zset: ID -> end of its rest (ms, server clock): the later
+--             of its suspension (an ejection is one) and its rest for
+--             its buckets
 --   6 req     hash: request -> token, the lease an acquire request got,
 --             so that a retried request gets the same lease and an
 --             abandoned one (its reply lost) can be given back; or, for
---             a request waiting in QUEUE, 'q EXPIRY TTL PROCESS': until
---             when its entry holds (the waiter re-checks before then),
---             its lease TTL (ms) and its process's id
+--             a request waiting in QUEUE, 'q EXPIRY TTL PROCESS[ COST]':
+--             until when its entry holds (the waiter re-checks before
+--             then), its lease TTL (ms), its process's id and its cost
+--             (see parse_cost; none for the default)
 --   7 done0   hash: '#e' an epoch (server ms / window), and for each
 --   8 done1   write request of that epoch its status; for an acquire
 --             request, that it was abandoned. A write's status is
@@ -64,8 +76,8 @@ local now_us, now, epoch
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
-local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY, QUEUED =
-  1, 0, -1, -2, -3, -4, -5, -6, -7, 2
+local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_INACTIVE, EMPTY, EXCEEDS, UNKNOWN_LIMIT, QUEUED =
+  1, 0, -1, -2, -3, -4, -5, -6, -7, -8, -9, 2
 
 local freed    -- a slot may have become leasable: serve waiters
 local dropped  -- a resource left or began to drain: the pool may be empty now
@@ -106,6 +118,55 @@ local function record(request, status)
   end
 end
 
+-- The fields that may follow a resource's priority, each a letter and
+-- its value (none for a resource without limits or a health record, so
+-- that such a resource costs nothing more to load and store):
+--   t MS                   when its buckets were last brought up to date
+--   b NAME,MAX,PER,LEVEL   a bucket (Resource.Limits): NAME in hex, MAX
+--                          units, PER ms, LEVEL in units of 1/PER (a
+--                          unit is PER of them; negative: in debt); the
+--                          bucket gains MAX of those per ms, up to
+--                          MAX x PER, which is at most 2^51 so that every
+--                          sum below stays an exact integer
+--   q MS                   resting until then for its buckets, 0: not
+--   f FAILS,EJECTIONS      failures in a row and ejections so far
+--   e MS                   ejected until then (the suspension holds it)
+--   a MS                   when its buckets are all full again, as its
+--                          listing in AVAIL has it (see full_at)
+-- Fields of other letters are kept as they are.
+
+-- MIN_LEVEL is the deepest debt a bucket records, in units of 1/PER.
+local MIN_LEVEL = -2 ^ 52
+
+-- num formats an integer kept in a double, exactly.
+local function num(x)
+  return string.format('%.0f', x)
+end
+
+-- parse_ext reads the fields after r's priority into r.
+local function parse_ext(r, rest)
+  for tag, v in string.gmatch(rest, ' (%a)(%S*)') do
+    if tag == 'b' then
+      local n, m, p, l = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+)$')
+      r.b = r.b or {}
+      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), l = tonumber(l) }
+    elseif tag == 't' then
+      r.t = tonumber(v)
+    elseif tag == 'q' then
+      r.q = tonumber(v)
+    elseif tag == 'f' then
+      local f, j = string.match(v, '^(%d+),(%d+)$')
+      r.f, r.j = tonumber(f), tonumber(j)
+    elseif tag == 'e' then
+      r.e = tonumber(v)
+    elseif tag == 'a' then
+      r.a = tonumber(v)
+    else
+      r.keep = (r.keep or '') .. ' ' .. tag .. v
+    end
+  end
+end
+
 -- load reads resource id, or nil.
 local function load(id)
   local v = redis.call('HGET', RES, 'r' .. id)
@@ -113,17 +174,45 @@ local function load(id)
     return nil
   end
   local c, h, f, s, p, rest = string.match(v, '^(%d+) (%d+) (%S) (%d+) (%S+)(.*)$')
-  return { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, rest = rest }
+  local r = { id = id, c = tonumber(c), h = tonumber(h), x = f == 'x', d = f == 'd', s = tonumber(s), p = p, q = 0, e = 0, a = 0 }
+  if rest ~= '' then
+    parse_ext(r, rest)
+  end
+  return r
+end
+
+-- ext is the text of r's fields after its priority.
+local function ext(r)
+  local out = ''
+  if r.b then
+    out = ' t' .. num(r.t or now)
+    for _, b in ipairs(r.b) do
+      out = out .. ' b' .. b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. ',' .. num(b.l)
+    end
+  end
+  if r.q > 0 then
+    out = out .. ' q' .. num(r.q)
+  end
+  if (r.f or 0) > 0 or (r.j or 0) > 0 then
+    out = out .. ' f' .. num(r.f or 0) .. ',' .. num(r.j or 0)
+  end
+  if r.e > 0 then
+    out = out .. ' e' .. num(r.e)
+  end
+  if r.a > 0 then
+    out = out .. ' a' .. num(r.a)
+  end
+  return out .. (r.keep or '')
 end
 
 -- store writes r back.
 local function store(r)
   local f = (r.x and 'x') or (r.d and 'd') or '-'
-  redis.call('HSET', RES, 'r' .. r.id, string.format('%d %d %s %d %s', r.c, r.h, f, r.s, r.p) .. (r.rest or ''))
+  redis.call('HSET', RES, 'r' .. r.id, string.format('%d %d %s %d %s', r.c, r.h, f, r.s, r.p) .. ext(r))
 end
 
 local function eligible(r)
-  return not r.x and r.s == 0 and not r.d and r.h < r.c
+  return not r.x and r.s == 0 and r.q == 0 and not r.d and r.h < r.c
 end
 
 -- listing is r's member in AVAIL, or nil when r is not leasable. The ID
@@ -131,9 +220,14 @@ end
 -- strings under 100 bytes, which would list a resource under another ID.
 local function listing(r)
   if eligible(r) then
-    return string.format('%010d', r.h) .. ':' .. r.id
+    return string.format('%014d%010d', r.a, r.h) .. ':' .. r.id
   end
   return nil
+end
+
+-- listed_id is the ID of a member of AVAIL.
+local function listed_id(m)
+  return string.sub(m, 26)
 end
 
 -- relist moves r in AVAIL from old (its listing before the change) to
@@ -148,7 +242,7 @@ local function relist(r, old)
   end
   if new then
     redis.call('ZADD', AVAIL, r.p, new)
-    if not old or new < old then -- listed anew, or with fewer holders
+    if not old or new < old then -- listed anew, with fewer holders or more budget
       freed = true
     end
   end
@@ -157,11 +251,14 @@ end
 -- drop deletes r; it must have no holders and no listing.
 local function drop(r)
   redis.call('HDEL', RES, 'r' .. r.id)
-  if r.s > 0 then
+  if r.s > 0 or r.q > 0 then
     redis.call('ZREM', SUSP, r.id)
   end
   if r.d then
     redis.call('HINCRBY', RES, '#d', -1)
+  end
+  if r.b then
+    redis.call('HINCRBY', RES, '#b', -1)
   end
   dropped = true
 end
@@ -173,7 +270,232 @@ local function suspend(r, untl)
     return
   end
   r.s = untl
-  redis.call('ZADD', SUSP, untl, r.id)
+  redis.call('ZADD', SUSP, math.max(untl, r.q), r.id)
+end
+
+-- resched puts r in SUSP at the end of its rest, the later of its
+-- suspension and its buckets' rest, or takes it out when it has
+-- neither.
+local function resched(r)
+  local u = math.max(r.s, r.q)
+  if u > 0 then
+    redis.call('ZADD', SUSP, u, r.id)
+  else
+    redis.call('ZREM', SUSP, r.id)
+  end
+end
+
+-- unsuspend ends r's suspension, and its ejection with it, if any. The
+-- caller reschedules (resched), stores and relists r.
+local function unsuspend(r)
+  r.s = 0
+  if r.e > 0 then
+    r.e = 0
+    redis.call('HINCRBY', RES, '#j', -1)
+  end
+end
+
+-- The buckets' arithmetic (see the fields of a resource above). Every
+-- quantity is an integer below 2^53 in magnitude, so exact in Lua's
+-- doubles: a level is in [MIN_LEVEL, MAX x PER] with MAX x PER <= 2^51.
+
+-- parse_cost reads a cost as the client sends it, 'NAME=AMOUNT,...'
+-- with NAME in hex; nil for the default cost ('').
+local function parse_cost(v)
+  if not v or v == '' then
+    return nil
+  end
+  local c = {}
+  for n, a in string.gmatch(v, '(%x+)=(%d+)') do
+    c[n] = tonumber(a)
+  end
+  return c
+end
+
+-- of is what cost spends of the bucket named n: 1 unless it names it.
+local function of(cost, n)
+  return cost and cost[n] or 1
+end
+
+-- ceil_div is the ceiling of a / m for positive integers, exact
+-- whatever the rounding of the division.
+local function ceil_div(a, m)
+  local q = math.ceil(a / m)
+  if q * m < a then
+    q = q + 1
+  elseif (q - 1) * m >= a then
+    q = q - 1
+  end
+  return q
+end
+
+-- refill brings r's buckets up to now. A clock behind r.t refills
+-- nothing until it passes it, so no span is counted twice.
+local function refill(r)
+  local dt = now - r.t
+  if dt <= 0 then
+    return
+  end
+  r.t = now
+  for _, b in ipairs(r.b) do
+    local full = b.m * b.p
+    if b.l < full then
+      -- A true product of 2^53 or more rounds to at least 2^53, above
+      -- any room: the bucket is full either way.
+      local g = dt * b.m
+      if g >= full - b.l then
+        b.l = full
+      else
+        b.l = b.l + g
+      end
+    end
+  end
+end
+
+-- fits reports whether every bucket of r covers cost now (refilling
+-- them), and, when not, whether one never will (the cost is above its
+-- MAX). No cost is covered by a bucket in debt, not even 0.
+local function fits(r, cost)
+  if not r.b then
+    return true, false
+  end
+  refill(r)
+  local ok = true
+  for _, b in ipairs(r.b) do
+    local c = of(cost, b.n)
+    if c > b.m then
+      return false, true
+    end
+    if b.l < c * b.p then
+      ok = false
+    end
+  end
+  return ok, false
+end
+
+-- cover_wait is how many ms after now every bucket of r covers cost if
+-- nothing else changes (refilled: see fits), or nil if one never will.
+local function cover_wait(r, cost)
+  local w = 0
+  for _, b in ipairs(r.b) do
+    local c = of(cost, b.n)
+    if c > b.m then
+      return nil
+    end
+    local need = c * b.p - b.l
+    if need > 0 then
+      w = math.max(w, ceil_div(need, b.m))
+    end
+  end
+  return w + math.max(r.t - now, 0)
+end
+
+-- budget_rest is until when r must rest for its buckets (refilled):
+-- until each holds a unit (and so is out of debt), or 0 if each does.
+-- A resource in AVAIL therefore covers the default cost, 1 of each, so
+-- a call without a cost never scans.
+local function budget_rest(r)
+  local untl = 0
+  if r.b then
+    for _, b in ipairs(r.b) do
+      if b.l < b.p then
+        untl = math.max(untl, now + ceil_div(b.p - b.l, b.m))
+      end
+    end
+    if untl > 0 then
+      untl = untl + math.max(r.t - now, 0)
+    end
+  end
+  return untl
+end
+
+-- full_at is when r's buckets (refilled) are all full again, or 0 if
+-- they are: the later, the less budget r has left.
+local function full_at(r)
+  local at = 0
+  if r.b then
+    for _, b in ipairs(r.b) do
+      local full = b.m * b.p
+      if b.l < full then
+        at = math.max(at, now + ceil_div(full - b.l, b.m))
+      end
+    end
+    if at > 0 then
+      at = at + math.max(r.t - now, 0)
+    end
+  end
+  return at
+end
+
+-- set_rest makes r rest for its buckets until q (0: not), counted in
+-- '#l'. An excluded or draining resource does not rest: Include works
+-- its rest out again. The caller stores and relists r.
+local function set_rest(r, q)
+  r.a = full_at(r)
+  if r.x or r.d then
+    q = 0
+  end
+  if q == r.q then
+    return
+  end
+  if (q > 0) ~= (r.q > 0) then
+    redis.call('HINCRBY', RES, '#l', q > 0 and 1 or -1)
+  end
+  r.q = q
+  resched(r)
+end
+
+-- charge takes cost from r's buckets, which cover it (fits), and makes
+-- r rest if one is left without a unit. It returns what was taken, as
+-- the lease records it ('NAME=AMOUNT,...' for each bucket), or nil for
+-- a resource without buckets.
+local function charge(r, cost)
+  if not r.b then
+    return nil
+  end
+  refill(r)
+  local paid = {}
+  for i, b in ipairs(r.b) do
+    local c = of(cost, b.n)
+    b.l = b.l - c * b.p
+    paid[i] = b.n .. '=' .. num(c)
+  end
+  set_rest(r, budget_rest(r))
+  return table.concat(paid, ',')
+end
+
+-- settle_bucket replaces the estimate est that a lease took from b by
+-- what it spent, act: a refund up to full, or a further take down to
+-- MIN_LEVEL at most. b is refilled.
+local function settle_bucket(b, est, act)
+  if act < est then
+    local room = b.m * b.p - b.l
+    local d = (est - act) * b.p
+    if d >= room then
+      b.l = b.m * b.p
+    else
+      b.l = b.l + d
+    end
+  elseif act > est then
+    local room = b.l - MIN_LEVEL
+    local d = (act - est) * b.p
+    if d >= room then
+      b.l = MIN_LEVEL
+    else
+      b.l = b.l - d
+    end
+  end
+end
+
+-- level is b's whole units (the floor of its level), negative in debt.
+local function level(b)
+  local u = math.floor(b.l / b.p)
+  if u * b.p > b.l then
+    u = u - 1
+  elseif (u + 1) * b.p <= b.l then
+    u = u + 1
+  end
+  return u
 end
 
 -- next_token records and returns the next fencing token: the later of
@@ -188,28 +510,48 @@ local function next_token()
   return token
 end
 
+-- owner_entry is the entry in OWNER of a lease of request on resource
+-- id that paid paid from its buckets (nil: it has none).
+local function owner_entry(request, id, paid)
+  if paid then
+    return request .. '+' .. paid .. ':' .. id
+  end
+  return request .. ':' .. id
+end
+
 -- grant leases a slot of r, already counted in its holders, to request
--- for ttl ms, and returns the token.
-local function grant(r, request, ttl)
+-- for ttl ms, and returns the token; paid is what it took from r's
+-- buckets (charge).
+local function grant(r, request, ttl, paid)
   local token = next_token()
   redis.call('ZADD', LEASES, now + ttl, token)
-  redis.call('HSET', OWNER, token, request .. ':' .. r.id)
+  redis.call('HSET', OWNER, token, owner_entry(request, r.id, paid))
   redis.call('HSET', REQ, request, token)
   return token
 end
 
 -- waiting parses REQ's entry of a waiting request: the expiry of its
--- queue entry, its lease TTL and its process; nil for another entry.
+-- queue entry, its lease TTL, its process and its cost ('' for the
+-- default); nil for another entry.
 local function waiting(v)
   if v and string.byte(v, 1) == 113 then -- 'q'
-    local exp, ttl, proc = string.match(v, '^q (%d+) (%d+) (%S+)$')
-    return tonumber(exp), tonumber(ttl), proc
+    local exp, ttl, proc, cost = string.match(v, '^q (%d+) (%d+) (%S+) ?(%S*)$')
+    return tonumber(exp), tonumber(ttl), proc, cost
   end
   return nil
 end
 
+-- waiting_entry is REQ's entry of a request waiting until exp.
+local function waiting_entry(exp, ttl, proc, cost)
+  local v = 'q ' .. exp .. ' ' .. ttl .. ' ' .. proc
+  if cost ~= '' then
+    v = v .. ' ' .. cost
+  end
+  return v
+end
+
 -- oldest returns the oldest waiter whose entry holds (request, lease
--- TTL, process), or nil; the expired entries before it go (their
+-- TTL, process, cost), or nil; the expired entries before it go (their
 -- waiters left without a word, or missed their re-check and queue
 -- again when they make it).
 local function oldest()
@@ -219,9 +561,9 @@ local function oldest()
       return nil
     end
     local v = redis.call('HGET', REQ, first)
-    local exp, ttl, proc = waiting(v)
+    local exp, ttl, proc, cost = waiting(v)
     if exp and exp >= now then
-      return first, ttl, proc
+      return first, ttl, proc, cost
     end
     redis.call('ZREM', QUEUE, first)
     if exp then
@@ -244,46 +586,165 @@ end
 -- script that applied its change and then raised an error would report
 -- a failure for a change made, and its retry the wrong outcome). The
 -- waiter finds the grant at its next re-check then.
-local function hand(r, request, ttl, proc)
+local function hand(r, request, ttl, proc, paid)
   redis.call('ZREM', QUEUE, request)
-  local token = grant(r, request, ttl)
+  local token = grant(r, request, ttl, paid)
   tell(proc, request .. ' ' .. token .. ' ' .. r.id)
 end
 
--- serve hands the leasable slots to the oldest waiters, best first, as
--- long as both last.
-local function serve()
-  freed = false
-  while true do
-    local request, ttl, proc = oldest()
-    if not request then
-      return
-    end
+-- SCAN_DEPTH bounds the search of AVAIL for a resource whose buckets
+-- cover a cost that the best one's do not: the SCAN_DEPTH best
+-- resources. One further down is not found until it rises (the caller
+-- waits meanwhile), unless none of those will ever cover the cost: the
+-- search then goes on down, SCAN_DEPTH at a time.
+local SCAN_DEPTH = 64
+
+-- covering returns the best listed resource whose buckets cover cost
+-- (nil: the default cost, which every listed one covers) and its
+-- listing, or nil with the soonest time (ms from now) at which one of
+-- those looked at will, or nil if none ever will.
+local function covering(cost)
+  if not cost then
     local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
-    if not best then
-      return
+    if best then
+      return load(listed_id(best)), best
     end
-    local r = load(string.sub(best, 12))
-    r.h = r.h + 1
-    store(r)
-    relist(r, best)
-    hand(r, request, ttl, proc)
+    return nil, nil
+  end
+  local soonest = nil
+  local from = 0
+  while true do
+    local page = redis.call('ZRANGE', AVAIL, from, from + SCAN_DEPTH - 1)
+    for _, m in ipairs(page) do
+      local r = load(listed_id(m))
+      local ok, never = fits(r, cost)
+      if ok then
+        return r, m
+      end
+      if not never then
+        local w = cover_wait(r, cost)
+        if not soonest or w < soonest then
+          soonest = w
+        end
+      end
+    end
+    if soonest or #page < SCAN_DEPTH then
+      return nil, soonest
+    end
+    from = from + SCAN_DEPTH
   end
 end
 
--- split_owner returns the acquire request and the resource ID of an
--- entry of OWNER.
+-- lease_to takes a slot of r (listed as old) for request: its holders,
+-- its buckets' cost, its listing; and returns what it paid.
+local function lease_to(r, old, cost)
+  r.h = r.h + 1
+  local paid = charge(r, cost)
+  store(r)
+  relist(r, old)
+  return paid
+end
+
+-- serve hands the leasable slots to the oldest waiters, best first, as
+-- long as both last. It is strict FIFO: an oldest waiter whose cost no
+-- listed resource covers yet stops it, and the waiters behind wait too,
+-- until a refill or a refund covers it (see waiter_event): a big call
+-- is never starved by small ones, and buckets refill, so none waits
+-- for ever. A slot freed for such a waiter, which a refill of the
+-- slot's buckets will cover, is nobody's event when it is due: unless
+-- quiet (the waiter's own re-check, which learns it from the reply),
+-- the waiter is told to look again, and its re-check learns when.
+local function serve(quiet)
+  freed = false
+  while true do
+    local request, ttl, proc, cost = oldest()
+    if not request then
+      return
+    end
+    -- m is r's listing, or without r the time until a refill covers
+    -- the cost, if one will.
+    local r, m = covering(parse_cost(cost))
+    if not r then
+      if m and not quiet then
+        tell(proc, request)
+      end
+      return
+    end
+    hand(r, request, ttl, proc, lease_to(r, m, parse_cost(cost)))
+  end
+end
+
+-- split_owner returns the acquire request, the resource ID and what the
+-- lease paid from its buckets (nil: none) of an entry of OWNER.
 local function split_owner(owner)
   local sep = string.find(owner, ':', 1, true)
-  return string.sub(owner, 1, sep - 1), string.sub(owner, sep + 1)
+  local head = string.sub(owner, 1, sep - 1)
+  local plus = string.find(head, '+', 1, true)
+  if plus then
+    return string.sub(head, 1, plus - 1), string.sub(owner, sep + 1), string.sub(head, plus + 1)
+  end
+  return head, string.sub(owner, sep + 1), nil
+end
+
+-- EJECT is the pool's Options.Ejection for the call that may eject
+-- (fail): {n = failures in a row, base, max = ms, share}, or nil.
+local EJECT
+
+-- may_eject reports whether one more resource may be ejected: never the
+-- last that is neither ejected nor excluded, nor more than the share,
+-- but always one, as the core.
+local function may_eject()
+  local c = redis.call('HMGET', RES, '#n', '#x', '#j')
+  local size, x, j = tonumber(c[1]) or 0, tonumber(c[2]) or 0, tonumber(c[3]) or 0
+  local limit = size - x - 1
+  if EJECT.share > 0 then
+    limit = math.min(limit, math.max(1, math.floor(EJECT.share * size)))
+  end
+  return j < limit
+end
+
+-- health counts how a hold on r ended: 'ok' (Release) resets its
+-- failures, 'fail' counts one and, with ejection on, ejects r once they
+-- reach the threshold, for its n-th ejection n x base (at most max);
+-- anything else counts neither. The caller stores and relists r.
+local function health(r, how)
+  if how == 'ok' then
+    if (r.f or 0) > 0 then
+      r.f = 0
+    end
+    return
+  end
+  if how ~= 'fail' then
+    return
+  end
+  r.f, r.j = (r.f or 0) + 1, r.j or 0
+  if not EJECT or r.x or r.f < EJECT.n then
+    return
+  end
+  local already = r.e > 0
+  if not already and not may_eject() then
+    return
+  end
+  r.j, r.f = r.j + 1, 0
+  local d = EJECT.base * r.j
+  if EJECT.max > 0 then
+    d = math.min(d, EJECT.max)
+  end
+  d = math.min(d, 2 ^ 52) -- an ejection that long lasts until Include
+  if not already then
+    redis.call('HINCRBY', RES, '#j', 1)
+  end
+  r.e = math.max(r.e, now + d)
+  suspend(r, r.e)
 end
 
 -- end_lease removes the lease token and frees its slot, which goes to
--- the oldest waiter if there is one; a draining resource leaves with
--- its last lease. cool > 0 suspends the resource until now + cool in
--- the same step (Cooldown). owner is the token's entry in OWNER if the
--- caller has read it already.
-local function end_lease(token, cool, owner)
+-- the oldest waiter if there is one (and its buckets cover the waiter's
+-- cost); a draining resource leaves with its last lease. cool > 0
+-- suspends the resource until now + cool in the same step (Cooldown).
+-- how is how the hold went (see health). owner is the token's entry in
+-- OWNER if the caller has read it already.
+local function end_lease(token, cool, owner, how)
   owner = owner or redis.call('HGET', OWNER, token)
   redis.call('ZREM', LEASES, token)
   redis.call('HDEL', OWNER, token)
@@ -306,29 +767,48 @@ local function end_lease(token, cool, owner)
     end
     return
   end
+  local failures = r.f
+  health(r, how)
   if cool > 0 and not r.x then
     suspend(r, now + cool)
   end
   if eligible(r) then
-    local waiter, ttl, proc = oldest()
-    if waiter then
+    local waiter, ttl, proc, cost = oldest()
+    if waiter and not r.b then
       -- Straight to the waiter: r's holders and listing stay as they
       -- were.
       r.h = r.h + 1
+      if r.f ~= failures then
+        store(r)
+      end
       hand(r, waiter, ttl, proc)
       return
     end
+    if waiter and fits(r, parse_cost(cost)) then
+      hand(r, waiter, ttl, proc, lease_to(r, old, parse_cost(cost)))
+      return
+    end
+    store(r)
+    relist(r, old)
+    if not waiter then
+      freed = false -- nothing to serve
+    end
+    return
   end
   store(r)
   relist(r, old)
-  if eligible(r) then
-    freed = false -- oldest found no waiter: nothing to serve
-  end
 end
 
 -- add_resource puts a new resource in the pool, available at once.
-local function add_resource(id, prio, cap)
-  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio }
+local function add_resource(id, prio, cap, limits)
+  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
+  if limits then
+    r.t, r.b = now, limits
+    for _, b in ipairs(r.b) do
+      b.l = b.m * b.p
+    end
+    redis.call('HINCRBY', RES, '#b', 1)
+  end
   store(r)
   redis.call('HINCRBY', RES, '#n', 1)
   relist(r, nil)
@@ -347,22 +827,89 @@ local function remove_resource(r)
   if r.x then
     redis.call('HINCRBY', RES, '#x', -1)
   end
+  if r.s > 0 or r.q > 0 then
+    redis.call('ZREM', SUSP, r.id)
+  end
+  if r.e > 0 then
+    redis.call('HINCRBY', RES, '#j', -1)
+  end
+  if r.q > 0 then
+    redis.call('HINCRBY', RES, '#l', -1)
+  end
+  r.x, r.s, r.q, r.e = false, 0, 0, 0
   if r.h == 0 then
     drop(r)
     return
   end
-  if r.s > 0 then
-    redis.call('ZREM', SUSP, r.id)
-  end
-  r.x, r.s, r.d = false, 0, true
+  r.d = true
   store(r)
   redis.call('HINCRBY', RES, '#d', 1)
 end
 
+-- parse_limits reads a resource's limits as the client sends them,
+-- 'NAME,MAX,PER;...' with NAME in hex and PER in ms: buckets without a
+-- level, or nil for none.
+local function parse_limits(v)
+  if not v or v == '' then
+    return nil
+  end
+  local bs = {}
+  for n, m, p in string.gmatch(v, '(%x+),(%d+),(%d+)') do
+    bs[#bs + 1] = { n = n, m = tonumber(m), p = tonumber(p) }
+  end
+  return bs
+end
+
+-- limits_of is r's limits as the client sends them.
+local function limits_of(r)
+  if not r.b then
+    return ''
+  end
+  local out = {}
+  for i, b in ipairs(r.b) do
+    out[i] = b.n .. ',' .. num(b.m) .. ',' .. num(b.p)
+  end
+  return table.concat(out, ';')
+end
+
+-- retune gives r the buckets of limits (nil: none), as the core's
+-- Update does: a bucket whose name stays keeps its level, brought up to
+-- now and cut to its new MAX (to a whole unit, rounding down, if its
+-- PER changes), so a larger MAX is reached by refilling; a new one
+-- starts full; a dropped one goes.
+local function retune(r, limits)
+  if r.b then
+    refill(r)
+  end
+  if (r.b ~= nil) ~= (limits ~= nil) then
+    redis.call('HINCRBY', RES, '#b', limits and 1 or -1)
+  end
+  if not limits then
+    r.b, r.t = nil, nil
+  else
+    local old = {}
+    for _, b in ipairs(r.b or {}) do
+      old[b.n] = b
+    end
+    for _, b in ipairs(limits) do
+      local o, full = old[b.n], b.m * b.p
+      if not o or level(o) >= b.m then
+        b.l = full
+      elseif o.p == b.p then
+        b.l = o.l
+      else
+        b.l = math.max(level(o) * b.p, MIN_LEVEL)
+      end
+    end
+    r.b, r.t = limits, r.t or now
+  end
+  set_rest(r, budget_rest(r))
+end
+
 -- configure sets r's priority and, unless cap is nil, its capacity (a
--- lower one than its holders takes effect as leases end); a draining r
--- is back in the pool, its leases running on.
-local function configure(r, prio, cap)
+-- lower one than its holders takes effect as leases end) and its limits
+-- (retune); a draining r is back in the pool, its leases running on.
+local function configure(r, prio, cap, limits)
   local old = listing(r)
   if r.d then
     r.d = false
@@ -372,6 +919,9 @@ local function configure(r, prio, cap)
   r.p = prio
   if cap then
     r.c = tonumber(cap)
+    if limits ~= limits_of(r) then
+      retune(r, parse_limits(limits))
+    end
   end
   store(r)
   if old then
@@ -389,7 +939,7 @@ end
 local function reclaim()
   local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)
   for _, token in ipairs(due) do
-    end_lease(token, 0)
+    end_lease(token, 0, nil, 'expired')
   end
   if #due > 0 then
     redis.call('HINCRBY', RES, '#e', #due)
@@ -398,7 +948,17 @@ local function reclaim()
     redis.call('ZREM', SUSP, id)
     local r = load(id)
     if r then
-      r.s = 0
+      unsuspend(r)
+      if r.q > 0 then
+        refill(r)
+        local q = budget_rest(r)
+        if q == 0 then
+          redis.call('HINCRBY', RES, '#l', -1)
+        else
+          redis.call('ZADD', SUSP, q, id)
+        end
+        r.q = q
+      end
       store(r)
       relist(r, nil)
     end
@@ -423,6 +983,60 @@ local function next_event()
     return -1
   end
   return math.max(at - now, 0)
+end
+
+-- waiter_event is next_event, or sooner the time until a listed
+-- resource's buckets cover the oldest waiter's cost (see covering), for
+-- the replies to waiters: refills are nobody's event, so a waiter
+-- re-checks then and its re-check serves the oldest. budgets: the pool
+-- has resources with buckets (without, it is next_event).
+local function waiter_event(budgets)
+  local at = next_event()
+  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  if first then
+    local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
+    cost = parse_cost(cost)
+    if cost then
+      local r, w = covering(cost)
+      if r then
+        w = 0
+      end
+      if w and (at < 0 or w < at) then
+        at = w
+      end
+    end
+  end
+  return at
+end
+
+-- exceeds reports whether the pool has a resource (draining ones aside)
+-- and cost is above a bucket's MAX on every one: no wait would end. It
+-- reads every resource, and runs only for a cost that no listed
+-- resource covers.
+local function exceeds(cost)
+  local all = redis.call('HGETALL', RES)
+  local any = false
+  for i = 1, #all, 2 do
+    if string.byte(all[i], 1) == 114 then -- 'r'
+      local f, rest = string.match(all[i + 1], '^%d+ %d+ (%S) %d+ %S+(.*)$')
+      if f ~= 'd' then
+        any = true
+        local r = { q = 0, e = 0 }
+        parse_ext(r, rest)
+        local never = false
+        for _, b in ipairs(r.b or {}) do
+          if of(cost, b.n) > b.m then
+            never = true
+            break
+          end
+        end
+        if not never then
+          return false
+        end
+      end
+    end
+  end
+  return any
 end
 
 -- tidy empties the queue of a pool left with no resource (draining
@@ -466,6 +1080,6 @@ local function begin(keys, argv)
   now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
   now = math.floor(now_us / 1000)
   epoch = math.floor(now / WINDOW)
-  freed, dropped, wake_err, epochs = false, false, 0, false
+  freed, dropped, wake_err, epochs, EJECT = false, false, 0, false, nil
   reclaim()
 end

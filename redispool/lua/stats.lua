@@ -1,12 +1,13 @@
 -- stats: {OK, resources, available, excluded, suspended, draining,
--- leases, expired leases}, after reclaim, so that it counts only leases
+-- leases, expired leases, resting for their buckets, waits the limits
+-- caused}, after reclaim, so that it counts only leases
 -- that are still running, and of a pool that reclaim emptied, nothing,
 -- once the slots that reclaim freed went to the waiters.
 if freed then
   serve()
 end
 tidy()
-local c = redis.call('HMGET', RES, '#n', '#x', '#d', '#e')
+local c = redis.call('HMGET', RES, '#n', '#x', '#d', '#e', '#l', '#w')
 return {
   OK,
   tonumber(c[1]) or 0,
@@ -16,4 +17,6 @@ return {
   tonumber(c[3]) or 0,
   redis.call('ZCARD', LEASES),
   tonumber(c[4]) or 0,
+  tonumber(c[5]) or 0,
+  tonumber(c[6]) or 0,
 }

@@ -42,7 +42,11 @@ then Lease.Release, or Lease.Cooldown with -cooldown (-suspend: Suspend
 first). The default is then at most 200 workers: each request is at least
 two Redis round trips. -strategy, -heaps, -ordering and -api do not apply, and
 redispool has no ejection, no events and no count of cancelled waits (the
-accounting skips those checks). See the package documentation
+accounting skips those checks). With -scenario llm, the keys are the
+pool's resources, with -rpm and -tpm as their limits, and -provider URL
+with -keys is required: start one provider for all the processes
+(go run ./cmd/mockprovider) and give them -provider-stats to read its
+counters, every process's calls, at the end. See the package documentation
 (go doc ./cmd/crsload-redis) for how processes share a pool.
 `,
 		Flags: func(fs *flag.FlagSet) {
@@ -54,6 +58,10 @@ accounting skips those checks). See the package documentation
 		Open: func(cfg loadtest.Config) (loadtest.Pool, error) {
 			return openPool(cfg, *f, log)
 		},
+		LLM: func(cfg loadtest.Config, keys []string) (loadtest.LLMClient, error) {
+			return openLLMClient(cfg, keys, *f, log)
+		},
+		LLMTitle: "its keys leased WithCost, settled to the usage",
 		// Redis keeps suspensions in whole milliseconds (server clock).
 		CooldownSlack: time.Millisecond,
 	}
@@ -73,6 +81,8 @@ func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (boo
 	switch {
 	case given("pool"):
 		return true, errors.New("pool: -redis selects the pool (-compare adds the mutex baseline)")
+	case c.Scenario == loadtest.LLM && c.LLM.Provider == "":
+		return true, errors.New("provider: -scenario llm -redis needs -provider URL (and -keys): the processes on the pool share one provider, as they share its keys; cmd/mockprovider is one")
 	case given("eject") && c.Eject > 0:
 		return true, errors.New("eject: redispool counts no failures, so it ejects nothing")
 	case c.Policy == config.Exclusive && c.Capacity > redispool.MaxCapacity:

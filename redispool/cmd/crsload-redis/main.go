@@ -56,6 +56,24 @@
 // check; the session hash then expires by itself and the pool's
 // resources stay for the next run to reuse.
 //
+// # The llm scenario
+//
+// With -scenario llm, the keys are resources key-01 to key-NN of the pool
+// (never the keys themselves, which are secrets), with -rpm and -tpm as
+// their Limits, kept in Redis for every process. Each attempt is
+// Acquire WithCost its token estimate; a 200 settles the lease to the
+// usage (Lease.Settle) after feeding the provider's figures back
+// (Lease.Observe), as loadtest.Feedback says, a 429
+// rests the key for its retry-after in every process (Lease.Cooldown),
+// any other answer ends the lease as a failure (Lease.Fail). -provider
+// URL and -keys are required: the processes share one provider as they
+// share its keys, for example one cmd/mockprovider started apart, whose
+// counters -provider-stats reads once every process has finished, for
+// the provider's view of all their calls. The session, the end-of-run
+// wait and the pool checks are as above; the client adds its own: no
+// key's budget in debt (Pool.Remaining) and every served call settled.
+// bench/scripts/llm-redis.sh runs the whole thing on loopback.
+//
 // The report is the harness's, with these differences: redispool has no
 // events, no count of cancelled waits and no health totals, so those
 // checks are skipped (the report says so); its Stats are pool-wide

@@ -169,21 +169,27 @@ func crsload(t *testing.T, args ...string) *loadtest.Report {
 
 // run is crsload for any goroutine: it returns what went wrong.
 func run(dir string, args ...string) (*loadtest.Report, error) {
+	var r loadtest.Report
+	if err := runJSON(dir, &r, args...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// runJSON runs the command and reads its -json report into v, unless it
+// does not exit 0 with its accounting OK.
+func runJSON(dir string, v any, args ...string) error {
 	path := filepath.Join(dir, "report.json")
 	var stdout, stderr bytes.Buffer
 	code := loadtest.MainWith(context.Background(), append(args, "-json", path), &stdout, &stderr, redisExtension(&stderr))
 	if code != 0 || !strings.Contains(stdout.String(), "Accounting: OK") {
-		return nil, fmt.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		return fmt.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var r loadtest.Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return json.Unmarshal(raw, v)
 }
 
 // noKeysLeft checks that the pool and its session left nothing in Redis.

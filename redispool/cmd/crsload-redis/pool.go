@@ -29,9 +29,12 @@ type redisPool struct {
 	client  *redis.Client
 	pool    *redispool.Pool
 	session *session
-	ids     []string
-	index   map[string]int
-	log     io.Writer
+	// resources are the pool's, as this process adds them; ids their IDs,
+	// and index the position of each ID.
+	resources []redispool.Resource
+	ids       []string
+	index     map[string]int
+	log       io.Writer
 	// expired is the pool's ExpiredLeases when this process started.
 	expired int64
 	// others is how many other processes had joined the session when
@@ -42,8 +45,23 @@ type redisPool struct {
 	suspends, cooldowns, includes atomic.Uint64
 }
 
-// openPool connects, joins the pool's session and adds the resources.
+// openPool connects, joins the pool's session and adds the resources
+// backend-01 to backend-NN.
 func openPool(cfg loadtest.Config, f redisFlags, log io.Writer) (*redisPool, error) {
+	capacity := cfg.Capacity
+	if cfg.Policy == config.Shared {
+		capacity = redispool.MaxCapacity // any number of holders
+	}
+	rs := make([]redispool.Resource, cfg.Resources)
+	for i := range rs {
+		rs[i] = redispool.Resource{ID: fmt.Sprintf("backend-%02d", i+1), Capacity: capacity}
+	}
+	return openPoolOf(cfg, f, log, rs, "")
+}
+
+// openPoolOf opens the pool of resources rs; shape adds to what the
+// processes of a session must agree on.
+func openPoolOf(cfg loadtest.Config, f redisFlags, log io.Writer, rs []redispool.Resource, shape string) (*redisPool, error) {
 	client := redis.NewClient(&redis.Options{
 		Addr:                  f.addr,
 		ContextTimeoutEnabled: true,
@@ -56,17 +74,18 @@ func openPool(cfg loadtest.Config, f redisFlags, log io.Writer) (*redisPool, err
 		return nil, err
 	}
 	p := &redisPool{
-		cfg:     cfg,
-		client:  client,
-		pool:    pool,
-		session: newSession(client, f.name, f.wait, cfg),
-		ids:     make([]string, cfg.Resources),
-		index:   make(map[string]int, cfg.Resources),
-		log:     log,
+		cfg:       cfg,
+		client:    client,
+		pool:      pool,
+		session:   newSession(client, f.name, f.wait, cfg, shape),
+		resources: rs,
+		ids:       make([]string, len(rs)),
+		index:     make(map[string]int, len(rs)),
+		log:       log,
 	}
-	for i := range p.ids {
-		p.ids[i] = fmt.Sprintf("backend-%02d", i+1)
-		p.index[p.ids[i]] = i
+	for i, r := range rs {
+		p.ids[i] = r.ID
+		p.index[r.ID] = i
 	}
 	if err := p.start(); err != nil {
 		_ = pool.Close()
@@ -84,13 +103,9 @@ func (p *redisPool) start() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	capacity := p.cfg.Capacity
-	if p.cfg.Policy == config.Shared {
-		capacity = redispool.MaxCapacity // any number of holders
-	}
 	err := func() error {
-		for _, id := range p.ids {
-			err := p.pool.Add(ctx, redispool.Resource{ID: id, Capacity: capacity})
+		for _, r := range p.resources {
+			err := p.pool.Add(ctx, r)
 			if err != nil && !errors.Is(err, crserrors.ErrDuplicateKey) {
 				return err
 			}
@@ -290,10 +305,13 @@ type session struct {
 	wait   time.Duration
 }
 
-func newSession(client *redis.Client, pool string, wait time.Duration, cfg loadtest.Config) *session {
+func newSession(client *redis.Client, pool string, wait time.Duration, cfg loadtest.Config, more string) *session {
 	capacity := "shared"
 	if cfg.Policy == config.Exclusive {
 		capacity = "capacity " + strconv.Itoa(cfg.Capacity)
+	}
+	if more != "" {
+		capacity += ", " + more
 	}
 	return &session{
 		client: client,

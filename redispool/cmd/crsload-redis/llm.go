@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/redispool"
+)
+
+// This file is the llm scenario's client on a redispool pool: the keys
+// are resources of the pool, with the provider's limits as their
+// buckets, kept in Redis and shared by every process of the session.
+
+// llmClient leases a key per attempt from the pool. The resources are
+// key-01 to key-NN, never the keys themselves, which are secrets: each
+// process maps an index to its own copy of the key.
+type llmClient struct {
+	p *redisPool
+	// settled counts the served calls whose lease was settled to their
+	// usage, served the served calls; failures the feedback calls
+	// (Observe, Settle, Release, Cooldown, Fail) that returned an error.
+	settled, served, failures atomic.Uint64
+}
+
+// llmLimits are the buckets of each key, from -rpm and -tpm.
+func llmLimits(lc loadtest.LLMConfig) []config.Limit {
+	var ls []config.Limit
+	if lc.RPM > 0 {
+		ls = append(ls, config.Limit{Name: "requests", Max: lc.RPM, Per: time.Minute})
+	}
+	if lc.TPM > 0 {
+		ls = append(ls, config.Limit{Name: "tokens", Max: lc.TPM, Per: time.Minute})
+	}
+	return ls
+}
+
+// openLLMClient joins the pool's session and adds the keys, unless
+// another process of the session has.
+func openLLMClient(cfg loadtest.Config, keys []string, f redisFlags, log io.Writer) (*llmClient, error) {
+	limits := llmLimits(cfg.LLM)
+	rs := make([]redispool.Resource, len(keys))
+	for i := range rs {
+		// Shared: a key takes any number of calls at once.
+		rs[i] = redispool.Resource{ID: fmt.Sprintf("key-%02d", i+1), Capacity: redispool.MaxCapacity, Limits: limits}
+	}
+	shape := fmt.Sprintf("llm keys of %d rpm and %d tpm", cfg.LLM.RPM, cfg.LLM.TPM)
+	p, err := openPoolOf(cfg, f, log, rs, shape)
+	if err != nil {
+		return nil, err
+	}
+	return &llmClient{p: p}, nil
+}
+
+// Pick leases a key whose buckets cover the call: a request (a limit the
+// cost does not name costs 1) and its estimate in tokens.
+func (c *llmClient) Pick(ctx context.Context, call loadtest.LLMCall) (loadtest.LLMHold, error) {
+	l, err := c.p.pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": call.Estimate}))
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%w)", ctxErr, err)
+		}
+		return nil, err
+	}
+	i, ok := c.p.index[l.ID]
+	if !ok {
+		rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		return nil, errors.Join(fmt.Errorf("the pool handed out %q, not one of this run's keys", l.ID), l.Release(rctx))
+	}
+	return &llmHold{c: c, l: l, index: i, estimate: call.Estimate}, nil
+}
+
+// Finish waits for the session's other processes (redisPool.Finish), then
+// checks the pool: no lease or waiter left, no key's budget in debt, and
+// every call this process was served settled.
+func (c *llmClient) Finish() []loadtest.Check {
+	err := c.p.Finish()
+	var checks []loadtest.Check
+	if err != nil {
+		checks = append(checks, loadtest.Check{Name: "the other processes on the pool finished", Detail: err.Error()})
+	}
+	st, err := c.p.State()
+	switch {
+	case err != nil:
+		checks = append(checks, loadtest.Check{Name: "the pool's stats were read", Detail: err.Error()})
+	case c.p.finishErr == nil:
+		checks = append(checks, loadtest.Check{
+			Name:   "the pool has no lease and no waiter left",
+			OK:     st.Holders == 0 && st.Waiters == 0,
+			Detail: fmt.Sprintf("leases %d (every process's), waiters %d (this one's)", st.Holders, st.Waiters),
+		})
+		checks = append(checks, st.Checks...)
+	}
+	var debts []string
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	for _, id := range c.p.ids {
+		left, err := c.p.pool.Remaining(ctx, id)
+		if err != nil {
+			debts = append(debts, err.Error())
+		}
+		for name, n := range left {
+			if n < 0 {
+				debts = append(debts, fmt.Sprintf("%s %s %d", id, name, n))
+			}
+		}
+	}
+	checks = append(checks, loadtest.Check{
+		Name:   "no key's budget is in debt",
+		OK:     len(debts) == 0,
+		Detail: or(strings.Join(debts, ", "), "per Pool.Remaining"),
+	})
+	settled, served, failures := c.settled.Load(), c.served.Load(), c.failures.Load()
+	return append(checks, loadtest.Check{
+		Name:   "every served call was settled",
+		OK:     settled == served && failures == 0,
+		Detail: fmt.Sprintf("%d settled of %d served; %d feedback calls failed", settled, served, failures),
+	})
+}
+
+func (c *llmClient) Close() { c.p.Close() }
+
+// note counts a feedback call that failed, and returns its error.
+func (c *llmClient) note(err error) error {
+	if err != nil {
+		c.failures.Add(1)
+	}
+	return err
+}
+
+// llmHold is one attempt's lease. Its feedback does not depend on the
+// worker's context: a call let finish after the window still settles.
+type llmHold struct {
+	c        *llmClient
+	l        *redispool.Lease
+	index    int
+	estimate int64 // the tokens the lease was granted on
+}
+
+func (h *llmHold) Key() int { return h.index }
+
+// Served feeds the answer back as loadtest.Feedback says: the provider's
+// figures first (Observe), less the refund to come, then the settlement,
+// so that no process sees the refund before the provider's figure; then
+// the release.
+func (h *llmHold) Served(a loadtest.LLMAnswer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	h.c.served.Add(1)
+	seen, tokens := loadtest.Feedback(a, h.estimate)
+	err := h.observe(ctx, seen)
+	serr := h.c.note(h.l.Settle(ctx, config.Cost{"tokens": tokens}))
+	if serr == nil {
+		h.c.settled.Add(1)
+	}
+	return errors.Join(err, serr, h.c.note(h.l.Release(ctx)))
+}
+
+// observe feeds the provider's x-ratelimit-remaining-* back, for the
+// limits the keys have (Observe never raises a bucket).
+func (h *llmHold) observe(ctx context.Context, seen map[string]loadtest.Remaining) error {
+	var err error
+	for _, l := range llmLimits(h.c.p.cfg.LLM) {
+		if r, ok := seen[l.Name]; ok {
+			err = errors.Join(err, h.c.note(h.l.Observe(ctx, l.Name, r.Units, r.Reset)))
+		}
+	}
+	return err
+}
+
+// Refused rests the key for the 429's retry-after, in every process: the
+// worker then asks the pool again at once.
+func (h *llmHold) Refused(a loadtest.LLMAnswer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	err := h.observe(ctx, a.Remaining)
+	return 0, errors.Join(err, h.c.note(h.l.Cooldown(ctx, a.RetryAfter)))
+}
+
+// Failed ends the lease as a failure, the estimate kept: the call may
+// have reached the provider.
+func (h *llmHold) Failed(loadtest.LLMAnswer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return h.c.note(h.l.Fail(ctx))
+}
+
+// Unsent refunds the call, which spent nothing, and ends the lease.
+func (h *llmHold) Unsent() error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return errors.Join(h.c.note(h.l.Settle(ctx, config.Cost{"requests": 0, "tokens": 0})), h.c.note(h.l.Release(ctx)))
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

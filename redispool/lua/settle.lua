@@ -1,0 +1,38 @@
+-- settle: replace what lease ARGV[2] paid from its resource's buckets by
+-- what it spent, ARGV[3] (see parse_cost), for the names it gives: a
+-- refund of the difference, up to full, or a further take, which may
+-- leave a bucket in debt: the resource then rests until each of its
+-- buckets holds a unit again. A bucket the lease did not pay into (one
+-- added since it was granted) is left alone. The lease records the new
+-- amounts, so that a second settle corrects the first.
+-- Reply: {OK}, or {NONE} when the pool does not have the lease.
+local owner = redis.call('HGET', OWNER, ARGV[2])
+if not owner then
+  return { NONE }
+end
+local request, id, paid = split_owner(owner)
+local r = load(id)
+if not paid or not r or not r.b then
+  return { OK }
+end
+local actual, before = parse_cost(ARGV[3]), parse_cost(paid)
+refill(r)
+for _, b in ipairs(r.b) do
+  local est, act = before[b.n], actual[b.n]
+  if est and act then
+    settle_bucket(b, est, act)
+    if act < est then
+      freed = true -- the refund may cover the oldest waiter's cost
+    end
+  end
+end
+local now_paid = {}
+for n, a in string.gmatch(paid, '(%x+)=(%d+)') do
+  now_paid[#now_paid + 1] = n .. '=' .. (actual[n] and num(actual[n]) or a)
+end
+redis.call('HSET', OWNER, ARGV[2], owner_entry(request, id, table.concat(now_paid, ',')))
+local old = listing(r)
+set_rest(r, budget_rest(r))
+store(r)
+relist(r, old)
+return { OK }
