@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"io"
 	"testing"
 )
 
@@ -37,5 +38,14 @@ func TestTheProviderURLsPathIsTheEndpointsWhateverFollowsIt(t *testing.T) {
 		if got := newLLMHTTP(base, "m", 1).endpoint; got != want {
 			t.Errorf("-provider %s: calls go to %s, want %s", base, got, want)
 		}
+	}
+}
+
+// -provider-latency is the in-process mock's: with -provider nothing
+// reads it, and the scenario refuses the flags it does not read.
+func TestProviderLatencyWithAProviderIsRefused(t *testing.T) {
+	_, err := ParseFlags([]string{"-scenario", "llm", "-provider", "http://127.0.0.1:1", "-keys", "a", "-provider-latency", "fixed:1s"}, io.Discard)
+	if err == nil {
+		t.Error("-provider-latency, which only the in-process mock reads, accepted with -provider")
 	}
 }
