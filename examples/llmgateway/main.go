@@ -4,9 +4,10 @@
 // the provider never has to refuse a call.
 //
 // For each request it estimates the call's tokens from the body (the
-// prompt's text, a quarter of its bytes, plus -image-tokens for each
-// image, plus max_tokens for each of the n completions asked for: never
-// less than the provider reserves), leases a key whose buckets cover that
+// prompt's text and the body's other text (tools, a completions prompt,
+// an input), a quarter of its bytes, plus -image-tokens for each image,
+// plus max_tokens for each of the n completions asked for: never less
+// than the provider reserves), leases a key whose buckets cover that
 // estimate (waiting for one if none does), sets the key in the
 // Authorization header and forwards the call. When the answer comes back
 // it feeds the provider's x-ratelimit-remaining-* headers back to the
@@ -242,13 +243,17 @@ func (g *Gateway) answered(resp *http.Response) error {
 // estimate does not have. So the figure is observed less the refund to
 // come, and the refund is at most what the provider says is left: the
 // bucket never holds more than the provider said, not even in between.
+// A call that spent more than its estimate is the other way round: the
+// provider's figure already counts the overrun, which the settlement
+// takes, so the figure is observed plus the overrun (a negative refund),
+// and the overrun is taken once.
 func (g *Gateway) settle(c *call, used int64, h http.Header) {
-	refund := max(c.estimate-used, 0)
+	refund := c.estimate - used
 	if left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-tokens"), 10, 64); err == nil && left >= 0 {
 		refund = min(refund, left)
 	}
 	observe(&c.lease, h, refund)
-	spent := max(used, c.estimate-refund) // a call that spent more takes the rest
+	spent := max(used, c.estimate-refund)
 	if err := c.lease.Settle(config.Cost{"tokens": spent}); err != nil {
 		log.Printf("llmgateway: settle: %v", err)
 	}
@@ -265,7 +270,7 @@ func observe(l *scheduler.Lease[Key, string], h http.Header, refund int64) {
 			continue
 		}
 		if name == "tokens" {
-			left -= refund
+			left = min(left-refund, config.MaxUnits)
 		}
 		reset, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name))
 		if err != nil || reset < 0 {
@@ -284,9 +289,12 @@ func observe(l *scheduler.Lease[Key, string], h http.Header, refund int64) {
 // imageTokens whatever its size, since a provider charges an image by
 // its dimensions, not by its URL's length; any other part (audio, a
 // file) counts a quarter of its JSON's bytes, far above what base64 data
-// costs. A body that is not a chat request is estimated at its size over
-// 4 plus the default max_tokens. An estimate past config.MaxUnits is
-// config.MaxUnits: more than any key's limit, so refused at once.
+// costs. Every other string, array or object of the body but the model
+// counts a quarter of its JSON's bytes too: a completions "prompt", an
+// "input", "tools", a response format are read by the model as well. A
+// body that is not JSON is estimated at its size over 4 plus the default
+// max_tokens. An estimate past config.MaxUnits is config.MaxUnits: more
+// than any key's limit, so refused at once.
 func estimate(body []byte, imageTokens int64) int64 {
 	var req struct {
 		Messages []struct {
@@ -294,16 +302,23 @@ func estimate(body []byte, imageTokens int64) int64 {
 		} `json:"messages"`
 		MaxTokens           int64 `json:"max_tokens"`
 		MaxCompletionTokens int64 `json:"max_completion_tokens"`
+		MaxOutputTokens     int64 `json:"max_output_tokens"`
 		N                   int64 `json:"n"`
 	}
-	if json.Unmarshal(body, &req) != nil {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil || json.Unmarshal(body, &fields) != nil {
 		return int64(len(body)+3)/4 + defaultMaxTokens
 	}
 	var prompt int64
 	for _, m := range req.Messages {
-		prompt += contentTokens(m.Content, imageTokens)
+		prompt = min(prompt+contentTokens(m.Content, imageTokens), config.MaxUnits)
 	}
-	out := max(req.MaxTokens, req.MaxCompletionTokens)
+	for name, v := range fields {
+		if name != "messages" && name != "model" && len(v) > 0 && strings.ContainsRune(`"[{`, rune(v[0])) {
+			prompt = min(prompt+int64(len(v)+3)/4, config.MaxUnits)
+		}
+	}
+	out := max(req.MaxTokens, req.MaxCompletionTokens, req.MaxOutputTokens)
 	if out <= 0 {
 		out = defaultMaxTokens
 	}

@@ -193,6 +193,8 @@ func parseLLM(o *Options, keys string, set map[string]bool) error {
 	switch {
 	case o.HTML != "":
 		return errors.New("html: the llm scenario has a text and a JSON report only")
+	case set["provider-latency"] && c.LLM.Provider != "":
+		return errors.New("provider-latency: the in-process mock's; with -provider, set the provider's own (mockprovider -latency)")
 	case c.LLM.ProviderStats && c.LLM.Provider == "":
 		return errors.New("provider-stats: needs -provider (the in-process mock's counters are always read)")
 	case o.Compare && c.LLM.Provider != "":

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/mockprovider"
 )
 
@@ -85,6 +87,19 @@ func (c LLMConfig) keys(resources int) []string {
 	return keys
 }
 
+// Limits are each key's buckets, from RPM and TPM: what a client that
+// keeps the provider's limits configures.
+func (c LLMConfig) Limits() []config.Limit {
+	var ls []config.Limit
+	if c.RPM > 0 {
+		ls = append(ls, config.Limit{Name: "requests", Max: c.RPM, Per: time.Minute})
+	}
+	if c.TPM > 0 {
+		ls = append(ls, config.Limit{Name: "tokens", Max: c.TPM, Per: time.Minute})
+	}
+	return ls
+}
+
 // validate checks the settings that the llm scenario reads.
 func (c LLMConfig) validate(pool string) error {
 	switch {
@@ -116,7 +131,7 @@ func (c LLMConfig) validate(pool string) error {
 		if len(c.Keys) == 0 {
 			return errors.New("keys: -provider needs the provider's keys (-keys k1,k2 or -keys @FILE)")
 		}
-		if !strings.HasPrefix(c.Provider, "http://") && !strings.HasPrefix(c.Provider, "https://") {
+		if u, err := url.Parse(c.Provider); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("provider %q: want an http:// or https:// URL", c.Provider)
 		}
 	}

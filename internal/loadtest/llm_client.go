@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/crsched/crs/config"
 )
 
 // LLMClient is how the llm scenario's calls get their API key: the crs
@@ -55,24 +57,33 @@ type LLMHold interface {
 // before the two steps, ends at min(L + refund, R) when R covers the
 // refund, and at most R otherwise, and is never above that in between.
 // A provider that refunded reports R = L + refund, and both steps change
-// nothing more than the plain settlement would. Without a tokens figure,
-// the answer settles to its usage. The call's recorded cost is then at
-// least its usage.
+// nothing more than the plain settlement would. A call that spent more
+// than its estimate (an overrun) is the other way round: a provider that
+// settles to the usage has charged the overrun already, and R says so, so
+// the figure is observed plus the overrun still to be taken, and the
+// bucket ends at min(L - overrun, R), having taken the overrun once.
+// Without a tokens figure, the answer settles to its usage. The call's
+// recorded cost is then at least its usage.
 func Feedback(a LLMAnswer, estimate int64) (observe map[string]Remaining, tokens int64) {
 	tokens = a.Usage.Total
 	r, ok := a.Remaining["tokens"]
 	refund := estimate - a.Usage.Total
-	if !ok || refund <= 0 {
+	if !ok || refund == 0 {
 		return a.Remaining, tokens
 	}
-	refund = min(refund, r.Units)
+	if refund > 0 {
+		refund = min(refund, r.Units)
+		tokens = estimate - refund
+		r.Units -= refund
+	} else {
+		r.Units = min(r.Units-refund, config.MaxUnits) // plus the overrun
+	}
 	observe = make(map[string]Remaining, len(a.Remaining))
 	for name, v := range a.Remaining {
 		observe[name] = v
 	}
-	r.Units -= refund
 	observe["tokens"] = r
-	return observe, estimate - refund
+	return observe, tokens
 }
 
 // naiveClient is what most gateways do: round robin over the keys, and

@@ -31,14 +31,8 @@ type crsClient struct {
 // newCRSClient makes the client; clock is the scheduler's (nil: the
 // system's), which tests replace.
 func newCRSClient(lc LLMConfig, keys []string, clock config.Clock) (*crsClient, error) {
-	var limits []config.Limit
+	limits := lc.Limits()
 	limited := map[string]bool{}
-	if lc.RPM > 0 {
-		limits = append(limits, config.Limit{Name: "requests", Max: lc.RPM, Per: time.Minute})
-	}
-	if lc.TPM > 0 {
-		limits = append(limits, config.Limit{Name: "tokens", Max: lc.TPM, Per: time.Minute})
-	}
 	s, err := scheduler.New(config.Config[llmKey, string]{
 		// Every key ranks the same, so the scheduler routes by headroom:
 		// the key with the most budget left goes first.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -30,22 +31,28 @@ func newLLMHTTP(baseURL, model string, workers int) *llmHTTP {
 	tr.MaxIdleConns = workers
 	tr.MaxIdleConnsPerHost = workers
 	return &llmHTTP{
-		endpoint: rootURL(baseURL) + "/v1/chat/completions",
+		endpoint: providerURL(baseURL, "/v1/chat/completions"),
 		model:    model,
 		client:   &http.Client{Transport: tr},
 	}
 }
 
-// rootURL is a base URL without its /v1: -provider takes OpenAI clients'
-// base URL, which ends in /v1 (https://api.openai.com/v1), or the host
-// alone.
-func rootURL(base string) string {
-	base = strings.TrimSuffix(base, "/")
-	return strings.TrimSuffix(base, "/v1")
+// providerURL is path on the provider at base: -provider takes OpenAI
+// clients' base URL, which ends in /v1 (https://api.openai.com/v1), or
+// the host alone; trailing slashes go, and a query (api-version=...)
+// stays a query.
+func providerURL(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil { // LLMConfig.validate refuses it first
+		return strings.TrimRight(base, "/") + path
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1") + path
+	u.RawPath, u.Fragment = "", ""
+	return u.String()
 }
 
 // statsURL is where a mockprovider at base serves its counters.
-func statsURL(base string) string { return rootURL(base) + "/stats" }
+func statsURL(base string) string { return providerURL(base, "/stats") }
 
 func (h *llmHTTP) close() { h.client.CloseIdleConnections() }
 

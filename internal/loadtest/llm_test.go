@@ -63,15 +63,18 @@ func TestLLMFlagsParse(t *testing.T) {
 	}
 	o, err := ParseFlags([]string{"-scenario", "llm", "-provider", "http://127.0.0.1:9/", "-keys", "@" + file,
 		"-rpm", "60", "-tpm", "1000", "-prompt-tokens", "fixed:10", "-max-tokens", "uniform:5-20",
-		"-provider-latency", "uniform:1ms-2ms", "-pool", "naive", "-json", "-"}, &bytes.Buffer{})
+		"-pool", "naive", "-json", "-"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	lc := o.Config.LLM
 	if strings.Join(lc.Keys, ",") != "k1,k2" || o.Config.Resources != 2 || lc.RPM != 60 || lc.TPM != 1000 ||
-		lc.Prompt != (Tokens{10, 10}) || lc.MaxTokens != (Tokens{5, 20}) ||
-		lc.Latency != (mockprovider.Latency{Min: time.Millisecond, Max: 2 * time.Millisecond}) || o.Config.Pool != "naive" {
+		lc.Prompt != (Tokens{10, 10}) || lc.MaxTokens != (Tokens{5, 20}) || o.Config.Pool != "naive" {
 		t.Fatalf("parsed %+v", o.Config)
+	}
+	o, err = ParseFlags([]string{"-scenario", "llm", "-provider-latency", "uniform:1ms-2ms"}, &bytes.Buffer{})
+	if err != nil || o.Config.LLM.Latency != (mockprovider.Latency{Min: time.Millisecond, Max: 2 * time.Millisecond}) {
+		t.Fatalf("-provider-latency uniform:1ms-2ms: %+v, %v", o.Config.LLM.Latency, err)
 	}
 	o, err = ParseFlags([]string{"-scenario", "llm", "-keys", "a, b,c"}, &bytes.Buffer{})
 	if err != nil || strings.Join(o.Config.LLM.Keys, ",") != "a,b,c" || o.Config.Resources != 3 {

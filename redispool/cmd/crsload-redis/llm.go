@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -29,28 +30,20 @@ type llmClient struct {
 	settled, served, failures atomic.Uint64
 }
 
-// llmLimits are the buckets of each key, from -rpm and -tpm.
-func llmLimits(lc loadtest.LLMConfig) []config.Limit {
-	var ls []config.Limit
-	if lc.RPM > 0 {
-		ls = append(ls, config.Limit{Name: "requests", Max: lc.RPM, Per: time.Minute})
-	}
-	if lc.TPM > 0 {
-		ls = append(ls, config.Limit{Name: "tokens", Max: lc.TPM, Per: time.Minute})
-	}
-	return ls
-}
-
 // openLLMClient joins the pool's session and adds the keys, unless
 // another process of the session has.
 func openLLMClient(cfg loadtest.Config, keys []string, f redisFlags, log io.Writer) (*llmClient, error) {
-	limits := llmLimits(cfg.LLM)
+	limits := cfg.LLM.Limits()
 	rs := make([]redispool.Resource, len(keys))
 	for i := range rs {
 		// Shared: a key takes any number of calls at once.
 		rs[i] = redispool.Resource{ID: fmt.Sprintf("key-%02d", i+1), Capacity: redispool.MaxCapacity, Limits: limits}
 	}
-	shape := fmt.Sprintf("llm keys of %d rpm and %d tpm", cfg.LLM.RPM, cfg.LLM.TPM)
+	// The keys' fingerprint, in order: key-01 must be the same key in
+	// every process. A short hash of the secrets, salted with the pool's
+	// name, tells them apart without putting them in Redis.
+	sum := sha256.Sum256([]byte(f.name + "\x00" + strings.Join(keys, "\n")))
+	shape := fmt.Sprintf("llm keys of %d rpm and %d tpm, keys %x", cfg.LLM.RPM, cfg.LLM.TPM, sum[:6])
 	p, err := openPoolOf(cfg, f, log, rs, shape)
 	if err != nil {
 		return nil, err
@@ -167,7 +160,7 @@ func (h *llmHold) Served(a loadtest.LLMAnswer) error {
 // limits the keys have (Observe never raises a bucket).
 func (h *llmHold) observe(ctx context.Context, seen map[string]loadtest.Remaining) error {
 	var err error
-	for _, l := range llmLimits(h.c.p.cfg.LLM) {
+	for _, l := range h.c.p.cfg.LLM.Limits() {
 		if r, ok := seen[l.Name]; ok {
 			err = errors.Join(err, h.c.note(h.l.Observe(ctx, l.Name, r.Units, r.Reset)))
 		}

@@ -60,7 +60,9 @@
 //
 // With -scenario llm, the keys are resources key-01 to key-NN of the pool
 // (never the keys themselves, which are secrets), with -rpm and -tpm as
-// their Limits, kept in Redis for every process. Each attempt is
+// their Limits, kept in Redis for every process. Each process Syncs them
+// rather than adding them, so that keys a killed run left behind take
+// this run's limits (and any other resource of the pool goes). Each attempt is
 // Acquire WithCost its token estimate; a 200 settles the lease to the
 // usage (Lease.Settle) after feeding the provider's figures back
 // (Lease.Observe), as loadtest.Feedback says, a 429

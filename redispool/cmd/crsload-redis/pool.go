@@ -104,10 +104,19 @@ func (p *redisPool) start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	err := func() error {
-		for _, r := range p.resources {
-			err := p.pool.Add(ctx, r)
-			if err != nil && !errors.Is(err, crserrors.ErrDuplicateKey) {
+		if len(p.resources) > 0 && len(p.resources[0].Limits) > 0 {
+			// The llm keys: a run killed before its end left them with its
+			// limits, which this session's (its shape) may not be; Sync
+			// sets them, keeping the buckets' levels.
+			if err := p.pool.Sync(ctx, p.resources); err != nil {
 				return err
+			}
+		} else {
+			for _, r := range p.resources {
+				err := p.pool.Add(ctx, r)
+				if err != nil && !errors.Is(err, crserrors.ErrDuplicateKey) {
+					return err
+				}
 			}
 		}
 		st, err := p.pool.Stats(ctx)
