@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/internal/mockprovider"
 )
@@ -107,4 +108,31 @@ func TestARefundTheProviderKeptServesNoWaitingCall(t *testing.T) {
 	}
 	cancel()
 	<-second
+}
+
+// Each message's estimate saturates at config.MaxUnits; their sum must
+// too, or enough of them wrap around to a tiny estimate.
+func TestAnEstimateOfManyMessagesDoesNotWrapAround(t *testing.T) {
+	msg := `{"role": "user", "content": [{"type": "image"}]}`
+	body := `{"messages": [` + strings.TrimSuffix(strings.Repeat(msg+",", 1025), ",") + `], "max_tokens": 1}`
+	if got := estimate([]byte(body), config.MaxUnits); got != config.MaxUnits {
+		t.Errorf("1025 images of MaxUnits each: estimate %d, want config.MaxUnits", got)
+	}
+}
+
+// The gateway proxies any path, and its doc reads the usage of
+// completions too: a prompt outside "messages" (a completions "prompt",
+// an embeddings or responses "input", a chat call's "tools") is text the
+// provider counts before running the call, so the estimate must count it.
+func TestAnEstimateCountsThePromptOutsideMessages(t *testing.T) {
+	text := strings.Repeat("x", 4000) // 1000 tokens by the gateway's rule
+	for _, body := range []string{
+		`{"prompt": "` + text + `", "max_tokens": 10}`,
+		`{"input": "` + text + `", "max_output_tokens": 10}`,
+		`{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 10, "tools": [{"type": "function", "function": {"name": "f", "description": "` + text + `"}}]}`,
+	} {
+		if got := estimate([]byte(body), defaultImageTokens); got < 1000 {
+			t.Errorf("%.60s...: estimate %d, below the 1000 tokens of its text", body, got)
+		}
+	}
 }
