@@ -27,8 +27,8 @@ type rawResource struct {
 
 // rawBucket is one bucket of a resource: level in units of 1/per.
 type rawBucket struct {
-	name          string // hex
-	max, per, lvl int64
+	name                string // hex
+	max, per, lvl, born int64
 }
 
 // rawState is every key of a pool, read in one MULTI/EXEC.
@@ -66,11 +66,11 @@ func parseResource(v string) (*rawResource, error) {
 		case 'b':
 			var b rawBucket
 			parts := strings.Split(x[1:], ",")
-			if len(parts) != 4 {
+			if len(parts) != 4 && len(parts) != 5 {
 				return nil, fmt.Errorf("bucket %q of %q", x, v)
 			}
 			b.name = parts[0]
-			n := []*int64{&b.max, &b.per, &b.lvl}
+			n := []*int64{&b.max, &b.per, &b.lvl, &b.born}
 			for i, p := range parts[1:] {
 				if *n[i], err = strconv.ParseInt(p, 10, 64); err != nil {
 					return nil, fmt.Errorf("bucket %q of %q", x, v)

@@ -146,7 +146,8 @@ func (l *Lease) Fail(ctx context.Context) error {
 // bucket in debt; the resource then rests until each of its buckets
 // holds a unit again. Names that actual does not give keep their
 // estimate; names that the resource has no limit for are ignored, as
-// are buckets added (by Sync) after the grant. Settling again corrects
+// are buckets added (by Sync) after the grant, even under a name that
+// an earlier Sync dropped. Settling again corrects
 // what the last settlement recorded. Settle does not end the lease.
 //
 // ErrInvalidCost: a negative amount or one above config.MaxUnits,

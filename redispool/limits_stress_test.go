@@ -178,3 +178,55 @@ func TestConcurrentOperationsNeverOverdrawABucket(t *testing.T) {
 	}
 	t.Logf("after the run, %d checks: %+v", checks.Load(), s)
 }
+
+// A budget is kept exactly across processes: however many handles race
+// for it, the grants add up to the bucket's Max, not one more (the
+// refill over the run is well under a unit).
+func TestHandlesRacingForABudgetGetExactlyItsMax(t *testing.T) {
+	c := newClient(t)
+	name := poolName(t)
+	handles := []*Pool{
+		newPool(t, c, Options{Name: name}),
+		newPool(t, newClient(t), Options{Name: name}),
+		newPool(t, newClient(t), Options{Name: name}),
+	}
+	const max = 150
+	add(t, handles[0], Resource{ID: "a", Capacity: 1000, Limits: []config.Limit{tokens(max)}},
+		Resource{ID: "b", Capacity: 1000, Limits: []config.Limit{tokens(max)}})
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for g := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := handles[g%len(handles)]
+			for {
+				cost := int64(1 + g%3)
+				l, err := p.TryAcquire(context.Background(), WithCost(config.Cost{"tokens": cost}))
+				if errors.Is(err, crserrors.ErrNoResourceAvailable) {
+					return
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				granted.Add(cost)
+				if err := l.Release(context.Background()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	left := remaining(t, handles[0], "a")["tokens"] + remaining(t, handles[0], "b")["tokens"]
+	if granted.Load()+left != 2*max || left < 0 || left > 2 {
+		t.Fatalf("granted %d tokens with %d left of %d", granted.Load(), left, 2*max)
+	}
+	checkInvariants(t, c, handles[0])
+}

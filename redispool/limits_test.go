@@ -614,3 +614,40 @@ func TestEjectionKeepsToTheMaxEjectedShare(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// A bucket that Sync drops and adds again while a lease runs is a new
+// one: the lease did not pay into it, and its Settle leaves it alone, as
+// the core's.
+func TestSettleLeavesABucketAddedSinceTheGrantAlone(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "a", Capacity: 2, Limits: []config.Limit{tokens(100), requests(10)}})
+	l, err := tryCost(t, p, config.Cost{"tokens": 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limits := range [][]config.Limit{{requests(10)}, {tokens(100), requests(10)}} {
+		if err := p.Sync(ctx, []Resource{{ID: "a", Capacity: 2, Limits: limits}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100, "requests": 9})
+	if err := l.Settle(ctx, config.Cost{"tokens": 90, "requests": 0}); err != nil {
+		t.Fatal(err)
+	}
+	// requests, which stayed, is settled; tokens, born since, is not.
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 100, "requests": 10})
+	// A lease granted since pays into it and settles it.
+	l2, err := tryCost(t, p, config.Cost{"tokens": 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Settle(ctx, config.Cost{"tokens": 10}); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"tokens": 90, "requests": 9})
+	mustRelease(t, l)
+	mustRelease(t, l2)
+	checkInvariants(t, c, p)
+}

@@ -122,12 +122,16 @@ end
 -- its value (none for a resource without limits or a health record, so
 -- that such a resource costs nothing more to load and store):
 --   t MS                   when its buckets were last brought up to date
---   b NAME,MAX,PER,LEVEL   a bucket (Resource.Limits): NAME in hex, MAX
+--   b NAME,MAX,PER,LEVEL[,BORN]
+--                          a bucket (Resource.Limits): NAME in hex, MAX
 --                          units, PER ms, LEVEL in units of 1/PER (a
 --                          unit is PER of them; negative: in debt); the
 --                          bucket gains MAX of those per ms, up to
 --                          MAX x PER, which is at most 2^51 so that every
---                          sum below stays an exact integer
+--                          sum below stays an exact integer. BORN: the
+--                          last token granted when Sync added it to a
+--                          resource that had leases (none: 0), so that
+--                          Settle leaves it to leases granted since
 --   q MS                   resting until then for its buckets, 0: not
 --   f FAILS,EJECTIONS      failures in a row and ejections so far
 --   e MS                   ejected until then (the suspension holds it)
@@ -147,9 +151,9 @@ end
 local function parse_ext(r, rest)
   for tag, v in string.gmatch(rest, ' (%a)(%S*)') do
     if tag == 'b' then
-      local n, m, p, l = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+)$')
+      local n, m, p, l, born = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+),?(%d*)$')
       r.b = r.b or {}
-      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), l = tonumber(l) }
+      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), l = tonumber(l), born = tonumber(born) or 0 }
     elseif tag == 't' then
       r.t = tonumber(v)
     elseif tag == 'q' then
@@ -188,6 +192,9 @@ local function ext(r)
     out = ' t' .. num(r.t or now)
     for _, b in ipairs(r.b) do
       out = out .. ' b' .. b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. ',' .. num(b.l)
+      if b.born > 0 then
+        out = out .. ',' .. num(b.born)
+      end
     end
   end
   if r.q > 0 then
@@ -855,7 +862,7 @@ local function parse_limits(v)
   end
   local bs = {}
   for n, m, p in string.gmatch(v, '(%x+),(%d+),(%d+)') do
-    bs[#bs + 1] = { n = n, m = tonumber(m), p = tonumber(p) }
+    bs[#bs + 1] = { n = n, m = tonumber(m), p = tonumber(p), born = 0 }
   end
   return bs
 end
@@ -893,6 +900,11 @@ local function retune(r, limits)
     end
     for _, b in ipairs(limits) do
       local o, full = old[b.n], b.m * b.p
+      b.born = o and o.born or 0
+      if not o and r.h > 0 then
+        -- The leases running did not pay into it.
+        b.born = tonumber(redis.call('GET', TOKEN)) or 0
+      end
       if not o or level(o) >= b.m then
         b.l = full
       elseif o.p == b.p then

@@ -3,7 +3,8 @@
 -- refund of the difference, up to full, or a further take, which may
 -- leave a bucket in debt: the resource then rests until each of its
 -- buckets holds a unit again. A bucket the lease did not pay into (one
--- added since it was granted) is left alone. The lease records the new
+-- added since it was granted, even under a name it paid for before
+-- Sync dropped it) is left alone. The lease records the new
 -- amounts, so that a second settle corrects the first.
 -- Reply: {OK}, or {NONE} when the pool does not have the lease.
 local owner = redis.call('HGET', OWNER, ARGV[2])
@@ -16,10 +17,11 @@ if not paid or not r or not r.b then
   return { OK }
 end
 local actual, before = parse_cost(ARGV[3]), parse_cost(paid)
+local token = tonumber(ARGV[2])
 refill(r)
 for _, b in ipairs(r.b) do
   local est, act = before[b.n], actual[b.n]
-  if est and act then
+  if est and act and token > b.born then
     settle_bucket(b, est, act)
     if act < est then
       freed = true -- the refund may cover the oldest waiter's cost
