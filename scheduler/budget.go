@@ -336,19 +336,16 @@ func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
 }
 
 // probe is the check of the oldest waiter, just queued: whether some
-// shard has a resource that covers its cost now, and whether some
-// resource rests for its limits (the wait is then the limits' doing). If
-// none covers it, it arms each shard's wake for the instant its budgets
-// first will, so that the caller, committed, is served then without
-// polling.
-func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered, limited bool) {
+// shard has a resource that covers its cost now. If none does, it arms
+// each shard's wake for the instant its budgets first will, so that the
+// caller, committed, is served then without polling.
+func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		func() {
 			sh.mu.Lock()
 			defer sh.mu.Unlock()
 			s.repair(sh, nil)
-			limited = limited || sh.resting[node.RateLimited] > 0
 			n, at := s.covering(sh, cost, s.now())
 			if n != nil {
 				covered = true
@@ -357,10 +354,26 @@ func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered, limited bool) {
 			s.wake(sh, at)
 		}()
 		if covered {
-			return true, limited
+			return true
 		}
 	}
-	return false, limited
+	return false
+}
+
+// limitsHold reports, for a caller just committed to waiting, whether
+// limits keep a resource with a free slot from the oldest waiter: one
+// rests for them alone (see shard.heldBack) or, with budgets, one is
+// active, which strict FIFO order would have handed to the oldest
+// waiter were its budgets not short of that waiter's cost. It reads no
+// lock, so a change under way may make it miss or count one wait.
+func (s *Scheduler[T, ID]) limitsHold() bool {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.heldBack.Load() > 0 || s.budgeted && sh.active.Load() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // profiles counts the resources by the sizes of their budgets, so that a

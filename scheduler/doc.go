@@ -86,7 +86,9 @@
 //     Update, Add or end of a rest makes one available.
 //
 // Scheduler.Remaining reads a resource's budgets; stats.Stats.LimitWaits
-// counts the waits they caused. Without Limits none of this runs.
+// counts the waits that limits caused, where a resource had a free slot
+// (not those for a resource whose every slot is taken). Without Limits
+// none of this runs.
 //
 // # User code
 //

@@ -48,8 +48,8 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		inHeap += h.Len()
 	}
 	type tally struct {
-		held, excluded, draining, holders int
-		resting                           [node.RestKinds]int
+		held, excluded, draining, holders, heldBack int
+		resting                                     [node.RestKinds]int
 	}
 	counted := make([]tally, len(s.shards))
 	var err error
@@ -61,6 +61,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		c := &counted[n.Shard]
 		c.holders += n.Holders
+		if s.shards[n.Shard].limitsOnly(n) {
+			c.heldBack++
+		}
 		switch n.State {
 		case node.Held:
 			c.held++
@@ -79,7 +82,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	off := 0
 	for si := range s.shards {
 		sh := &s.shards[si]
-		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, sh.resting}
+		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, int(sh.heldBack.Load()), sh.resting}
 		if counted[si] != want {
 			return fmt.Errorf("shard %d counts %+v; its nodes add up to %+v", si, want, counted[si])
 		}

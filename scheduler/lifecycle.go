@@ -308,7 +308,9 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
+	back := sh.limitsOnly(n)
 	n.Capacity = capacity
+	sh.recount(n, back)
 	if limit.Limited() || n.Limited() || limits != nil || n.Budgeted() {
 		now := s.now()
 		bucket := n.Bucket()
@@ -329,7 +331,9 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 			// place publishes only once the heap is in order, so
 			// a comparator panic leaves the new value unpublished.
 			n.Stage(old.value)
+			back := sh.limitsOnly(n)
 			n.Capacity = old.capacity
+			sh.recount(n, back)
 			n.SetBucket(old.bucket)
 			setQuotas(n, old.quotas)
 			n.FullAt = old.fullAt

@@ -147,15 +147,11 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		// (see Queue.PopCommitted).
 		if s.budgeted {
 			oldest = s.waiters.First(w)
-			covered, limited := false, false
-			if oldest {
-				covered, limited = s.probe(cost)
-			}
-			if !covered {
+			if !oldest || !s.probe(cost) {
 				s.step(checked)
 				if w.Commit() {
 					s.step(committed)
-					if limited || s.anyActive() {
+					if s.limitsHold() {
 						s.limitWaits.Add(1)
 					}
 					break
@@ -165,6 +161,9 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			s.step(checked)
 			if w.Commit() {
 				s.step(committed)
+				if s.rateLimit != nil && s.limitsHold() {
+					s.limitWaits.Add(1)
+				}
 				break
 			}
 		}
