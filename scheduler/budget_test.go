@@ -658,3 +658,64 @@ func TestObserveWithAResetLongerThanPerKeepsOnlyTheRemaining(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestBudgetsReportsEveryBudgetOfThePoolAsRemainingDoes(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Exclusive, 4,
+		&apiKey{ID: "d", Priority: -1, RPM: 5},
+		&apiKey{ID: "a", RPM: 10, TPM: 1000}, &apiKey{ID: "b", Priority: 1, TPM: 500},
+		&apiKey{ID: "c", Priority: 2}, // no limits: not reported
+		&apiKey{ID: "e", Priority: 3, RPM: 5})
+	d, err := s.Lease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(d.Key()); err != nil { // draining: left out
+		t.Fatal(err)
+	}
+	l, err := s.Lease(context.Background(), tokens(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(config.Cost{"tokens": 1200}); err != nil { // a in debt
+		t.Fatal(err)
+	}
+	if err := s.Remove("e"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]scheduler.Budget{}
+	s.Budgets(func(id string, b scheduler.Budget) bool {
+		// yield runs with no lock held: it may call the scheduler.
+		rem, err := s.Remaining(id)
+		if err != nil {
+			t.Fatalf("Remaining(%s) from inside Budgets: %v", id, err)
+		}
+		if rem[b.Limit] != b.Remaining {
+			t.Errorf("%s %s: Budgets says %d left, Remaining %d", id, b.Limit, b.Remaining, rem[b.Limit])
+		}
+		got[id+" "+b.Limit] = b
+		return true
+	})
+	want := map[string]scheduler.Budget{
+		"a requests": {Limit: "requests", Max: 10, Remaining: 9},
+		"a tokens":   {Limit: "tokens", Max: 1000, Remaining: -200},
+		"b tokens":   {Limit: "tokens", Max: 500, Remaining: 500},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Budgets reported %v, want %v", got, want)
+	}
+	for k, b := range want {
+		if got[k] != b {
+			t.Errorf("Budgets reported %s as %+v, want %+v", k, got[k], b)
+		}
+	}
+	n := 0
+	s.Budgets(func(string, scheduler.Budget) bool {
+		n++
+		return false
+	})
+	if n != 1 {
+		t.Fatalf("Budgets went on after yield returned false: %d calls", n)
+	}
+	l.Release()
+	d.Release()
+}

@@ -206,21 +206,15 @@ func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
 // Get returns the current value of the resource with key id, whatever its
 // state.
 func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
-	var zero T
+	var v T
 	if s.closed.Load() {
-		return zero, crserrors.ErrSchedulerClosed
+		return v, crserrors.ErrSchedulerClosed
 	}
-	n, sh := s.find(id)
-	if n == nil {
-		return zero, crserrors.ErrResourceNotFound
-	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s.repair(sh, nil)
-	if gone(n) {
-		return zero, crserrors.ErrResourceNotFound
-	}
-	return n.Value, nil
+	_, err := s.locked(id, live, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		v = n.Value
+		return false, nil
+	})
+	return v, err
 }
 
 // gone reports whether n was removed, as far as every operation but the
