@@ -379,7 +379,13 @@ func (s *Scheduler[T, ID]) limitsHold() bool {
 // profiles counts the resources by the sizes of their budgets, so that a
 // cost that no resource can ever cover is refused at once
 // (ErrCostExceedsLimits) rather than waited for: pools have few distinct
-// sets of limits, often one per tier of API key.
+// sets of limits, often one per tier of API key. A resource is counted,
+// moved and uncounted under its shard's lock, in the step that adds it,
+// changes its limits or removes it, so that the counts are those of the
+// resources present whenever no shard lock is held: counted later than it
+// became visible, a resource removed at once would leave a negative
+// count, and every cost would seem to exceed the pool's limits. mu is
+// taken after a shard lock, or with none, and takes no other lock.
 type profiles struct {
 	mu     sync.Mutex
 	counts map[string]int // by profileKey; guarded by mu

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -718,4 +719,49 @@ func TestBudgetsReportsEveryBudgetOfThePoolAsRemainingDoes(t *testing.T) {
 	}
 	l.Release()
 	d.Release()
+}
+
+// An Add and a Remove of the same key racing must never make a cost seem
+// to exceed every resource's limits: the profiles counted a resource only
+// after it became visible, so a Remove in between left a negative count,
+// and a Lease then failed with ErrCostExceedsLimits on a pool whose every
+// resource fits its cost (found by verify's budget histories).
+func TestAddRacingRemoveNeverMakesACostExceedTheLimits(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	const rounds = 3000
+	var churn, leases sync.WaitGroup
+	churn.Add(2)
+	go func() {
+		defer churn.Done()
+		for range rounds {
+			_ = s.Add(&apiKey{ID: "k", TPM: 1000})
+		}
+	}()
+	go func() {
+		defer churn.Done()
+		for range rounds {
+			_ = s.Remove("k")
+		}
+	}()
+	// Leases wait for k and are served by an Add, which then yields.
+	for range 2 {
+		leases.Add(1)
+		go func() {
+			defer leases.Done()
+			for ctx.Err() == nil {
+				l, err := s.Lease(ctx, tokens(10))
+				if errors.Is(err, crserrors.ErrCostExceedsLimits) {
+					t.Error("a cost of 10 tokens exceeded the limits of a pool of 1000-token keys")
+					return
+				}
+				if err == nil {
+					l.Release() // so that k does not drain for good
+				}
+			}
+		}()
+	}
+	churn.Wait()
+	cancel()
+	leases.Wait()
 }

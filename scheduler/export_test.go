@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
@@ -89,6 +90,20 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		off += sh.held + sh.excluded + sh.draining
 		for _, r := range sh.resting {
 			off += r
+		}
+	}
+	if s.budgeted {
+		present := map[string]int{}
+		s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+			if n.State != node.Draining {
+				present[profileKey(limitsOfNode(n))]++
+			}
+		})
+		s.profiles.mu.Lock()
+		counted := maps.Clone(s.profiles.counts)
+		s.profiles.mu.Unlock()
+		if !maps.Equal(counted, present) {
+			return fmt.Errorf("profiles count %v; the resources present add up to %v", counted, present)
 		}
 	}
 	ejected, excluded := 0, 0

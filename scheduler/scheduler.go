@@ -18,8 +18,9 @@ import (
 // best first by the configured comparator. All methods are safe for
 // concurrent use.
 //
-// Lock order: a shard lock, then the lookup map's, the waiter queue's or
-// the expiry queue's lock (never two of those at once). No method holds two
+// Lock order: a shard lock, then the lookup map's, the waiter queue's,
+// the expiry queue's or the budget profiles' lock (never two of those at
+// once). No method holds two
 // shard locks, except BatchAdd, which takes the shards it touches in
 // ascending index order. No user code (comparator aside, see below) runs
 // under a lock; the comparator runs under the lock of the shard it orders,
