@@ -156,8 +156,11 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 		if covered {
 			sh.broken = true
 		}
-		if !s.waiters.PushFront(w) {
+		switch s.waiters.PushFront(w) {
+		case waitq.Closed:
 			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
+		case waitq.Left:
+			w.C <- grant[T, ID]{} // nothing: its caller gave up (see obtain)
 		}
 	}()
 	n := sh.best()

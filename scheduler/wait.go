@@ -168,8 +168,10 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			}
 		}
 		if !s.waiters.Remove(w) { // served meanwhile
-			g := <-w.C
-			return g, g.err
+			if g := <-w.C; g.node != nil || g.err != nil {
+				return g, g.err
+			}
+			// Popped by a giver that could not serve it: search again.
 		}
 	}
 
@@ -179,13 +181,16 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		s.waiters.Waited(s.clock.Now().Sub(began), false)
 		return g, g.err
 	case <-ctx.Done():
+		// A giver that popped this waiter but could not serve it sends
+		// it nothing (no node, no error) once it finds it gone.
 		if !s.waiters.Remove(w) {
-			// Served at the instant the context ended: the hold is the
-			// caller's already, and handing it back would leave the
-			// resource, for a moment, held by no one.
-			g := <-w.C
-			s.waiters.Waited(s.clock.Now().Sub(began), false)
-			return g, g.err
+			if g := <-w.C; g.node != nil || g.err != nil {
+				// Served at the instant the context ended: the hold is
+				// the caller's already, and handing it back would leave
+				// the resource, for a moment, held by no one.
+				s.waiters.Waited(s.clock.Now().Sub(began), false)
+				return g, g.err
+			}
 		}
 		s.waiters.Waited(s.clock.Now().Sub(began), true)
 		if s.budgeted && s.waiters.Len() > 0 {
