@@ -111,6 +111,19 @@ func recordBudget(p model.BudgetPool, sh budgetShape, seed uint64) []porcupine.O
 	return ops
 }
 
+// budgetHistory records history i of a run from seed, on a scheduler of
+// its shape.
+func budgetHistory(t *testing.T, i int, seed uint64) (budgetShape, []porcupine.Operation) {
+	t.Helper()
+	sh := budgetShapes[i%len(budgetShapes)]
+	p, err := model.NewBudgetPool(sh.heaps, sh.exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	return sh, recordBudget(p, sh, seed+uint64(i))
+}
+
 // TestBudgetHistoriesAreLinearizable records concurrent histories of
 // leases with costs, settlements, releases, cooldowns, updates that
 // change the limits of leased resources, removals and steps of the clock,
@@ -125,13 +138,7 @@ func TestBudgetHistoriesAreLinearizable(t *testing.T) {
 	t.Logf("seed %d (rerun with -lin.seed=%d)", seed, seed)
 	var ops, grants, levels int
 	for i := range n {
-		sh := budgetShapes[i%len(budgetShapes)]
-		p, err := model.NewBudgetPool(sh.heaps, sh.exclusive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		history := recordBudget(p, sh, seed+uint64(i))
-		p.Shutdown()
+		sh, history := budgetHistory(t, i, seed)
 		ops += len(history)
 		for _, op := range history {
 			in, out := op.Input.(model.BInput), op.Output.(model.BOutput)
@@ -180,13 +187,7 @@ func budgetListing(sp model.BudgetSpec, ops []porcupine.Operation, info porcupin
 func TestBudgetCheckerRejectsALeaseThatIgnoresItsCost(t *testing.T) {
 	seed := baseSeed()
 	for i := range 40 {
-		sh := budgetShapes[i%len(budgetShapes)]
-		p, err := model.NewBudgetPool(sh.heaps, sh.exclusive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		history := recordBudget(p, sh, seed+uint64(i))
-		p.Shutdown()
+		sh, history := budgetHistory(t, i, seed)
 		// The same history, as a scheduler that took 1 token per lease
 		// would have produced it: every estimate but the defaults.
 		for j, op := range history {

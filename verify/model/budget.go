@@ -216,6 +216,16 @@ func limitIndex(name string) int {
 	return 1
 }
 
+// onLive is the first check of a call by key: on a key that is not live
+// only ErrResourceNotFound is allowed, on a live one only success. It
+// reports whether the call goes on, and if not whether out is allowed.
+func onLive(e *BKey, out BOutput) (ok, allowed bool) {
+	if e.Status != Live {
+		return false, out.Err == ErrNotFound
+	}
+	return out.Err == OK, false
+}
+
 // Step applies in with result out to s, reporting whether the model
 // allows that result.
 func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
@@ -241,11 +251,8 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 		return true, s
 	case BUpdate:
 		e := &s.Keys[in.Key]
-		if e.Status != Live {
-			return out.Err == ErrNotFound, s
-		}
-		if out.Err != OK {
-			return false, s
+		if ok, allowed := onLive(e, out); !ok {
+			return allowed, s
 		}
 		var q [2]BQuota
 		for _, l := range limitSets[in.Set] {
@@ -261,11 +268,8 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 		return true, s
 	case BRemove:
 		e := &s.Keys[in.Key]
-		if e.Status != Live {
-			return out.Err == ErrNotFound, s
-		}
-		if out.Err != OK {
-			return false, s
+		if ok, allowed := onLive(e, out); !ok {
+			return allowed, s
 		}
 		if e.Holders > 0 {
 			e.Status = Draining
@@ -275,11 +279,8 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 		return true, s
 	case BRemaining:
 		e := &s.Keys[in.Key]
-		if e.Status != Live {
-			return out.Err == ErrNotFound, s
-		}
-		if out.Err != OK {
-			return false, s
+		if ok, allowed := onLive(e, out); !ok {
+			return allowed, s
 		}
 		for i := range e.Q {
 			if out.Has[i] != e.Q[i].On || e.Q[i].On && out.Levels[i] != e.Q[i].B.Level(s.Now) {
