@@ -53,9 +53,6 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 		// at some instant after the insert failed (finding 5).
 		return collision[ID]{id, present.Leaving.Load()}.err("add")
 	}
-	if s.budgeted {
-		s.profiles.change(limits, 1)
-	}
 	s.emit(events.EventAdd, id)
 	return nil
 }
@@ -119,6 +116,11 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh.activate(n)
 	done = true
 	s.size.Add(1)
+	if s.budgeted {
+		// Counted in the step that makes n visible: a Remove of it, or a
+		// lease's check of the profiles, must never see it uncounted.
+		s.profiles.change(limitsOfNode(n), 1)
+	}
 	return s.serve(sh), nil
 }
 
@@ -199,9 +201,6 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if failed {
 		s.refused(insertFailed)
 		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), met)
-	}
-	for _, l := range limits {
-		s.profiles.change(l, 1)
 	}
 	if s.events != nil {
 		at := slabOrder(len(vs), len(s.shards))
@@ -340,6 +339,11 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	done = true
 	s.size.Add(int64(len(slab)))
+	if s.budgeted { // as in add: in the step that makes the batch visible
+		for i := range slab {
+			s.profiles.change(limitsOfNode(&slab[i]), 1)
+		}
+	}
 	if s.global {
 		return s.serveBest(added), collision[ID]{}, false
 	}

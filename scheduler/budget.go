@@ -336,19 +336,16 @@ func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
 }
 
 // probe is the check of the oldest waiter, just queued: whether some
-// shard has a resource that covers its cost now, and whether some
-// resource rests for its limits (the wait is then the limits' doing). If
-// none covers it, it arms each shard's wake for the instant its budgets
-// first will, so that the caller, committed, is served then without
-// polling.
-func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered, limited bool) {
+// shard has a resource that covers its cost now. If none does, it arms
+// each shard's wake for the instant its budgets first will, so that the
+// caller, committed, is served then without polling.
+func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		func() {
 			sh.mu.Lock()
 			defer sh.mu.Unlock()
 			s.repair(sh, nil)
-			limited = limited || sh.resting[node.RateLimited] > 0
 			n, at := s.covering(sh, cost, s.now())
 			if n != nil {
 				covered = true
@@ -357,16 +354,38 @@ func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered, limited bool) {
 			s.wake(sh, at)
 		}()
 		if covered {
-			return true, limited
+			return true
 		}
 	}
-	return false, limited
+	return false
+}
+
+// limitsHold reports, for a caller just committed to waiting, whether
+// limits keep a resource with a free slot from the oldest waiter: one
+// rests for them alone (see shard.heldBack) or, with budgets, one is
+// active, which strict FIFO order would have handed to the oldest
+// waiter were its budgets not short of that waiter's cost. It reads no
+// lock, so a change under way may make it miss or count one wait.
+func (s *Scheduler[T, ID]) limitsHold() bool {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.heldBack.Load() > 0 || s.budgeted && sh.active.Load() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // profiles counts the resources by the sizes of their budgets, so that a
 // cost that no resource can ever cover is refused at once
 // (ErrCostExceedsLimits) rather than waited for: pools have few distinct
-// sets of limits, often one per tier of API key.
+// sets of limits, often one per tier of API key. A resource is counted,
+// moved and uncounted under its shard's lock, in the step that adds it,
+// changes its limits or removes it, so that the counts are those of the
+// resources present whenever no shard lock is held: counted later than it
+// became visible, a resource removed at once would leave a negative
+// count, and every cost would seem to exceed the pool's limits. mu is
+// taken after a shard lock, or with none, and takes no other lock.
 type profiles struct {
 	mu     sync.Mutex
 	counts map[string]int // by profileKey; guarded by mu
@@ -612,20 +631,69 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 	if s.closed.Load() {
 		return nil, crserrors.ErrSchedulerClosed
 	}
-	n, sh := s.find(id)
-	if n == nil {
-		return nil, crserrors.ErrResourceNotFound
+	var out map[string]int64
+	_, err := s.locked(id, live, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		now := s.now()
+		qs := n.Quotas()
+		out = make(map[string]int64, len(qs))
+		for i := range qs {
+			out[qs[i].Name] = qs[i].Bucket.Level(now)
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// Budget is one budget of a resource, as Scheduler.Budgets reports it.
+type Budget struct {
+	Limit     string // the limit's Name
+	Max       int64
+	Remaining int64 // units left; negative for a bucket in debt
+}
+
+// Budgets calls yield with the key and each budget of every resource
+// that has limits, as of now, until yield returns false: what Remaining
+// reports, for the whole pool at once (an exporter's scrape, say). A
+// resource removed while held is left out. Each shard is read under its
+// lock, into a copy, and yield runs with no lock held, so it may be slow
+// or call the scheduler; a resource added or removed during the call may
+// or may not be reported, and resources of different shards are read at
+// different instants.
+func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
+	if !s.budgeted || s.closed.Load() {
+		return
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if gone(n) {
-		return nil, crserrors.ErrResourceNotFound
+	// The map's lock (if it takes one) comes after a shard's, never
+	// before: collect the nodes first, then read each shard's.
+	byShard := make([][]*node.Node[T, ID], len(s.shards))
+	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+		byShard[n.Shard] = append(byShard[n.Shard], n)
+	})
+	type entry struct {
+		key ID
+		b   Budget
 	}
-	now := s.now()
-	qs := n.Quotas()
-	out := make(map[string]int64, len(qs))
-	for i := range qs {
-		out[qs[i].Name] = qs[i].Bucket.Level(now)
+	var read []entry
+	for i, nodes := range byShard {
+		read = read[:0]
+		func() {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			now := s.now()
+			for _, n := range nodes {
+				if gone(n) {
+					continue
+				}
+				for _, q := range n.Quotas() {
+					read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
+				}
+			}
+		}()
+		for _, e := range read {
+			if !yield(e.key, e.b) {
+				return
+			}
+		}
 	}
-	return out, nil
 }

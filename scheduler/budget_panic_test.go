@@ -1,21 +1,18 @@
 package scheduler_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
-	"github.com/crsched/crs/scheduler"
 )
 
 // A comparator that panics in Settle leaves the budgets and the lease's
 // settled cost as they were, and the scheduler usable.
 func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 	var boom atomic.Bool
-	s, err := scheduler.New(config.Config[*apiKey, string]{
+	s := newKeyPoolWith(t, config.Config[*apiKey, string]{
 		HeapCount:     1,
 		AcquirePolicy: config.Shared,
 		Clock:         fakeclock.New(),
@@ -25,22 +22,8 @@ func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 			}
 			return a.Priority - b.Priority
 		},
-		KeyFunc: func(k *apiKey) string { return k.ID },
-		Limits:  keyLimits,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	for _, k := range []*apiKey{{ID: "a", TPM: 1000}, {ID: "b", TPM: 1000}, {ID: "c", TPM: 1000}} {
-		if err := s.Add(k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l, err := s.Lease(context.Background(), tokens(400))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000}, &apiKey{ID: "c", TPM: 1000})
+	l := leaseNow(t, s, tokens(400))
 	id := l.Value().ID
 	before, _ := s.Remaining(id)
 	func() {
@@ -67,7 +50,6 @@ func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 	if got, _ := s.Remaining(id); got["tokens"] != before["tokens"]+300 {
 		t.Fatalf("after a settlement of 100 on an estimate of 400: %v, want %d", got, before["tokens"]+300)
 	}
-	_ = time.Second
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}

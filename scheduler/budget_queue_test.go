@@ -19,28 +19,11 @@ import (
 func TestAWaiterWhoseCostAnUpdateMakesUncoverableFailsAndFreesTheQueue(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
-	l, err := s.Lease(context.Background(), tokens(600))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(600))
 	l.Release()
-	big := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(500))
-		if err == nil {
-			err = l.Release()
-		}
-		big <- err
-	}()
+	big := leaseLater(context.Background(), s, tokens(500))
 	untilWaiters(t, s, 1)
-	small := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(1))
-		if err == nil {
-			err = l.Release()
-		}
-		small <- err
-	}()
+	small := leaseLater(context.Background(), s, tokens(1))
 	untilWaiters(t, s, 2)
 	if err := s.Update(&apiKey{ID: "a", TPM: 60}); err != nil { // Max 60 < 500
 		t.Fatal(err)
@@ -69,10 +52,7 @@ func TestAWaiterWhoseCostAnUpdateMakesUncoverableFailsAndFreesTheQueue(t *testin
 // resource all along.
 func TestAnUpdateKeepingTheLimitsNeverFailsALeaseWithCostExceedsLimits(t *testing.T) {
 	s := newKeyPool(t, nil, config.Shared, 1, &apiKey{ID: "a", TPM: 100}, &apiKey{ID: "small", TPM: 10})
-	l, err := s.Lease(context.Background(), tokens(100)) // drained for a minute: every Lease below searches in vain
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(100)) // drained for a minute: every Lease below searches in vain
 	defer l.Release()
 	if l.Value().ID != "a" {
 		t.Fatalf("drained %s, want a", l.Value().ID)

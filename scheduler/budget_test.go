@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,14 +36,20 @@ func keyLimits(k *apiKey) []config.Limit {
 
 func newKeyPool(t *testing.T, clock config.Clock, policy config.AcquirePolicy, heaps int, keys ...*apiKey) *scheduler.Scheduler[*apiKey, string] {
 	t.Helper()
-	s, err := scheduler.New(config.Config[*apiKey, string]{
-		HeapCount:     heaps,
-		Comparator:    func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) },
-		KeyFunc:       func(k *apiKey) string { return k.ID },
-		AcquirePolicy: policy,
-		Clock:         clock,
-		Limits:        keyLimits,
-	})
+	return newKeyPoolWith(t, config.Config[*apiKey, string]{HeapCount: heaps, AcquirePolicy: policy, Clock: clock}, keys...)
+}
+
+// newKeyPoolWith is newKeyPool for any configuration: cfg's comparator
+// (by priority if nil), the keys' IDs and limits, checked against the
+// state model and shut down when the test ends.
+func newKeyPoolWith(t *testing.T, cfg config.Config[*apiKey, string], keys ...*apiKey) *scheduler.Scheduler[*apiKey, string] {
+	t.Helper()
+	if cfg.Comparator == nil {
+		cfg.Comparator = func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) }
+	}
+	cfg.KeyFunc = func(k *apiKey) string { return k.ID }
+	cfg.Limits = keyLimits
+	s, err := scheduler.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +68,30 @@ func newKeyPool(t *testing.T, clock config.Clock, policy config.AcquirePolicy, h
 }
 
 func tokens(n int64) scheduler.LeaseOption { return scheduler.WithCost(config.Cost{"tokens": n}) }
+
+// leaseNow leases with opts, failing the test if it cannot.
+func leaseNow(t *testing.T, s *scheduler.Scheduler[*apiKey, string], opts ...scheduler.LeaseOption) scheduler.Lease[*apiKey, string] {
+	t.Helper()
+	l, err := s.Lease(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// leaseLater starts a caller that leases with opts and releases at once,
+// and returns where its error comes.
+func leaseLater(ctx context.Context, s *scheduler.Scheduler[*apiKey, string], opts ...scheduler.LeaseOption) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		l, err := s.Lease(ctx, opts...)
+		if err == nil {
+			err = l.Release()
+		}
+		done <- err
+	}()
+	return done
+}
 
 func wantRemaining(t *testing.T, s *scheduler.Scheduler[*apiKey, string], id string, want map[string]int64) {
 	t.Helper()
@@ -97,10 +128,7 @@ func untilArmed(t *testing.T, clock *fakeclock.Clock, n int) {
 func TestLeaseTakesItsCostFromEveryBucketAtTheGrant(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Exclusive, 1, &apiKey{ID: "a", RPM: 10, TPM: 1000})
-	l, err := s.Lease(context.Background(), tokens(300))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(300))
 	wantRemaining(t, s, "a", map[string]int64{"requests": 9, "tokens": 700})
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
@@ -116,10 +144,7 @@ func TestLeaseTakesItsCostFromEveryBucketAtTheGrant(t *testing.T) {
 
 func TestSettleRefundsWhatTheCallDidNotSpend(t *testing.T) {
 	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 1000})
-	l, err := s.Lease(context.Background(), tokens(500))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(500))
 	if err := l.Settle(config.Cost{"tokens": 120}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +164,7 @@ func TestSettleRefundsWhatTheCallDidNotSpend(t *testing.T) {
 func TestSettlementInDebtRestsTheResourceUntilRepaid(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600}) // 10 tokens a second
-	l, err := s.Lease(context.Background(), tokens(100))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(100))
 	if err := l.Settle(config.Cost{"tokens": 700}); err != nil {
 		t.Fatal(err)
 	}
@@ -169,10 +191,7 @@ func TestACostGoesToTheBestResourceThatCoversIt(t *testing.T) {
 	s := newKeyPool(t, fakeclock.New(), config.Shared, 1,
 		&apiKey{ID: "small", Priority: 0, TPM: 100},
 		&apiKey{ID: "large", Priority: 1, TPM: 1000})
-	l, err := s.Lease(context.Background(), tokens(500))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(500))
 	if l.Key() != "large" {
 		t.Fatalf("a cost of 500 went to %s, whose bucket holds 100", l.Key())
 	}
@@ -225,10 +244,7 @@ func TestInvalidCostsAndLimitsChangeNothing(t *testing.T) {
 func TestObserveLowersTheBucketToWhatTheProviderReports(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
-	l, err := s.Lease(context.Background(), tokens(100))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(100))
 	// The provider counts more than this bucket did: 50 left.
 	if err := l.Observe("tokens", 50, 55*time.Second); err != nil {
 		t.Fatal(err)
@@ -256,19 +272,9 @@ func TestObserveLowersTheBucketToWhatTheProviderReports(t *testing.T) {
 func TestAWaiterIsServedAtTheRefillThatCoversIt(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600}) // 10 tokens a second
-	l, err := s.Lease(context.Background(), tokens(500))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(500))
 	l.Release()
-	got := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(400))
-		if err == nil {
-			err = l.Release()
-		}
-		got <- err
-	}()
+	got := leaseLater(context.Background(), s, tokens(400))
 	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	// 100 left; 400 needs 30 s more.
@@ -293,25 +299,11 @@ func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
 	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
 	l, _ := s.Lease(context.Background(), tokens(550))
 	l.Release()
-	big := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(500))
-		if err == nil {
-			err = l.Release()
-		}
-		big <- err
-	}()
+	big := leaseLater(context.Background(), s, tokens(500))
 	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
 	// 50 left would cover a small call, but it queues behind the big one.
-	small := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(10))
-		if err == nil {
-			err = l.Release()
-		}
-		small <- err
-	}()
+	small := leaseLater(context.Background(), s, tokens(10))
 	untilWaiters(t, s, 2)
 	if _, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatalf("Acquire past queued waiters: %v", err)
@@ -332,28 +324,14 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 600}, &apiKey{ID: "b", TPM: 600})
 	for range 2 {
-		l, err := s.Lease(context.Background(), tokens(550))
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := leaseNow(t, s, tokens(550))
 		l.Release()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	big := make(chan error, 1)
-	go func() {
-		_, err := s.Lease(ctx, tokens(600))
-		big <- err
-	}()
+	big := leaseLater(ctx, s, tokens(600))
 	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
-	small := make(chan error, 1)
-	go func() {
-		l, err := s.Lease(context.Background(), tokens(10))
-		if err == nil {
-			err = l.Release()
-		}
-		small <- err
-	}()
+	small := leaseLater(context.Background(), s, tokens(10))
 	untilWaiters(t, s, 2)
 	cancel()
 	wantErr(t, "cancelled big", <-big, context.Canceled)
@@ -364,23 +342,9 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 }
 
 func TestACostUnderGlobalOrderTakesACoveringResource(t *testing.T) {
-	s, err := scheduler.New(config.Config[*apiKey, string]{
-		HeapCount:  4,
-		Ordering:   config.GlobalOrder,
-		Comparator: func(a, b *apiKey) int { return cmp.Compare(a.Priority, b.Priority) },
-		KeyFunc:    func(k *apiKey) string { return k.ID },
-		Clock:      fakeclock.New(),
-		Limits:     keyLimits,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	for i, tpm := range []int64{100, 100, 100, 1000} {
-		if err := s.Add(&apiKey{ID: string(rune('a' + i)), Priority: i, TPM: tpm}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := newKeyPoolWith(t, config.Config[*apiKey, string]{HeapCount: 4, Ordering: config.GlobalOrder, Clock: fakeclock.New()},
+		&apiKey{ID: "a", TPM: 100}, &apiKey{ID: "b", Priority: 1, TPM: 100},
+		&apiKey{ID: "c", Priority: 2, TPM: 100}, &apiKey{ID: "d", Priority: 3, TPM: 1000})
 	l, err := s.Lease(context.Background(), tokens(500))
 	if err != nil || l.Key() != "d" {
 		t.Fatalf("Lease = %q, %v; want d, the only key with 500 tokens", l.Key(), err)
@@ -462,10 +426,7 @@ func TestEqualResourcesGoByTheBudgetTheyHaveLeft(t *testing.T) {
 	// Calls of varied cost, never released early: each goes to the key
 	// with the most budget left, so none runs dry while another is full.
 	for _, c := range []int64{300, 100, 200, 50, 250, 120} {
-		l, err := s.Lease(context.Background(), tokens(c))
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := leaseNow(t, s, tokens(c))
 		for id, left := range map[string]int64{"a": 1000 - spent["a"], "b": 1000 - spent["b"], "c": 1000 - spent["c"]} {
 			if left > 1000-spent[l.Key()] {
 				t.Fatalf("a cost of %d went to %s with %d left, while %s had %d", c, l.Key(), 1000-spent[l.Key()], id, left)
@@ -487,10 +448,7 @@ func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T
 	// Two shards, one key each: a holds 1000 tokens, b only 100.
 	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 100})
 	for _, c := range []int64{1000, 50} {
-		l, err := s.Lease(context.Background(), tokens(c))
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := leaseNow(t, s, tokens(c))
 		l.Release()
 	}
 	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
@@ -620,10 +578,7 @@ func TestConcurrentLeasesNeverOverdrawABucket(t *testing.T) {
 // settled, another must not settle again from the estimate.
 func TestSettleThroughACopyCorrectsWhatTheOtherCopySettled(t *testing.T) {
 	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 1000})
-	l, err := s.Lease(context.Background(), tokens(500))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(500))
 	c := l
 	if err := l.Settle(config.Cost{"tokens": 100}); err != nil {
 		t.Fatal(err)
@@ -646,10 +601,7 @@ func TestSettleThroughACopyCorrectsWhatTheOtherCopySettled(t *testing.T) {
 // than this bucket's; the remaining count still applies.
 func TestObserveWithAResetLongerThanPerKeepsOnlyTheRemaining(t *testing.T) {
 	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", TPM: 150_000})
-	l, err := s.Lease(context.Background(), tokens(10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := leaseNow(t, s, tokens(10))
 	if err := l.Observe("tokens", 149_984, 6*time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -657,4 +609,107 @@ func TestObserveWithAResetLongerThanPerKeepsOnlyTheRemaining(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestBudgetsReportsEveryBudgetOfThePoolAsRemainingDoes(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Exclusive, 4,
+		&apiKey{ID: "d", Priority: -1, RPM: 5},
+		&apiKey{ID: "a", RPM: 10, TPM: 1000}, &apiKey{ID: "b", Priority: 1, TPM: 500},
+		&apiKey{ID: "c", Priority: 2}, // no limits: not reported
+		&apiKey{ID: "e", Priority: 3, RPM: 5})
+	d, err := s.Lease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(d.Key()); err != nil { // draining: left out
+		t.Fatal(err)
+	}
+	l := leaseNow(t, s, tokens(300))
+	if err := l.Settle(config.Cost{"tokens": 1200}); err != nil { // a in debt
+		t.Fatal(err)
+	}
+	if err := s.Remove("e"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]scheduler.Budget{}
+	s.Budgets(func(id string, b scheduler.Budget) bool {
+		// yield runs with no lock held: it may call the scheduler.
+		rem, err := s.Remaining(id)
+		if err != nil {
+			t.Fatalf("Remaining(%s) from inside Budgets: %v", id, err)
+		}
+		if rem[b.Limit] != b.Remaining {
+			t.Errorf("%s %s: Budgets says %d left, Remaining %d", id, b.Limit, b.Remaining, rem[b.Limit])
+		}
+		got[id+" "+b.Limit] = b
+		return true
+	})
+	want := map[string]scheduler.Budget{
+		"a requests": {Limit: "requests", Max: 10, Remaining: 9},
+		"a tokens":   {Limit: "tokens", Max: 1000, Remaining: -200},
+		"b tokens":   {Limit: "tokens", Max: 500, Remaining: 500},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Budgets reported %v, want %v", got, want)
+	}
+	for k, b := range want {
+		if got[k] != b {
+			t.Errorf("Budgets reported %s as %+v, want %+v", k, got[k], b)
+		}
+	}
+	n := 0
+	s.Budgets(func(string, scheduler.Budget) bool {
+		n++
+		return false
+	})
+	if n != 1 {
+		t.Fatalf("Budgets went on after yield returned false: %d calls", n)
+	}
+	l.Release()
+	d.Release()
+}
+
+// An Add and a Remove of the same key racing must never make a cost seem
+// to exceed every resource's limits: the profiles counted a resource only
+// after it became visible, so a Remove in between left a negative count,
+// and a Lease then failed with ErrCostExceedsLimits on a pool whose every
+// resource fits its cost (found by verify's budget histories).
+func TestAddRacingRemoveNeverMakesACostExceedTheLimits(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	const rounds = 3000
+	var churn, leases sync.WaitGroup
+	churn.Add(2)
+	go func() {
+		defer churn.Done()
+		for range rounds {
+			_ = s.Add(&apiKey{ID: "k", TPM: 1000})
+		}
+	}()
+	go func() {
+		defer churn.Done()
+		for range rounds {
+			_ = s.Remove("k")
+		}
+	}()
+	// Leases wait for k and are served by an Add, which then yields.
+	for range 2 {
+		leases.Add(1)
+		go func() {
+			defer leases.Done()
+			for ctx.Err() == nil {
+				l, err := s.Lease(ctx, tokens(10))
+				if errors.Is(err, crserrors.ErrCostExceedsLimits) {
+					t.Error("a cost of 10 tokens exceeded the limits of a pool of 1000-token keys")
+					return
+				}
+				if err == nil {
+					l.Release() // so that k does not drain for good
+				}
+			}
+		}()
+	}
+	churn.Wait()
+	cancel()
+	leases.Wait()
 }

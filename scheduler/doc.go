@@ -85,8 +85,11 @@
 //     scanned part of a heap covers its cost, or when a release, refund,
 //     Update, Add or end of a rest makes one available.
 //
-// Scheduler.Remaining reads a resource's budgets; stats.Stats.LimitWaits
-// counts the waits they caused. Without Limits none of this runs.
+// Scheduler.Remaining reads a resource's budgets, Scheduler.Budgets those
+// of the whole pool (an exporter's scrape); stats.Stats.LimitWaits
+// counts the waits that limits caused, where a resource had a free slot
+// (not those for a resource whose every slot is taken). Without Limits
+// none of this runs.
 //
 // # User code
 //

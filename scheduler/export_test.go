@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
@@ -48,8 +49,8 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		inHeap += h.Len()
 	}
 	type tally struct {
-		held, excluded, draining, holders int
-		resting                           [node.RestKinds]int
+		held, excluded, draining, holders, heldBack int
+		resting                                     [node.RestKinds]int
 	}
 	counted := make([]tally, len(s.shards))
 	var err error
@@ -61,6 +62,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		c := &counted[n.Shard]
 		c.holders += int(n.Holders)
+		if s.shards[n.Shard].limitsOnly(n) {
+			c.heldBack++
+		}
 		switch n.State {
 		case node.Held:
 			c.held++
@@ -79,13 +83,27 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	off := 0
 	for si := range s.shards {
 		sh := &s.shards[si]
-		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, sh.resting}
+		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, int(sh.heldBack.Load()), sh.resting}
 		if counted[si] != want {
 			return fmt.Errorf("shard %d counts %+v; its nodes add up to %+v", si, want, counted[si])
 		}
 		off += sh.held + sh.excluded + sh.draining
 		for _, r := range sh.resting {
 			off += r
+		}
+	}
+	if s.budgeted {
+		present := map[string]int{}
+		s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+			if n.State != node.Draining {
+				present[profileKey(limitsOfNode(n))]++
+			}
+		})
+		s.profiles.mu.Lock()
+		counted := maps.Clone(s.profiles.counts)
+		s.profiles.mu.Unlock()
+		if !maps.Equal(counted, present) {
+			return fmt.Errorf("profiles count %v; the resources present add up to %v", counted, present)
 		}
 	}
 	ejected, excluded := 0, 0

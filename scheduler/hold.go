@@ -145,8 +145,10 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		return noEvent
 	}
 	var ended node.Lease
+	back := sh.limitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
 	n.Holders--
 	sh.holders--
+	sh.recount(n, back)
 	if i >= 0 {
 		ended = *n.Lease(i)
 		n.DropLease(i)
@@ -178,8 +180,10 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		}
 		n.SetHealth(failures, ejections)
 		sh.setRest(n, rest, why) // also gives back an ejection reserved above
+		back := sh.limitsOnly(n)
 		n.Holders++
 		sh.holders++
+		sh.recount(n, back)
 		if i >= 0 {
 			n.AddLease(ended)
 		}

@@ -186,11 +186,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	defer s.resourcesChanged(id)
-	var limits []config.Limit
 	err := s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		if s.budgeted {
-			limits = limitsOfNode(n)
-		}
 		sh.begin()
 		defer sh.end()
 		to := node.Removed
@@ -215,13 +211,13 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 			n.Leaving.Store(true)
 		}
 		s.size.Add(-1)
+		if s.budgeted { // in the same step, as add counts it
+			s.profiles.change(limitsOfNode(n), -1)
+		}
 		return false, nil
 	})
-	if err == nil && s.budgeted {
-		s.profiles.change(limits, -1)
-		if s.waiters.Len() > 0 {
-			s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
-		}
+	if err == nil && s.budgeted && s.waiters.Len() > 0 {
+		s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	return err
 }
@@ -255,28 +251,28 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	}
 	// The step is a direct call rather than a closure run by transition:
 	// Update is the operation by key that callers make most often.
-	served, was, err := s.update(sh, n, v, capacity, limit, limits)
+	served, moved, err := s.update(sh, n, v, capacity, limit, limits)
 	yieldTo(served)
 	if err != nil {
 		return err
 	}
-	if s.budgeted {
-		if s.profiles.move(was, limits) && s.waiters.Len() > 0 {
-			s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
-		}
+	if moved && s.waiters.Len() > 0 {
+		s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	s.emit(events.EventUpdate, id)
 	return nil
 }
 
-// update is Update's step (see transition): it locks sh. It returns the
-// limits the resource had, for the profiles, when it has budgets.
-func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served bool, was []config.Limit, err error) {
+// update is Update's step (see transition): it locks sh. It reports
+// whether the resource moved to other profiles (see profiles), which it
+// does in the same step as the change of its limits.
+func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if !s.enter(sh, n, live) {
-		return false, nil, crserrors.ErrResourceNotFound
+		return false, false, crserrors.ErrResourceNotFound
 	}
+	var was []config.Limit
 	if s.budgeted {
 		was = limitsOfNode(n)
 	}
@@ -294,7 +290,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		}()
 		sh.fix(n)
 		done = true
-		return s.waiters.Len() > 0 && s.serve(sh), was, nil
+		return s.waiters.Len() > 0 && s.serve(sh), false, nil
 	}
 	old := struct {
 		value     T
@@ -308,7 +304,9 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
+	back := sh.limitsOnly(n)
 	n.Capacity = capacity
+	sh.recount(n, back)
 	if limit.Limited() || n.Limited() || limits != nil || n.Budgeted() {
 		now := s.now()
 		bucket := n.Bucket()
@@ -329,7 +327,9 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 			// place publishes only once the heap is in order, so
 			// a comparator panic leaves the new value unpublished.
 			n.Stage(old.value)
+			back := sh.limitsOnly(n)
 			n.Capacity = old.capacity
+			sh.recount(n, back)
 			n.SetBucket(old.bucket)
 			setQuotas(n, old.quotas)
 			n.SetFullAt(old.fullAt)
@@ -342,7 +342,8 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		s.expiry.schedule(n.RestUntil, n, 0)
 	}
 	s.restMoved(n, old.restUntil)
-	return s.serve(sh), was, nil
+	moved = s.budgeted && s.profiles.move(was, limits)
+	return s.serve(sh), moved, nil
 }
 
 // reach is which resources an operation by key finds.

@@ -18,8 +18,9 @@ import (
 // best first by the configured comparator. All methods are safe for
 // concurrent use.
 //
-// Lock order: a shard lock, then the lookup map's, the waiter queue's or
-// the expiry queue's lock (never two of those at once). No method holds two
+// Lock order: a shard lock, then the lookup map's, the waiter queue's,
+// the expiry queue's or the budget profiles' lock (never two of those at
+// once). No method holds two
 // shard locks, except BatchAdd, which takes the shards it touches in
 // ascending index order. No user code (comparator aside, see below) runs
 // under a lock; the comparator runs under the lock of the shard it orders,
@@ -206,6 +207,8 @@ func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
 // Get returns the current value of the resource with key id, whatever its
 // state.
 func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
+	// Not through locked, as Update: a read by key is common, and the
+	// closure call measured slower.
 	var zero T
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
@@ -216,8 +219,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s.repair(sh, nil)
-	if gone(n) {
+	if !s.enter(sh, n, live) {
 		return zero, crserrors.ErrResourceNotFound
 	}
 	return n.Value, nil

@@ -146,7 +146,9 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 // armed for the instant one may. If the comparator panics, w goes back to the
 // front of the queue so it is not forgotten, the shard is left broken, so
 // that its next user serves it, and the panic continues to the caller
-// that made the resource available (whose own operation is done).
+// that made the resource available (whose own operation is done). A w
+// whose caller gave up while it was popped is not put back: it is sent
+// an empty grant, on which its caller returns (see obtain).
 func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) bool {
 	granted, covered := false, true
 	defer func() {
@@ -156,8 +158,11 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 		if covered {
 			sh.broken = true
 		}
-		if !s.waiters.PushFront(w) {
+		switch s.waiters.PushFront(w) {
+		case waitq.Closed:
 			w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
+		case waitq.Left:
+			w.C <- grant[T, ID]{} // nothing: its caller gave up (see obtain)
 		}
 	}()
 	n := sh.best()

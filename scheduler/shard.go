@@ -40,6 +40,12 @@ type shard[T any, ID comparable] struct {
 	// wakeAt is when the wake armed for this shard's waiters comes due
 	// (see Scheduler.wake), 0 if none is.
 	wakeAt int64
+	// heldBack counts the nodes that only their limits keep from a
+	// caller (see shard.heldBack), for Stats.LimitWaits. Written under
+	// mu, by setState, setRest and the changes of Holders and Capacity
+	// of a resting node; read without it by waiters (see
+	// Scheduler.limitsHold).
+	heldBack atomic.Int64
 
 	// Set at New, never changed.
 	index     int  // in the scheduler's shards
@@ -215,9 +221,27 @@ func (s *shard[T, ID]) counter(n *node.Node[T, ID]) *int {
 	return nil
 }
 
+// limitsOnly reports whether n rests for its limits alone, with a slot
+// free: without limits, a caller could have it now.
+func (s *shard[T, ID]) limitsOnly(n *node.Node[T, ID]) bool {
+	return n.Rest == node.RateLimited && n.State == node.Resting && !s.full(n)
+}
+
+// recount keeps heldBack after a change to n that found limitsOnly(n)
+// was.
+func (s *shard[T, ID]) recount(n *node.Node[T, ID], was bool) {
+	switch now := s.limitsOnly(n); {
+	case now && !was:
+		s.heldBack.Add(1)
+	case was && !now:
+		s.heldBack.Add(-1)
+	}
+}
+
 // setState changes n's state and keeps the per-state counters; the heap
 // length is the count of active nodes.
 func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
+	was := s.limitsOnly(n)
 	if c := s.counter(n); c != nil {
 		*c--
 	}
@@ -231,6 +255,7 @@ func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
 	if to == node.Excluded {
 		s.pool.excluded.Add(1)
 	}
+	s.recount(n, was)
 }
 
 // setRest records that n rests until until, for why, and keeps the
@@ -238,6 +263,7 @@ func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
 // reserved in pool.ejected (see Scheduler.reserveEjection); setRest
 // releases the reservation when the ejection ends or is overridden.
 func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) {
+	was := s.limitsOnly(n)
 	if c := s.counter(n); c != nil {
 		*c--
 	}
@@ -248,6 +274,7 @@ func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) 
 	if c := s.counter(n); c != nil {
 		*c++
 	}
+	s.recount(n, was)
 }
 
 // stillResting reports whether n's rest is still running, and forgets a rest

@@ -147,15 +147,11 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		// (see Queue.PopCommitted).
 		if s.budgeted {
 			oldest = s.waiters.First(w)
-			covered, limited := false, false
-			if oldest {
-				covered, limited = s.probe(cost)
-			}
-			if !covered {
+			if !oldest || !s.probe(cost) {
 				s.step(checked)
 				if w.Commit() {
 					s.step(committed)
-					if limited || s.anyActive() {
+					if s.limitsHold() {
 						s.limitWaits.Add(1)
 					}
 					break
@@ -165,12 +161,17 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			s.step(checked)
 			if w.Commit() {
 				s.step(committed)
+				if s.rateLimit != nil && s.limitsHold() {
+					s.limitWaits.Add(1)
+				}
 				break
 			}
 		}
 		if !s.waiters.Remove(w) { // served meanwhile
-			g := <-w.C
-			return g, g.err
+			if g := <-w.C; g.node != nil || g.err != nil {
+				return g, g.err
+			}
+			// Popped by a giver that could not serve it: search again.
 		}
 	}
 
@@ -180,13 +181,16 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		s.waiters.Waited(s.clock.Now().Sub(began), false)
 		return g, g.err
 	case <-ctx.Done():
+		// A giver that popped this waiter but could not serve it sends
+		// it nothing (no node, no error) once it finds it gone.
 		if !s.waiters.Remove(w) {
-			// Served at the instant the context ended: the hold is the
-			// caller's already, and handing it back would leave the
-			// resource, for a moment, held by no one.
-			g := <-w.C
-			s.waiters.Waited(s.clock.Now().Sub(began), false)
-			return g, g.err
+			if g := <-w.C; g.node != nil || g.err != nil {
+				// Served at the instant the context ended: the hold is
+				// the caller's already, and handing it back would leave
+				// the resource, for a moment, held by no one.
+				s.waiters.Waited(s.clock.Now().Sub(began), false)
+				return g, g.err
+			}
 		}
 		s.waiters.Waited(s.clock.Now().Sub(began), true)
 		if s.budgeted && s.waiters.Len() > 0 {

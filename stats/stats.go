@@ -56,10 +56,14 @@ type Stats struct {
 	Waits uint64
 	// CancelledWaits counts waits ended by their context.
 	CancelledWaits uint64
-	// LimitWaits counts the Waits that budgets (config.Config.Limits)
-	// caused: those that began while a resource was in the pool, its
-	// budgets short of the caller's cost or the caller queued behind one
-	// that was, or while a resource rested for its limits.
+	// LimitWaits counts the Waits that limits (config.Config.Limits and
+	// RateLimit) caused: those that began while a resource with a free
+	// slot was kept from the oldest waiter by its limits alone, because
+	// it rested for them (a rate-limit token, a budget below one unit) or
+	// its budgets fell short of that waiter's cost. The oldest waiter may
+	// be the caller or, in the strict FIFO order of budgets, one it
+	// queued behind. A wait for a resource whose every slot is taken is
+	// not one of them, whatever its budgets hold.
 	LimitWaits uint64
 	// WaitTime is the total time spent waiting, over all Waits.
 	WaitTime time.Duration

@@ -40,6 +40,8 @@ type Collector struct {
 	waitDuration *prometheus.Desc
 	info         *prometheus.Desc
 	events       *prometheus.Desc // nil without telemetry
+	budgets      budgetSource     // nil without WithBudgets
+	budget       *prometheus.Desc // nil without WithBudgets
 }
 
 type scalar struct {
@@ -78,6 +80,10 @@ func New(source StatsSource, telemetry TelemetrySource, opts ...Option) (*Collec
 		spec := &scalarSpecs[i]
 		c.scalars = append(c.scalars, scalar{desc(spec.name, spec.help), spec})
 	}
+	if o.budgets != nil {
+		c.budgets = o.budgets
+		c.budget = desc(nameBudget, "Units left now in each budget (Config.Limits) of each resource, negative in debt.", labelResource, labelLimit)
+	}
 	if !isNil(telemetry) {
 		c.telemetry = telemetry
 		c.events = desc(nameEvents, "Scheduler events seen by the telemetry observer, by type. Events dropped from a full queue are in "+nameEventsDropped+" instead.", labelType)
@@ -112,7 +118,7 @@ func (c *Collector) descs(yield func(*prometheus.Desc) bool) {
 			return
 		}
 	}
-	for _, d := range []*prometheus.Desc{c.resources, c.shardActive, c.waitDuration, c.info, c.events} {
+	for _, d := range []*prometheus.Desc{c.resources, c.shardActive, c.waitDuration, c.info, c.events, c.budget} {
 		if d != nil && !yield(d) {
 			return
 		}
@@ -147,6 +153,14 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		for _, e := range eventCounters {
 			ch <- constMetric(c.events, prometheus.CounterValue, float64(e.count(&t)), e.label)
 		}
+	}
+	if c.budgets != nil {
+		// The scheduler calls this with no lock held (Scheduler.Budgets):
+		// the registry may take its time reading ch.
+		c.budgets(func(resource, limit string, remaining int64) bool {
+			ch <- constMetric(c.budget, prometheus.GaugeValue, float64(remaining), resource, limit)
+			return true
+		})
 	}
 }
 

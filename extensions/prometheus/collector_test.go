@@ -49,7 +49,7 @@ crs_lease_failures_total 1
 # HELP crs_leases_expired_total Leases reclaimed by the scheduler at their deadline.
 # TYPE crs_leases_expired_total counter
 crs_leases_expired_total 1
-# HELP crs_limit_waits_total Waits that budgets (Config.Limits) caused: the caller's cost was not covered, or it queued behind one that was not.
+# HELP crs_limit_waits_total Waits that limits (Config.Limits, RateLimit) caused: a resource had a free slot, but it rested for its limits or its budgets did not cover the oldest waiter's cost.
 # TYPE crs_limit_waits_total counter
 crs_limit_waits_total 0
 # HELP crs_observer_panics_total Panics recovered from observers.

@@ -9,7 +9,10 @@
 // counters. It keeps no state of its own and never touches the scheduler
 // between scrapes, so it costs nothing on the acquire path. Every label it
 // sets has a bounded set of values (states, event types, shard indices up
-// to config.MaxHeapCount): no label ever carries a resource key.
+// to config.MaxHeapCount): no label carries a resource key, unless
+// WithBudgets asks for each resource's remaining budgets
+// (crs_budget_remaining{resource, limit}), one series per resource and
+// limit.
 //
 //	telemetry := metrics.NewTelemetryObserver[string]()
 //	sched, _ := scheduler.New(config.Config[*Worker, string]{

@@ -5,7 +5,8 @@ import "errors"
 // Sentinel errors. Test for them with errors.Is; the errors returned wrap
 // them with the detail.
 var (
-	// ErrNilStats: New was given no stats source, or a nil pointer as one.
+	// ErrNilStats: New was given no stats source, or a nil pointer as one,
+	// or WithBudgets a nil function.
 	ErrNilStats = errors.New("crs/prometheus: nil stats source")
 	// ErrInvalidLabel: a constant label with an invalid or reserved name,
 	// an empty or non-UTF-8 value, or a name given twice.

@@ -23,6 +23,7 @@ const (
 	nameEjections      = "crs_ejections_total"
 	nameFailures       = "crs_lease_failures_total"
 	nameInfo           = "crs_scheduler_info"
+	nameBudget         = "crs_budget_remaining"
 )
 
 // Label names set by the collector; with the histogram's le and the
@@ -33,6 +34,8 @@ const (
 	labelType     = "type"
 	labelPolicy   = "policy"
 	labelStrategy = "strategy"
+	labelResource = "resource" // only with WithBudgets
+	labelLimit    = "limit"    // only with WithBudgets
 )
 
-var ownLabels = []string{labelState, labelShard, labelType, labelPolicy, labelStrategy, "le", "quantile"}
+var ownLabels = []string{labelState, labelShard, labelType, labelPolicy, labelStrategy, labelResource, labelLimit, "le", "quantile"}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/crsched/crs/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -15,6 +16,47 @@ type Option func(*options) error
 
 type options struct {
 	constLabels prometheus.Labels
+	budgets     budgetSource // nil: no crs_budget_remaining
+}
+
+// budgetSource calls yield with each budget of each resource: the
+// resource's key as a label value, the limit's name, the units left.
+type budgetSource func(yield func(resource, limit string, remaining int64) bool)
+
+// WithBudgets makes the collector export crs_budget_remaining{resource,
+// limit}: the units left now in each budget (config.Config.Limits) of
+// each resource, negative for one in debt, read at every scrape from
+// budgets, which is the scheduler's Budgets method:
+//
+//	crsprom.New(sched, telemetry, crsprom.WithBudgets(sched.Budgets))
+//
+// It is off by default because it labels series by resource key: one
+// series per resource and limit, which a pool of many thousands of
+// resources may not want to store. The scrape reads each shard under its
+// lock into a copy and builds the metrics with no lock held. A key that
+// is not a string is formatted with fmt.Sprint; two keys that format
+// alike, or a key removed and added again during a scrape, make that
+// scrape report the series twice, which Prometheus refuses.
+func WithBudgets[ID comparable](budgets func(yield func(ID, scheduler.Budget) bool)) Option {
+	return func(o *options) error {
+		if budgets == nil {
+			return fmt.Errorf("%w: WithBudgets(nil)", ErrNilStats)
+		}
+		o.budgets = func(yield func(string, string, int64) bool) {
+			budgets(func(id ID, b scheduler.Budget) bool {
+				return yield(keyLabel(id), b.Limit, b.Remaining)
+			})
+		}
+		return nil
+	}
+}
+
+// keyLabel makes a resource key a label value.
+func keyLabel[ID comparable](id ID) string {
+	if s, ok := any(id).(string); ok {
+		return labelValue(s)
+	}
+	return labelValue(fmt.Sprint(id))
 }
 
 // WithConstLabels adds labels with fixed values to every metric of the
@@ -26,8 +68,9 @@ type options struct {
 //
 // A name must match [a-zA-Z_][a-zA-Z0-9_]*, must not start with "__"
 // (reserved by Prometheus) and must not be one of the collector's own
-// labels (state, shard, type, policy, strategy, le, quantile); a value
-// must be non-empty UTF-8 (Prometheus treats an empty value as no label).
+// labels (state, shard, type, policy, strategy, resource, limit, le,
+// quantile); a value must be non-empty UTF-8 (Prometheus treats an empty
+// value as no label).
 // New returns ErrInvalidLabel otherwise, and for a name given twice.
 func WithConstLabels(labels prometheus.Labels) Option {
 	labels = maps.Clone(labels) // the caller may reuse its map

@@ -43,6 +43,15 @@ func TestReadmeMetricTableMatchesTheCollector(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Gather: %v", err)
 	}
+	// The metrics of the options, from a pool with budgets.
+	keys := tokensPool(t, newManualClock(), "a")
+	optional := prometheus.NewPedanticRegistry()
+	optional.MustRegister(crsprom.NewCollector(keys, nil, crsprom.WithBudgets(keys.Budgets)))
+	more, err := optional.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	families = append(families, more...)
 	exported := map[string]string{}
 	for _, mf := range families {
 		var labels []string

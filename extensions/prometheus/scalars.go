@@ -27,7 +27,7 @@ var scalarSpecs = []scalarSpec{
 		func(s *stats.Stats) float64 { return float64(s.Waits) }},
 	{nameWaitsCancelled, "Waits ended by the caller's context before a resource came.", prometheus.CounterValue,
 		func(s *stats.Stats) float64 { return float64(s.CancelledWaits) }},
-	{nameLimitWaits, "Waits that budgets (Config.Limits) caused: the caller's cost was not covered, or it queued behind one that was not.", prometheus.CounterValue,
+	{nameLimitWaits, "Waits that limits (Config.Limits, RateLimit) caused: a resource had a free slot, but it rested for its limits or its budgets did not cover the oldest waiter's cost.", prometheus.CounterValue,
 		func(s *stats.Stats) float64 { return float64(s.LimitWaits) }},
 	{nameLeasesExpired, "Leases reclaimed by the scheduler at their deadline.", prometheus.CounterValue,
 		func(s *stats.Stats) float64 { return float64(s.ExpiredLeases) }},

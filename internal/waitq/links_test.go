@@ -7,7 +7,7 @@ import "testing"
 func TestPushFrontOnAnEmptyQueueIsAlsoItsBack(t *testing.T) {
 	var q Queue[int]
 	a, b := newWaiter(false), newWaiter(false)
-	if !q.PushFront(a) || q.Len() != 1 {
+	if q.PushFront(a) != Requeued || q.Len() != 1 {
 		t.Fatal("PushFront on an empty queue")
 	}
 	q.Push(b) // must go behind a: a is the tail as well as the head
@@ -32,5 +32,30 @@ func TestRemovingTheTailKeepsTheQueueLinked(t *testing.T) {
 	}
 	if q.Remove(c) {
 		t.Fatal("Remove of a popped waiter reported it queued")
+	}
+}
+
+// A giver that popped a waiter it cannot serve puts it back, unless the
+// waiter's caller gave up meanwhile: it found the waiter popped (Remove
+// false) and waits for a grant, which it would otherwise get only once
+// some resource served it, however long after its context ended.
+func TestPushFrontLeavesOutAWaiterWhoseCallerGaveUpWhilePopped(t *testing.T) {
+	var q Queue[int]
+	a, b := newWaiter(false), newWaiter(false)
+	q.Push(a)
+	q.Push(b)
+	if q.Pop() != a {
+		t.Fatal("Pop did not return the oldest")
+	}
+	if q.Remove(a) { // a's context ended while a giver had it
+		t.Fatal("Remove found a popped waiter queued")
+	}
+	if got := q.PushFront(a); got != Left || q.Len() != 1 || q.Pop() != b {
+		t.Fatalf("PushFront of a waiter that left = %v, len %d: it must stay out", got, q.Len())
+	}
+	q.Push(a) // reused for a later wait: it may be put back again
+	q.Pop()
+	if q.PushFront(a) != Requeued || q.Len() != 1 {
+		t.Fatal("a waiter queued again after leaving is not put back")
 	}
 }

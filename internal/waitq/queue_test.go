@@ -13,16 +13,19 @@ func TestQueueIsFIFOAndRemovesFromAnywhere(t *testing.T) {
 			t.Fatal("push refused")
 		}
 	}
-	if !q.Remove(ws[2]) || q.Remove(ws[2]) {
-		t.Fatal("Remove must succeed once, then report the waiter gone")
+	if !q.Remove(ws[2]) {
+		t.Fatal("Remove of a queued waiter failed")
 	}
-	if !q.PushFront(ws[2]) {
+	if q.PushFront(ws[2]) != Requeued {
 		t.Fatal("push front refused")
 	}
 	for _, want := range []int{2, 0, 1, 3, 4} {
 		if got := q.Pop(); got != ws[want] {
 			t.Fatalf("popped the wrong waiter, want %d", want)
 		}
+	}
+	if q.Remove(ws[2]) {
+		t.Fatal("Remove of a popped waiter must report it gone")
 	}
 	if q.Pop() != nil || q.Len() != 0 {
 		t.Fatal("queue not empty")
@@ -37,7 +40,7 @@ func TestClosedQueueRefusesAndHandsBackItsWaiters(t *testing.T) {
 	if got := q.Close(); len(got) != 2 || got[0] != a || got[1] != b {
 		t.Fatalf("Close returned %v", got)
 	}
-	if q.Push(newWaiter(false)) || q.PushFront(a) || q.Len() != 0 {
+	if q.Push(newWaiter(false)) || q.PushFront(a) != Closed || q.Len() != 0 {
 		t.Fatal("closed queue accepted a waiter")
 	}
 }

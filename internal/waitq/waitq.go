@@ -35,6 +35,9 @@ type Waiter[G any] struct {
 
 	prev, next *Waiter[G]
 	queued     bool // guarded by the queue's mu
+	// left: its caller gave up (Remove) while a giver had it popped;
+	// guarded by the queue's mu. PushFront then leaves it out.
+	left bool
 	// state is pending from Push until the waiter commits to waiting
 	// (Commit) or a giver tells it to search again (PopCommitted).
 	state atomic.Int32
@@ -109,19 +112,34 @@ func (q *Queue[G]) Push(w *Waiter[G]) bool {
 		q.head = w
 	}
 	q.tail = w
-	w.queued = true
+	w.queued, w.left = true, false
 	w.state.Store(pending)
 	q.len.Add(1)
 	return true
 }
 
+// Requeue is what PushFront did with a waiter.
+type Requeue uint8
+
+const (
+	Requeued Requeue = iota // back at the front
+	Closed                  // left out: the queue is closed
+	Left                    // left out: its caller gave up while it was popped
+)
+
 // PushFront puts w back at the front, where a giver that popped it but
-// could not serve it found it. It reports false if the queue is closed.
-func (q *Queue[G]) PushFront(w *Waiter[G]) bool {
+// could not serve it found it, unless the queue is closed or w's caller
+// gave up meanwhile: its Remove found w popped, and it waits for the
+// grant on w.C, which the giver must then send (or it would wait until
+// some resource served it, its context long over).
+func (q *Queue[G]) PushFront(w *Waiter[G]) Requeue {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return false
+	switch {
+	case q.closed:
+		return Closed
+	case w.left:
+		return Left
 	}
 	w.prev, w.next = nil, q.head
 	if q.head != nil {
@@ -132,7 +150,7 @@ func (q *Queue[G]) PushFront(w *Waiter[G]) bool {
 	q.head = w
 	w.queued = true
 	q.len.Add(1)
-	return true
+	return Requeued
 }
 
 // Pop removes and returns the oldest waiter, or nil.
@@ -169,11 +187,13 @@ func (q *Queue[G]) PopCommitted() *Waiter[G] {
 
 // Remove takes w out of the queue and reports whether it was still queued.
 // If it was not, a giver popped it and its grant is in, or on its way to,
-// w.C.
+// w.C: the giver's resource, or, from a giver that could not serve it,
+// whatever that giver sends when PushFront reports Left.
 func (q *Queue[G]) Remove(w *Waiter[G]) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !w.queued {
+		w.left = true
 		return false
 	}
 	q.unlink(w)

@@ -13,6 +13,9 @@
 // excluded, its value (priority and capacity) and its holds (anonymous
 // ones from Acquire, and leases). Active and held are not stored: they
 // follow from the holds and the capacity, as in the scheduler.
+//
+// Budgets (config.Config.Limits) have a model of their own, BudgetSpec
+// (budget.go), with its own resource type and calls.
 package model
 
 import (
