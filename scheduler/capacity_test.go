@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/scheduler"
 )
 
 func capacityConfig(heaps int) config.Config[*worker, string] {
@@ -246,5 +248,50 @@ func TestCheckInvariantsAcceptsACapacityLoweredByUpdate(t *testing.T) {
 		if err := s.Release("a"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A node keeps its capacity in 32 bits: a Capacity result above
+// math.MaxInt32 means math.MaxInt32 (see config.Config.Capacity), never
+// a truncated number that would make the resource full at once or
+// below 1, whether the resource comes by Add, BatchAdd or Update.
+func TestCapacityAboveMaxInt32MeansMaxInt32(t *testing.T) {
+	const holds = 3
+	huge := withCapacity("added", 1, math.MaxInt)
+	for name, add := range map[string]func(s *scheduler.Scheduler[*worker, string]) error{
+		"Add":      func(s *scheduler.Scheduler[*worker, string]) error { return s.Add(huge) },
+		"BatchAdd": func(s *scheduler.Scheduler[*worker, string]) error { return s.BatchAdd([]*worker{huge}) },
+		"Update": func(s *scheduler.Scheduler[*worker, string]) error {
+			if err := s.Add(withCapacity("added", 1, 1)); err != nil {
+				return err
+			}
+			return s.Update(huge)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			capacities := []int{math.MaxInt}
+			if wide := uint64(1<<32 | 1); math.MaxInt > math.MaxInt32 {
+				capacities = append(capacities, int(wide), int(wide)+math.MaxInt32) // truncate to 1 and to a negative number
+			}
+			for _, capacity := range capacities {
+				huge.Capacity = capacity
+				s := newScheduler(t, capacityConfig(1))
+				if err := add(s); err != nil {
+					t.Fatal(err)
+				}
+				for i := range holds {
+					if _, err := s.Acquire(); err != nil {
+						t.Fatalf("capacity %d: acquisition %d: %v", capacity, i, err)
+					}
+				}
+				wantState(t, s, "added", "active")
+				if err := s.CheckInvariants(); err != nil {
+					t.Fatalf("capacity %d: %v", capacity, err)
+				}
+				if st := s.Stats(); st.Holders != holds {
+					t.Fatalf("capacity %d: Stats.Holders = %d, want %d", capacity, st.Holders, holds)
+				}
+			}
+		})
 	}
 }

@@ -64,11 +64,11 @@ func TestAFailedBatchLeavesEveryTableAsItWas(t *testing.T) {
 	}
 }
 
-// Keys that crowd into one shard overflow the table a batch made for
-// that shard's share: the batch grows it, still unpublished, finds a
-// repeated key in the grown table, and otherwise puts every key in, at
-// most half a table full.
-func TestABatchBeyondItsShareGrowsItsNewTable(t *testing.T) {
+// Keys that crowd into one shard, all with one hash, get a table sized
+// for all of them (a batch counts each shard's share, so it never grows
+// a table it built): the batch finds a key repeated within it, and
+// otherwise puts every key in, at most half a table full.
+func TestABatchCrowdedIntoOneShardGetsATableForAllOfIt(t *testing.T) {
 	m := newMap[int]()
 	sameHash(m)
 	batch := make([]node.Node[int, int], 300)

@@ -102,8 +102,10 @@ type Node[T any, ID comparable] struct {
 	Value T
 	Index int32
 	// Holders is the number of holds outstanding. Under the Exclusive
-	// policy it stays at most Capacity; under Shared only leases hold,
-	// each with its record in Extra, so 32 bits cannot overflow.
+	// policy a hold is taken only while Holders < Capacity (an Update
+	// may lower Capacity below it later), so it stays at most
+	// math.MaxInt32; under Shared only leases hold, each with its record
+	// in Extra and the expiry queue.
 	Holders int32
 	// Capacity is the number of holders the resource takes at once (>= 1).
 	Capacity int32
