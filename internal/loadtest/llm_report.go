@@ -3,6 +3,7 @@ package loadtest
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -117,10 +118,10 @@ func clientTitle(pool string) string {
 }
 
 // report assembles the run's LLMReport once every worker has stopped.
-func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats, clientChecks []Check, in *Interruption, url string) *LLMReport {
+func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats, clientChecks []Check, in *Interruption, provider string) *LLMReport {
 	cfg, lc, k := r.cfg, r.cfg.LLM, &r.k
 	lr := &LLMReport{
-		Client: cfg.Pool, ClientTitle: r.title, Provider: url, Mock: lc.Provider == "",
+		Client: cfg.Pool, ClientTitle: r.title, Provider: redacted(provider), Mock: lc.Provider == "",
 		Environment: environment(), Keys: len(r.keys), RPM: lc.RPM, TPM: lc.TPM, Workers: cfg.Workers,
 		PromptDist: lc.Prompt.String(), MaxTokDist: lc.MaxTokens.String(), Seed: cfg.Seed,
 		DurationNs: int64(cfg.Duration), WindowNs: int64(window), ElapsedNs: int64(elapsed),
@@ -333,4 +334,14 @@ func writeLLMComparison(w io.Writer, a, b *LLMReport) error {
 		return "FAILED"
 	})
 	return tw.Flush()
+}
+
+// redacted is the provider's URL as a report shows it: without the
+// password that a URL may carry.
+func redacted(provider string) string {
+	u, err := url.Parse(provider)
+	if err != nil {
+		return provider
+	}
+	return u.Redacted()
 }

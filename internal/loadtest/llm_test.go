@@ -364,6 +364,28 @@ func TestTheReportNeverShowsARealProvidersKeys(t *testing.T) {
 	}
 }
 
+// A provider URL may carry credentials (https://user:pass@host/v1): the
+// report shows the URL without the password.
+func TestTheReportNeverShowsAProviderURLsPassword(t *testing.T) {
+	c := tinyLLM("naive")
+	c.LLM.Provider, c.LLM.Keys = "https://gateway:hunter2@example.invalid/v1", []string{"k1"}
+	r := &llmRun{cfg: c, keys: c.LLM.Keys}
+	r.k.keys = make([]llmKeyCounters, 1)
+	rep := &Report{LLM: r.report(time.Second, time.Second, nil, nil, nil, c.LLM.Provider)}
+	var j, txt bytes.Buffer
+	if err := WriteJSON(&j, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&txt, rep); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"JSON": j.String(), "text": txt.String()} {
+		if strings.Contains(out, "hunter2") || !strings.Contains(out, "example.invalid") {
+			t.Errorf("%s report:\n%s", name, out)
+		}
+	}
+}
+
 func TestTheAccountingFailsWhenTheMockDisagrees(t *testing.T) {
 	lr := &LLMReport{
 		Mock:   true,
