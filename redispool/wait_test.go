@@ -292,3 +292,16 @@ func TestAWaitWhoseClockPassesTheRecheckAsItsTimerIsSetRechecks(t *testing.T) {
 		t.Fatalf("wait: %v, %v; want the re-check due", g, err)
 	}
 }
+
+func TestTheSubscriptionIsReadyOnlyOnceItsWaitersWereToldToLookAgain(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	w := p.hub.join(newRequest())
+	defer p.hub.leave(w)
+	p.hub.queued(w)
+	receive(t, p.hub.ready, "the subscription to be confirmed")
+	select {
+	case <-w.recheck:
+	default:
+		t.Fatal("ready before the waiter registered then was told to look again")
+	}
+}
