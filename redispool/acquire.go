@@ -330,6 +330,13 @@ func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
 			default:
 			}
 		})
+		// The clock may have passed the re-check between the reading
+		// of d and the arming of t (another goroutine moves an
+		// injected clock), which put t after it: the re-check is due.
+		if !p.clock.Now().Before(recheckAt) {
+			t.Stop()
+			return nil, nil
+		}
 		if !parked && p.parked != nil {
 			p.parked()
 		}

@@ -74,13 +74,18 @@ func TestAFreedSlotGoesToTheOldestWaiterOfAnyProcess(t *testing.T) {
 func TestANewAcquireDoesNotJumpTheQueue(t *testing.T) {
 	clock := fakeclock.New() // the waiter never looks again by itself
 	waiter := newPool(t, newClient(t), Options{Clock: clock})
-	other := newPool(t, newClient(t), Options{Name: waiter.name, LeaseTTL: 50 * time.Millisecond})
+	other := newPool(t, newClient(t), Options{Name: waiter.name})
 	add(t, other, Resource{ID: "r"})
 	c := newClient(t)
 	expiring := mustAcquire(t, other)
 	parked := parkings(waiter)
 	startHub(t, waiter)
 	first := queueAsync(t, waiter, parked)
+	// Shortened only now: a lease that ran out before the waiter
+	// looked would have been its at once.
+	if err := expiring.Extend(context.Background(), 50*time.Millisecond); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
 	waitServerTime(t, c, serverMillis(t, c)+60)
 	if l, err := other.TryAcquire(context.Background()); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatalf("TryAcquire while a waiter is queued: %v, %v; want ErrNoResourceAvailable", l, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/fakeclock"
 )
@@ -268,4 +269,39 @@ func TestANewOldestWaiterWatchesTheLeaseDeadlines(t *testing.T) {
 		t.Fatal("the lease that ran out did not reach the new oldest waiter")
 	}
 	mustRelease(t, l)
+}
+
+// jumpClock is a fake clock that reaches the deadline of every timer
+// just before the timer is set, as a clock advanced by another
+// goroutine between a waiter's reading of the time and its arming of
+// the timer would.
+type jumpClock struct{ *fakeclock.Clock }
+
+func (c jumpClock) AfterFunc(d time.Duration, f func()) config.Timer {
+	c.Advance(d)
+	return c.Clock.AfterFunc(d, f)
+}
+
+func TestAWaitWhoseClockPassesTheRecheckAsItsTimerIsSetRechecks(t *testing.T) {
+	p := &Pool{clock: jumpClock{fakeclock.New()}, recheck: time.Second, hub: newHub(nil, "unused")}
+	w := p.hub.join(newRequest())
+	// The bound only stops a wait that missed its re-check.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if g, err := p.wait(ctx, w); g != nil || err != nil {
+		t.Fatalf("wait: %v, %v; want the re-check due", g, err)
+	}
+}
+
+func TestTheSubscriptionIsReadyOnlyOnceItsWaitersWereToldToLookAgain(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	w := p.hub.join(newRequest())
+	defer p.hub.leave(w)
+	p.hub.queued(w)
+	receive(t, p.hub.ready, "the subscription to be confirmed")
+	select {
+	case <-w.recheck:
+	default:
+		t.Fatal("ready before the waiter registered then was told to look again")
+	}
 }

@@ -24,7 +24,10 @@ type hub struct {
 	client  redis.UniversalClient
 	channel string        // this Pool's own channel
 	closing chan struct{} // closed by close: waiters return
-	ready   chan struct{} // closed once the subscription is confirmed
+	// ready is closed once the subscription is confirmed and the
+	// waiters then registered have been told to look again: one that
+	// joins after it is not woken by that confirmation.
+	ready chan struct{}
 
 	mu      sync.Mutex
 	waiters map[string]*waiter // by request: every Acquire call in progress
@@ -227,8 +230,8 @@ func (h *hub) dispatch() {
 		switch m := m.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				h.markReady()
 				h.recheckAll()
+				h.markReady()
 			}
 		case *redis.Message:
 			h.deliver(m.Payload)
