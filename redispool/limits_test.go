@@ -54,12 +54,14 @@ func TestBadLimitsAreRefusedAndChangeNothing(t *testing.T) {
 		limits []config.Limit
 		want   error
 	}{
-		"zero max":      {[]config.Limit{{Name: "tokens", Max: 0, Per: time.Minute}}, crserrors.ErrInvalidLimit},
-		"zero per":      {[]config.Limit{{Name: "tokens", Max: 5}}, crserrors.ErrInvalidLimit},
-		"empty name":    {[]config.Limit{{Max: 5, Per: time.Minute}}, crserrors.ErrInvalidLimit},
-		"duplicate":     {[]config.Limit{tokens(5), tokens(6)}, crserrors.ErrDuplicateLimit},
-		"too large":     {[]config.Limit{{Name: "tokens", Max: 1 << 40, Per: time.Hour}}, ErrLimitTooLarge},
-		"over MaxUnits": {[]config.Limit{{Name: "tokens", Max: config.MaxUnits + 1, Per: time.Millisecond}}, crserrors.ErrInvalidLimit},
+		"zero max":                 {[]config.Limit{{Name: "tokens", Max: 0, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"zero per":                 {[]config.Limit{{Name: "tokens", Max: 5}}, crserrors.ErrInvalidLimit},
+		"empty name":               {[]config.Limit{{Max: 5, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"duplicate":                {[]config.Limit{tokens(5), tokens(6)}, crserrors.ErrDuplicateLimit},
+		"max too large":            {[]config.Limit{{Name: "tokens", Max: MaxLimitMax + 1, Per: time.Hour}}, ErrLimitTooLarge},
+		"max too large for a week": {[]config.Limit{{Name: "tokens", Max: 14_892_854, Per: 7 * day}}, ErrLimitTooLarge},
+		"per too long for max":     {[]config.Limit{{Name: "tokens", Max: 1 << 30, Per: 94906265 * time.Millisecond}}, ErrLimitTooLarge},
+		"over MaxUnits":            {[]config.Limit{{Name: "tokens", Max: config.MaxUnits + 1, Per: time.Millisecond}}, crserrors.ErrInvalidLimit},
 	}
 	for name, tc := range cases {
 		r := Resource{ID: "a", Limits: tc.limits}
