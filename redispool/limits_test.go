@@ -653,3 +653,35 @@ func TestSettleLeavesABucketAddedSinceTheGrantAlone(t *testing.T) {
 	mustRelease(t, l2)
 	checkInvariants(t, c, p)
 }
+
+// A resource removed while leased and put back by Sync with the same
+// limits must rest if a settlement left a bucket without a unit while
+// it drained: a call without a cost takes the best listed resource
+// without looking at its buckets.
+func TestSyncBackOfADrainingResourceInDebtRests(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	r := Resource{ID: "a", Capacity: 2, Limits: []config.Limit{tokens(10)}}
+	add(t, p, r)
+	l := mustAcquire(t, p)
+	if err := p.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, config.Cost{"tokens": 12}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx, []Resource{r}); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, c, p)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": -2})
+	if l2, err := p.TryAcquire(ctx); err == nil {
+		t.Errorf("a bucket in debt granted a lease: %v left", remaining(t, p, "a"))
+		mustRelease(t, l2)
+	}
+	if bad := overdrawn(readState(t, c, p)); len(bad) != 1 {
+		t.Errorf("overdrawn: %v", bad)
+	}
+	mustRelease(t, l)
+}

@@ -949,7 +949,7 @@ end
 -- lower one than its holders takes effect as leases end) and its limits
 -- (retune); a draining r is back in the pool, its leases running on.
 local function configure(r, prio, cap, limits)
-  local old = listing(r)
+  local old, back = listing(r), r.d
   if r.d then
     r.d = false
     redis.call('HINCRBY', RES, '#d', -1)
@@ -960,6 +960,11 @@ local function configure(r, prio, cap, limits)
     r.c = tonumber(cap)
     if limits ~= limits_of(r) then
       retune(r, parse_limits(limits))
+    elseif back and r.b then
+      -- A draining resource does not rest (set_rest), though Settle
+      -- may leave it in debt: back in the pool, it rests if it must.
+      refill(r)
+      set_rest(r, budget_rest(r))
     end
   end
   store(r)
