@@ -71,11 +71,13 @@
 // refill. The server tells the waiters when the refill that covers the
 // oldest one's cost is due, so they wake then, without polling.
 //
-// The scripts count in Lua's doubles, exact for integers below 2^53, so
-// a bucket's Max times its Per in milliseconds must be at most
-// MaxLimitProduct (Per is rounded up to a whole millisecond, which never
-// raises the rate). A bucket in debt records at most 2^52 units of
-// 1/Per. Sync of an existing resource keeps its buckets' levels, cut to
+// The scripts count in Lua's doubles, exact for integers below 2^53: a
+// bucket is kept as whole units and a remainder below its Per in
+// milliseconds (Per is rounded up to a whole millisecond, which never
+// raises the rate), so that a limit of billions of tokens a day refills
+// exactly. Max is at most MaxLimitMax; a Per up to 26 hours takes any
+// such Max, a longer one a Max up to 2^53 / Per - 2 (see MaxLimitMax).
+// A bucket in debt records at most 2^51 units. Sync of an existing resource keeps its buckets' levels, cut to
 // their new Max, as the core's Update does; Add of an existing one
 // changes nothing.
 //

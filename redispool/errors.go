@@ -31,9 +31,9 @@ var (
 	ErrInvalidPriority = stderrors.New("redispool: invalid priority")
 	// ErrInvalidCapacity: a capacity is above MaxCapacity.
 	ErrInvalidCapacity = stderrors.New("redispool: invalid capacity")
-	// ErrLimitTooLarge: a resource's limit has a Max x Per (in
-	// milliseconds) above MaxLimitProduct, which the scripts could not
-	// keep exactly. It wraps the core's ErrInvalidLimit.
+	// ErrLimitTooLarge: a resource's limit has a Max and Per that the
+	// scripts could not keep exactly (see MaxLimitMax). It wraps the
+	// core's ErrInvalidLimit.
 	ErrLimitTooLarge = fmt.Errorf("redispool: limit too large: %w", crserrors.ErrInvalidLimit)
 	// ErrInvalidReplicas: Options.WaitReplicas is negative, or set with a
 	// client other than a *redis.Client or a *redis.ClusterClient.

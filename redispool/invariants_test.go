@@ -25,10 +25,11 @@ type rawResource struct {
 	fullAt     int64 // when its buckets are full again, as listed
 }
 
-// rawBucket is one bucket of a resource: level in units of 1/per.
+// rawBucket is one bucket of a resource: units whole units (negative:
+// in debt) and rem of 1/per more.
 type rawBucket struct {
-	name                string // hex
-	max, per, lvl, born int64
+	name                       string // hex
+	max, per, units, rem, born int64
 }
 
 // rawState is every key of a pool, read in one MULTI/EXEC.
@@ -70,9 +71,16 @@ func parseResource(v string) (*rawResource, error) {
 				return nil, fmt.Errorf("bucket %q of %q", x, v)
 			}
 			b.name = parts[0]
-			n := []*int64{&b.max, &b.per, &b.lvl, &b.born}
+			units, rem, hasRem := strings.Cut(parts[3], "+")
+			parts[3] = units
+			n := []*int64{&b.max, &b.per, &b.units, &b.born}
 			for i, p := range parts[1:] {
 				if *n[i], err = strconv.ParseInt(p, 10, 64); err != nil {
+					return nil, fmt.Errorf("bucket %q of %q", x, v)
+				}
+			}
+			if hasRem {
+				if b.rem, err = strconv.ParseInt(rem, 10, 64); err != nil || b.rem < 1 {
 					return nil, fmt.Errorf("bucket %q of %q", x, v)
 				}
 			}
@@ -189,7 +197,8 @@ func invariantProblems(s rawState) []string {
 		for _, b := range r.buckets {
 			// Never overdrawn by estimates: a level below zero is a debt
 			// that only Settle makes, and above full is impossible.
-			if b.max < 1 || b.per < 1 || b.max*b.per > MaxLimitProduct || b.lvl > b.max*b.per || b.lvl < -(1<<52) {
+			if b.max < 1 || b.per < 1 || !limitExact(b.max, b.per) ||
+				b.rem < 0 || b.rem >= b.per || b.units > b.max || (b.units == b.max && b.rem != 0) || b.units < minUnits {
 				fail("resource %q has bucket %+v", id, b)
 			}
 		}
@@ -215,7 +224,7 @@ func invariantProblems(s rawState) []string {
 			// Listed or full: it covers the default cost, 1 of each,
 			// which the grant of a call without a cost does not check.
 			for _, b := range r.buckets {
-				if b.lvl < b.per {
+				if b.units < 1 {
 					fail("resource %q does not rest with bucket %+v below a unit", id, b)
 				}
 			}
@@ -335,15 +344,15 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			s.susp = []redis.Z{{Score: 7, Member: "a"}}
 		},
 		"bucket above full": func(s *rawState) {
-			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 21}}
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, units: 2, rem: 1}}
 			s.resources["a"].bucketTime = 1
 		},
 		"bucket below a unit but listed": func(s *rawState) {
-			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 9}}
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, units: 0, rem: 9}}
 			s.resources["a"].bucketTime = 1
 		},
 		"bucket without a time": func(s *rawState) {
-			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: 20}}
+			s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, units: 2}}
 		},
 	}
 	for name, corrupt := range corruptions {
@@ -354,7 +363,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		}
 	}
 	s := ok()
-	s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, lvl: -1}}
+	s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, units: -1, rem: 9}}
 	if len(overdrawn(s)) != 1 {
 		t.Error("an overdrawn bucket is not reported")
 	}

@@ -105,23 +105,9 @@ func (l *Lease) Cooldown(ctx context.Context, d time.Duration) error {
 	return l.end(ctx, "cooldown", scriptCooldown, millis(d))
 }
 
+// end runs s on the lease and ends it.
 func (l *Lease) end(ctx context.Context, op string, s script, args ...any) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ended || l.pool == nil {
-		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseReleased)
-	}
-	request, _ := l.request(fmt.Sprint(op, args))
-	status, _, err := l.pool.run(ctx, s, request, append([]any{l.token()}, args...)...)
-	if err == nil && status == statusNone {
-		err = crserrors.ErrLeaseExpired
-	}
-	l.settle(err)
-	if err != nil {
-		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
-	}
-	l.ended = true
-	return nil
+	return l.call(ctx, true, op, s, args...)
 }
 
 // Fail ends the lease, as Release does, and counts a failure of its
@@ -188,6 +174,11 @@ func (l *Lease) Observe(ctx context.Context, name string, remaining int64, reset
 
 // write runs s on the lease without ending it.
 func (l *Lease) write(ctx context.Context, op string, s script, args ...any) error {
+	return l.call(ctx, false, op, s, args...)
+}
+
+// call runs s on the lease, which ends with it if ends and s succeeds.
+func (l *Lease) call(ctx context.Context, ends bool, op string, s script, args ...any) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended || l.pool == nil {
@@ -202,6 +193,7 @@ func (l *Lease) write(ctx context.Context, op string, s script, args ...any) err
 	if err != nil {
 		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, err)
 	}
+	l.ended = ends
 	return nil
 }
 

@@ -22,8 +22,8 @@ func overdrawn(s rawState) []string {
 	var bad []string
 	for id, r := range s.resources {
 		for _, b := range r.buckets {
-			if b.lvl < 0 {
-				bad = append(bad, fmt.Sprintf("%q bucket %s at %d/%d", id, b.name, b.lvl, b.per))
+			if b.units < 0 {
+				bad = append(bad, fmt.Sprintf("%q bucket %s at %d+%d/%d", id, b.name, b.units, b.rem, b.per))
 			}
 		}
 	}

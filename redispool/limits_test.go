@@ -54,12 +54,14 @@ func TestBadLimitsAreRefusedAndChangeNothing(t *testing.T) {
 		limits []config.Limit
 		want   error
 	}{
-		"zero max":      {[]config.Limit{{Name: "tokens", Max: 0, Per: time.Minute}}, crserrors.ErrInvalidLimit},
-		"zero per":      {[]config.Limit{{Name: "tokens", Max: 5}}, crserrors.ErrInvalidLimit},
-		"empty name":    {[]config.Limit{{Max: 5, Per: time.Minute}}, crserrors.ErrInvalidLimit},
-		"duplicate":     {[]config.Limit{tokens(5), tokens(6)}, crserrors.ErrDuplicateLimit},
-		"too large":     {[]config.Limit{{Name: "tokens", Max: 1 << 40, Per: time.Hour}}, ErrLimitTooLarge},
-		"over MaxUnits": {[]config.Limit{{Name: "tokens", Max: config.MaxUnits + 1, Per: time.Millisecond}}, crserrors.ErrInvalidLimit},
+		"zero max":                 {[]config.Limit{{Name: "tokens", Max: 0, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"zero per":                 {[]config.Limit{{Name: "tokens", Max: 5}}, crserrors.ErrInvalidLimit},
+		"empty name":               {[]config.Limit{{Max: 5, Per: time.Minute}}, crserrors.ErrInvalidLimit},
+		"duplicate":                {[]config.Limit{tokens(5), tokens(6)}, crserrors.ErrDuplicateLimit},
+		"max too large":            {[]config.Limit{{Name: "tokens", Max: MaxLimitMax + 1, Per: time.Hour}}, ErrLimitTooLarge},
+		"max too large for a week": {[]config.Limit{{Name: "tokens", Max: 14_892_854, Per: 7 * day}}, ErrLimitTooLarge},
+		"per too long for max":     {[]config.Limit{{Name: "tokens", Max: 1 << 30, Per: 94906265 * time.Millisecond}}, ErrLimitTooLarge},
+		"over MaxUnits":            {[]config.Limit{{Name: "tokens", Max: config.MaxUnits + 1, Per: time.Millisecond}}, crserrors.ErrInvalidLimit},
 	}
 	for name, tc := range cases {
 		r := Resource{ID: "a", Limits: tc.limits}
@@ -650,4 +652,36 @@ func TestSettleLeavesABucketAddedSinceTheGrantAlone(t *testing.T) {
 	mustRelease(t, l)
 	mustRelease(t, l2)
 	checkInvariants(t, c, p)
+}
+
+// A resource removed while leased and put back by Sync with the same
+// limits must rest if a settlement left a bucket without a unit while
+// it drained: a call without a cost takes the best listed resource
+// without looking at its buckets.
+func TestSyncBackOfADrainingResourceInDebtRests(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	r := Resource{ID: "a", Capacity: 2, Limits: []config.Limit{tokens(10)}}
+	add(t, p, r)
+	l := mustAcquire(t, p)
+	if err := p.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(ctx, config.Cost{"tokens": 12}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(ctx, []Resource{r}); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, c, p)
+	wantRemaining(t, p, "a", map[string]int64{"tokens": -2})
+	if l2, err := p.TryAcquire(ctx); err == nil {
+		t.Errorf("a bucket in debt granted a lease: %v left", remaining(t, p, "a"))
+		mustRelease(t, l2)
+	}
+	if bad := overdrawn(readState(t, c, p)); len(bad) != 1 {
+		t.Errorf("overdrawn: %v", bad)
+	}
+	mustRelease(t, l)
 }

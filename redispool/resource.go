@@ -32,20 +32,28 @@ type Resource struct {
 	// Limits are the resource's budgets, token buckets kept in the pool
 	// and changed by the server in the same step as the grant they pay
 	// for (see WithCost and the package documentation). They must be
-	// valid for the core (config.ValidateLimits), and each bucket's Max
-	// times its Per, in milliseconds (Per is rounded up to one), at
-	// most MaxLimitProduct; otherwise Add and Sync return
+	// valid for the core (config.ValidateLimits) and within what the
+	// scripts keep exactly (see MaxLimitMax); otherwise Add and Sync return
 	// ErrInvalidLimit or ErrDuplicateLimit, or ErrLimitTooLarge, and
 	// change nothing. nil means no budget.
 	Limits []config.Limit
 }
 
-// MaxLimitProduct is the largest Limit.Max x Limit.Per (in
-// milliseconds) of a resource's limit: the scripts keep a bucket's level
-// in units of a millisecond's refill, in Lua's doubles, and this bound
-// keeps every sum of them an exact integer. 40,000 tokens per minute is
-// 2.4e9 of it; a limit per day may have a Max up to 26 million.
-const MaxLimitProduct = 1 << 51
+// MaxLimitMax is the largest Limit.Max of a resource's limit. The
+// scripts count in Lua's doubles, exact for integers below 2^53: they
+// keep a bucket as whole units and a remainder below its Per (in
+// milliseconds, rounded up), and work a refill out a Per at a time, so
+// units, debts and a Per's refill must sum to less than 2^53, and Per
+// times (the smaller of Max and Per, plus 2) must be at most 2^53. Any
+// Max up to MaxLimitMax may then go with a Per up to 26 hours (94906264
+// ms); a longer Per takes a Max up to 2^53 / Per - 2 (a week: 14892853).
+const MaxLimitMax = 1 << 51
+
+// limitExact reports whether the scripts keep a bucket of max units per
+// per ms exactly (see MaxLimitMax).
+func limitExact(max, per int64) bool {
+	return max <= MaxLimitMax && min(max, per)+2 <= (1<<53)/per
+}
 
 func checkID(id string) error {
 	if id == "" {
@@ -110,8 +118,8 @@ func formatLimits(limits []config.Limit) (string, error) {
 	var b strings.Builder
 	for i, l := range limits {
 		per := millis(l.Per)
-		if l.Max > MaxLimitProduct/per {
-			return "", fmt.Errorf("%w: %q has Max %d per %v, above %d units x ms", ErrLimitTooLarge, l.Name, l.Max, l.Per, int64(MaxLimitProduct))
+		if !limitExact(l.Max, per) {
+			return "", fmt.Errorf("%w: %q has Max %d per %v (see MaxLimitMax)", ErrLimitTooLarge, l.Name, l.Max, l.Per)
 		}
 		if i > 0 {
 			b.WriteByte(';')

@@ -20,16 +20,21 @@ if not b then
   return { UNKNOWN_LIMIT }
 end
 refill(r)
-local left, reset, full = tonumber(ARGV[4]), tonumber(ARGV[5]), b.m * b.p
-local bound = full
+-- The bound, as whole units and a remainder: left units, and the level
+-- that refills to full in reset ms (the gain of PER - reset ms from 0).
+local left, reset = tonumber(ARGV[4]), tonumber(ARGV[5])
+local u, rem = b.m, 0
 if left < b.m then
-  bound = left * b.p
+  u = left
 end
 if reset <= b.p then
-  bound = math.min(bound, full - reset * b.m)
+  local gu, grem = gain(b, b.p - reset, 0)
+  if gu < u or (gu == u and grem < rem) then
+    u, rem = gu, grem
+  end
 end
-if bound < b.l then
-  b.l = bound
+if u < b.u or (u == b.u and rem < b.r) then
+  b.u, b.r = u, rem
   local old = listing(r)
   set_rest(r, budget_rest(r))
   store(r)

@@ -122,16 +122,15 @@ end
 -- its value (none for a resource without limits or a health record, so
 -- that such a resource costs nothing more to load and store):
 --   t MS                   when its buckets were last brought up to date
---   b NAME,MAX,PER,LEVEL[,BORN]
+--   b NAME,MAX,PER,UNITS[+REM][,BORN]
 --                          a bucket (Resource.Limits): NAME in hex, MAX
---                          units, PER ms, LEVEL in units of 1/PER (a
---                          unit is PER of them; negative: in debt); the
---                          bucket gains MAX of those per ms, up to
---                          MAX x PER, which is at most 2^51 so that every
---                          sum below stays an exact integer. BORN: the
---                          last token granted when Sync added it to a
---                          resource that had leases (none: 0), so that
---                          Settle leaves it to leases granted since
+--                          units, PER ms; it holds UNITS whole units
+--                          (negative: in debt) and REM (0 when absent,
+--                          below PER) of 1/PER more, and gains MAX units
+--                          per PER, up to MAX units. BORN: the last token
+--                          granted when Sync added it to a resource that
+--                          had leases (none: 0), so that Settle leaves it
+--                          to leases granted since
 --   q MS                   resting until then for its buckets, 0: not
 --   f FAILS,EJECTIONS      failures in a row and ejections so far
 --   e MS                   ejected until then (the suspension holds it)
@@ -139,8 +138,12 @@ end
 --                          listing in AVAIL has it (see full_at)
 -- Fields of other letters are kept as they are.
 
--- MIN_LEVEL is the deepest debt a bucket records, in units of 1/PER.
-local MIN_LEVEL = -2 ^ 52
+-- MIN_UNITS is the deepest debt a bucket records, in units.
+local MIN_UNITS = -2 ^ 51
+
+-- LONGEST_WAIT (ms) bounds a rest for the buckets: one that long lasts,
+-- in effect, until Sync or Include.
+local LONGEST_WAIT = 2 ^ 52
 
 -- num formats an integer kept in a double, exactly.
 local function num(x)
@@ -151,9 +154,9 @@ end
 local function parse_ext(r, rest)
   for tag, v in string.gmatch(rest, ' (%a)(%S*)') do
     if tag == 'b' then
-      local n, m, p, l, born = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+),?(%d*)$')
+      local n, m, p, u, rem, born = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+)%+?(%d*),?(%d*)$')
       r.b = r.b or {}
-      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), l = tonumber(l), born = tonumber(born) or 0 }
+      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), u = tonumber(u), r = tonumber(rem) or 0, born = tonumber(born) or 0 }
     elseif tag == 't' then
       r.t = tonumber(v)
     elseif tag == 'q' then
@@ -191,7 +194,10 @@ local function ext(r)
   if r.b then
     out = ' t' .. num(r.t or now)
     for _, b in ipairs(r.b) do
-      out = out .. ' b' .. b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. ',' .. num(b.l)
+      out = out .. ' b' .. b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. ',' .. num(b.u)
+      if b.r > 0 then
+        out = out .. '+' .. num(b.r)
+      end
       if b.born > 0 then
         out = out .. ',' .. num(b.born)
       end
@@ -302,9 +308,14 @@ local function unsuspend(r)
   end
 end
 
--- The buckets' arithmetic (see the fields of a resource above). Every
--- quantity is an integer below 2^53 in magnitude, so exact in Lua's
--- doubles: a level is in [MIN_LEVEL, MAX x PER] with MAX x PER <= 2^51.
+-- The buckets' arithmetic (see the fields of a resource above). A
+-- bucket's level is UNITS + REM / PER units, and it gains MAX / PER
+-- units per ms: with MAX = q x PER + mr, d ms (d <= PER) bring d x q
+-- units and d x mr + REM of 1/PER, below PER x (min(MAX, PER) + 1) as
+-- mr < min(MAX, PER). Every quantity is then an integer below 2^53 in
+-- magnitude, exact in Lua's doubles, for MAX <= 2^51 and PER x
+-- (min(MAX, PER) + 2) <= 2^53 (limitExact in resource.go; divmod needs
+-- the last PER).
 
 -- parse_cost reads a cost as the client sends it, 'NAME=AMOUNT,...'
 -- with NAME in hex; nil for the default cost ('').
@@ -324,16 +335,26 @@ local function of(cost, n)
   return cost and cost[n] or 1
 end
 
--- ceil_div is the ceiling of a / m for positive integers, exact
--- whatever the rounding of the division.
-local function ceil_div(a, m)
-  local q = math.ceil(a / m)
-  if q * m < a then
-    q = q + 1
-  elseif (q - 1) * m >= a then
-    q = q - 1
+-- divmod is the floor of a / p and the remainder, for integers
+-- 0 <= a and 0 < p with a + p <= 2^53, exact whatever the rounding of
+-- the division (its floor is off by one at most).
+local function divmod(a, p)
+  local q = math.floor(a / p)
+  local rem = a - q * p
+  if rem < 0 then
+    q, rem = q - 1, rem + p
+  elseif rem >= p then
+    q, rem = q + 1, rem - p
   end
-  return q
+  return q, rem
+end
+
+-- gain is what b gains in d ms, 0 <= d <= PER, from REM rem: whole
+-- units and the new REM.
+local function gain(b, d, rem)
+  local q, mr = divmod(b.m, b.p)
+  local f, left = divmod(d * mr + rem, b.p)
+  return d * q + f, left
 end
 
 -- refill brings r's buckets up to now. A clock behind r.t refills
@@ -345,18 +366,43 @@ local function refill(r)
   end
   r.t = now
   for _, b in ipairs(r.b) do
-    local full = b.m * b.p
-    if b.l < full then
-      -- A true product of 2^53 or more rounds to at least 2^53, above
-      -- any room: the bucket is full either way.
-      local g = dt * b.m
-      if g >= full - b.l then
-        b.l = full
+    if b.u < b.m then
+      -- k whole PERs bring k x MAX units; a product too large to be
+      -- exact is above any room, and the bucket is full either way.
+      local k, d = divmod(dt, b.p)
+      if k * b.m >= b.m - b.u then
+        b.u, b.r = b.m, 0
       else
-        b.l = b.l + g
+        local g, rem = gain(b, d, b.r)
+        b.u, b.r = b.u + k * b.m + g, rem
+        if b.u >= b.m then
+          b.u, b.r = b.m, 0
+        end
       end
     end
   end
+end
+
+-- wait_units is how many ms until b (refilled) holds units, at most
+-- MAX, if nothing else changes: 0 if it does, at most LONGEST_WAIT.
+local function wait_units(b, units)
+  if b.u >= units then
+    return 0
+  end
+  -- Whole PERs, MAX units each, leave 1 to MAX units to gain in the
+  -- last, which takes d ms: the smallest d whose gain covers them,
+  -- found from the quotient's estimate (off by a few ms at most, as
+  -- left x PER may be inexact) and the exact gains around it.
+  local k = divmod(units - b.u - 1, b.m)
+  local left = units - b.u - k * b.m
+  local d = math.min(math.max(math.ceil((left * b.p - b.r) / b.m), 0), b.p)
+  while d < b.p and gain(b, d, b.r) < left do
+    d = d + 1
+  end
+  while d > 0 and gain(b, d - 1, b.r) >= left do
+    d = d - 1
+  end
+  return math.min(k * b.p + d, LONGEST_WAIT)
 end
 
 -- fits reports whether every bucket of r covers cost now (refilling
@@ -373,7 +419,7 @@ local function fits(r, cost)
     if c > b.m then
       return false, true
     end
-    if b.l < c * b.p then
+    if b.u < c then
       ok = false
     end
   end
@@ -389,10 +435,7 @@ local function cover_wait(r, cost)
     if c > b.m then
       return nil
     end
-    local need = c * b.p - b.l
-    if need > 0 then
-      w = math.max(w, ceil_div(need, b.m))
-    end
+    w = math.max(w, wait_units(b, c))
   end
   return w + math.max(r.t - now, 0)
 end
@@ -405,8 +448,8 @@ local function budget_rest(r)
   local untl = 0
   if r.b then
     for _, b in ipairs(r.b) do
-      if b.l < b.p then
-        untl = math.max(untl, now + ceil_div(b.p - b.l, b.m))
+      if b.u < 1 then
+        untl = math.max(untl, now + wait_units(b, 1))
       end
     end
     if untl > 0 then
@@ -422,9 +465,8 @@ local function full_at(r)
   local at = 0
   if r.b then
     for _, b in ipairs(r.b) do
-      local full = b.m * b.p
-      if b.l < full then
-        at = math.max(at, now + ceil_div(full - b.l, b.m))
+      if b.u < b.m then
+        at = math.max(at, now + wait_units(b, b.m))
       end
     end
     if at > 0 then
@@ -464,7 +506,7 @@ local function charge(r, cost)
   local paid = {}
   for i, b in ipairs(r.b) do
     local c = of(cost, b.n)
-    b.l = b.l - c * b.p
+    b.u = b.u - c
     paid[i] = b.n .. '=' .. num(c)
   end
   set_rest(r, budget_rest(r))
@@ -473,36 +515,21 @@ end
 
 -- settle_bucket replaces the estimate est that a lease took from b by
 -- what it spent, act: a refund up to full, or a further take down to
--- MIN_LEVEL at most. b is refilled.
+-- MIN_UNITS at most. b is refilled.
 local function settle_bucket(b, est, act)
   if act < est then
-    local room = b.m * b.p - b.l
-    local d = (est - act) * b.p
-    if d >= room then
-      b.l = b.m * b.p
+    if est - act >= b.m - b.u then
+      b.u, b.r = b.m, 0
     else
-      b.l = b.l + d
+      b.u = b.u + est - act
     end
   elseif act > est then
-    local room = b.l - MIN_LEVEL
-    local d = (act - est) * b.p
-    if d >= room then
-      b.l = MIN_LEVEL
+    if act - est > b.u - MIN_UNITS then
+      b.u, b.r = MIN_UNITS, 0
     else
-      b.l = b.l - d
+      b.u = b.u - (act - est)
     end
   end
-end
-
--- level is b's whole units (the floor of its level), negative in debt.
-local function level(b)
-  local u = math.floor(b.l / b.p)
-  if u * b.p > b.l then
-    u = u - 1
-  elseif (u + 1) * b.p <= b.l then
-    u = u + 1
-  end
-  return u
 end
 
 -- next_token records and returns the next fencing token: the later of
@@ -812,7 +839,7 @@ local function add_resource(id, prio, cap, limits)
   if limits then
     r.t, r.b = now, limits
     for _, b in ipairs(r.b) do
-      b.l = b.m * b.p
+      b.u, b.r = b.m, 0
     end
     redis.call('HINCRBY', RES, '#b', 1)
   end
@@ -899,18 +926,18 @@ local function retune(r, limits)
       old[b.n] = b
     end
     for _, b in ipairs(limits) do
-      local o, full = old[b.n], b.m * b.p
+      local o = old[b.n]
       b.born = o and o.born or 0
       if not o and r.h > 0 then
         -- The leases running did not pay into it.
         b.born = tonumber(redis.call('GET', TOKEN)) or 0
       end
-      if not o or level(o) >= b.m then
-        b.l = full
+      if not o or o.u >= b.m then
+        b.u, b.r = b.m, 0
       elseif o.p == b.p then
-        b.l = o.l
+        b.u, b.r = o.u, o.r
       else
-        b.l = math.max(level(o) * b.p, MIN_LEVEL)
+        b.u, b.r = o.u, 0
       end
     end
     r.b, r.t = limits, r.t or now
@@ -922,7 +949,7 @@ end
 -- lower one than its holders takes effect as leases end) and its limits
 -- (retune); a draining r is back in the pool, its leases running on.
 local function configure(r, prio, cap, limits)
-  local old = listing(r)
+  local old, back = listing(r), r.d
   if r.d then
     r.d = false
     redis.call('HINCRBY', RES, '#d', -1)
@@ -933,6 +960,11 @@ local function configure(r, prio, cap, limits)
     r.c = tonumber(cap)
     if limits ~= limits_of(r) then
       retune(r, parse_limits(limits))
+    elseif back and r.b then
+      -- A draining resource does not rest (set_rest), though Settle
+      -- may leave it in debt: back in the pool, it rests if it must.
+      refill(r)
+      set_rest(r, budget_rest(r))
     end
   end
   store(r)

@@ -10,7 +10,7 @@ if r.b then
   refill(r)
   for _, b in ipairs(r.b) do
     out[#out + 1] = b.n
-    out[#out + 1] = level(b)
+    out[#out + 1] = b.u
   end
 end
 return out
