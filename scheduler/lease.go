@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
@@ -218,4 +219,43 @@ func yieldTo(served bool) {
 	if served {
 		runtime.Gosched()
 	}
+}
+
+// LeaseOption configures one call of Lease or LeaseByAffinity.
+type LeaseOption interface{ leaseOption() }
+
+type leaseOptions struct {
+	cost config.Cost
+}
+
+// costOption is a map, so that passing it as a LeaseOption allocates
+// nothing.
+type costOption config.Cost
+
+func (costOption) leaseOption() {}
+
+// WithCost makes a lease spend cost from the resource's budgets (see
+// config.Config.Limits) instead of the default, 1 unit of every limit. The
+// cost is an estimate, taken in the same step as the hold; Lease.Settle
+// replaces it by what the call really spent. A limit the cost does not
+// name costs 1; a name that a resource has no limit for is ignored by that
+// resource. A negative amount, or one above config.MaxUnits, makes the
+// call fail with ErrInvalidCost.
+func WithCost(cost config.Cost) LeaseOption { return costOption(cost) }
+
+func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
+	var o leaseOptions
+	for _, opt := range opts {
+		// A type switch rather than a method that fills o: o passed
+		// through an interface would escape, an allocation per Lease.
+		if c, ok := opt.(costOption); ok {
+			o.cost = config.Cost(c)
+		}
+	}
+	if len(o.cost) == 0 {
+		o.cost = nil // the default: nothing to check on an active resource
+	} else if err := o.cost.Validate(); err != nil {
+		return o, fmt.Errorf("lease: %w", err)
+	}
+	return o, nil
 }

@@ -51,7 +51,7 @@ type Scheduler[T any, ID comparable] struct {
 	limits          func(T) []config.Limit // nil: no budgets
 	// budgeted: Limits is set. Waiting callers are then served in strict
 	// FIFO order, and a cost that no resource covers yet is waited for
-	// through the wakes (see budget.go); wakers are the nodes those wakes
+	// through the wakes (see cover.go); wakers are the nodes those wakes
 	// name in the expiry queue, one per shard, in no structure.
 	budgeted   bool
 	wakers     []node.Node[T, ID]

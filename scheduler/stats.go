@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/histogram"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/stats"
@@ -82,4 +83,79 @@ func strategyName(st any) string {
 		return named.String()
 	}
 	return "CustomStrategy"
+}
+
+// Remaining returns the units left now in each budget of the resource
+// with key id, by limit name: negative for a bucket in debt, empty for a
+// resource without limits. It returns ErrResourceNotFound for an unknown
+// key.
+func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
+	if s.closed.Load() {
+		return nil, crserrors.ErrSchedulerClosed
+	}
+	var out map[string]int64
+	_, err := s.locked(id, live, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		now := s.now()
+		qs := n.Quotas()
+		out = make(map[string]int64, len(qs))
+		for i := range qs {
+			out[qs[i].Name] = qs[i].Bucket.Level(now)
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// Budget is one budget of a resource, as Scheduler.Budgets reports it.
+type Budget struct {
+	Limit     string // the limit's Name
+	Max       int64
+	Remaining int64 // units left; negative for a bucket in debt
+}
+
+// Budgets calls yield with the key and each budget of every resource
+// that has limits, as of now, until yield returns false: what Remaining
+// reports, for the whole pool at once (an exporter's scrape, say). A
+// resource removed while held is left out. Each shard is read under its
+// lock, into a copy, and yield runs with no lock held, so it may be slow
+// or call the scheduler; a resource added or removed during the call may
+// or may not be reported, and resources of different shards are read at
+// different instants.
+func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
+	if !s.budgeted || s.closed.Load() {
+		return
+	}
+	// The map's lock (if it takes one) comes after a shard's, never
+	// before: collect the nodes first, then read each shard's.
+	byShard := make([][]*node.Node[T, ID], len(s.shards))
+	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+		byShard[n.Shard] = append(byShard[n.Shard], n)
+	})
+	type entry struct {
+		key ID
+		b   Budget
+	}
+	var read []entry
+	for i, nodes := range byShard {
+		read = read[:0]
+		func() {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			now := s.now()
+			for _, n := range nodes {
+				if gone(n) {
+					continue
+				}
+				for _, q := range n.Quotas() {
+					read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
+				}
+			}
+		}()
+		for _, e := range read {
+			if !yield(e.key, e.b) {
+				return
+			}
+		}
+	}
 }

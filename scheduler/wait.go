@@ -183,7 +183,9 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 	case <-ctx.Done():
 		// A giver that popped this waiter but could not serve it sends
 		// it nothing (no node, no error) once it finds it gone.
-		if !s.waiters.Remove(w) {
+		removed := s.waiters.Remove(w)
+		s.step(gaveUp)
+		if !removed {
 			if g := <-w.C; g.node != nil || g.err != nil {
 				// Served at the instant the context ended: the hold is
 				// the caller's already, and handing it back would leave
@@ -208,6 +210,7 @@ const (
 	queued                      // queued, not yet checked for an active resource
 	checked                     // found none active, not yet committed
 	committed                   // committed, about to wait
+	gaveUp                      // its context ended: out of the queue, or popped by a giver
 )
 
 // step runs the test hook, if any.

@@ -1,0 +1,137 @@
+package scheduler
+
+import (
+	"math"
+
+	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/node"
+)
+
+// scanDepth bounds the search for a resource that covers a cost its
+// shard's best does not: the first scanDepth entries of the heap's array,
+// its top levels, which hold the best resources (and, among equals, those
+// with the most budget left). A resource deeper down is not found until
+// it rises, and the caller waits meanwhile, unless none of those will
+// ever cover the cost: the search then goes on down the heap.
+const scanDepth = 64
+
+// wakeToken marks an expiry entry that wakes a shard's waiters at the
+// instant its budgets may cover the oldest one's cost (see wake). Lease
+// tokens count up from 1 and never reach it.
+const wakeToken = math.MaxUint64
+
+// covering returns the best node among the first scanDepth of sh's heap
+// that covers cost, or nil, with the earliest instant at which one of
+// those will (node.Never if none ever will). Requires sh.mu; runs the
+// comparator.
+func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int64) (*node.Node[T, ID], int64) {
+	top := sh.best()
+	if top == nil {
+		return nil, node.Never
+	}
+	if cost == nil {
+		return top, now // in the heap, a resource covers the default cost
+	}
+	if ok, _ := fits(top, cost, now); ok {
+		return top, now
+	}
+	var best *node.Node[T, ID]
+	soonest := int64(node.Never)
+	sh.broken = true
+	// Past scanDepth only while nothing seen will ever cover the cost: a
+	// waiter would otherwise wait for nothing, ahead of every other.
+	for i := 0; i < sh.heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
+		n := sh.heap.At(i)
+		if ok, never := fits(n, cost, now); ok {
+			if best == nil || sh.heap.Less(n, best) {
+				best = n
+			}
+		} else if !never && best == nil {
+			if w, ok := coverWait(n, cost, now); ok {
+				soonest = min(soonest, node.After(now, w))
+			}
+		}
+	}
+	sh.broken = false
+	if best != nil {
+		return best, now
+	}
+	return nil, soonest
+}
+
+// wake makes the expiry timer serve sh's waiters at at, when a budget of
+// sh may cover the oldest waiter's cost. It keeps one wake per shard
+// armed, the earliest. Requires sh.mu.
+func (s *Scheduler[T, ID]) wake(sh *shard[T, ID], at int64) {
+	if at == node.Never || (sh.wakeAt != 0 && sh.wakeAt <= at) {
+		return
+	}
+	sh.wakeAt = at
+	s.expiry.schedule(at, &s.wakers[sh.index], wakeToken)
+}
+
+// kick makes the expiry timer serve the waiters of every shard but skip
+// now: the oldest waiter changed where no giver serves it (it left, or
+// the one before it was served from shard skip, which then armed its own
+// wake), and another shard may cover its cost. The caller holds no lock,
+// or shard skip's.
+func (s *Scheduler[T, ID]) kick(skip int) {
+	now := s.now()
+	for i := range s.wakers {
+		if i != skip {
+			s.expiry.schedule(now, &s.wakers[i], wakeToken)
+		}
+	}
+}
+
+// woken serves sh's waiters at a wake (see wake, kick).
+func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s.repair(sh, nil)
+	if sh.wakeAt <= s.now() {
+		sh.wakeAt = 0
+	}
+	s.serve(sh)
+}
+
+// probe is the check of the oldest waiter, just queued: whether some
+// shard has a resource that covers its cost now. If none does, it arms
+// each shard's wake for the instant its budgets first will, so that the
+// caller, committed, is served then without polling.
+func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		func() {
+			sh.mu.Lock()
+			defer sh.mu.Unlock()
+			s.repair(sh, nil)
+			n, at := s.covering(sh, cost, s.now())
+			if n != nil {
+				covered = true
+				return
+			}
+			s.wake(sh, at)
+		}()
+		if covered {
+			return true
+		}
+	}
+	return false
+}
+
+// limitsHold reports, for a caller just committed to waiting, whether
+// limits keep a resource with a free slot from the oldest waiter: one
+// rests for them alone (see shard.heldBack) or, with budgets, one is
+// active, which strict FIFO order would have handed to the oldest
+// waiter were its budgets not short of that waiter's cost. It reads no
+// lock, so a change under way may make it miss or count one wait.
+func (s *Scheduler[T, ID]) limitsHold() bool {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.heldBack.Load() > 0 || s.budgeted && sh.active.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package scheduler
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/crsched/crs/config"
+)
+
+// profiles counts the resources by the sizes of their budgets, so that a
+// cost that no resource can ever cover is refused at once
+// (ErrCostExceedsLimits) rather than waited for: pools have few distinct
+// sets of limits, often one per tier of API key. A resource is counted,
+// moved and uncounted under its shard's lock, in the step that adds it,
+// changes its limits or removes it, so that the counts are those of the
+// resources present whenever no shard lock is held: counted later than it
+// became visible, a resource removed at once would leave a negative
+// count, and every cost would seem to exceed the pool's limits. mu is
+// taken after a shard lock, or with none, and takes no other lock.
+type profiles struct {
+	mu     sync.Mutex
+	counts map[string]int // by profileKey; guarded by mu
+	limits map[string][]config.Limit
+}
+
+func profileKey(limits []config.Limit) string {
+	var b strings.Builder
+	for _, l := range limits {
+		b.WriteString(strconv.Quote(l.Name))
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(l.Max, 10))
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// change adds d resources with limits.
+func (p *profiles) change(limits []config.Limit, d int) {
+	k := profileKey(limits)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(k, limits, d)
+}
+
+// add is change with the key k and p.mu held.
+func (p *profiles) add(k string, limits []config.Limit, d int) {
+	if p.counts == nil {
+		p.counts = make(map[string]int)
+		p.limits = make(map[string][]config.Limit)
+	}
+	p.counts[k] += d
+	if p.counts[k] == 0 {
+		delete(p.counts, k)
+		delete(p.limits, k)
+	} else if _, ok := p.limits[k]; !ok {
+		p.limits[k] = slices.Clone(limits)
+	}
+}
+
+// move moves a resource from the profile of limits was to that of now in
+// one step, so that no exceeds in between sees a pool without it, and
+// reports whether the profiles changed.
+func (p *profiles) move(was, now []config.Limit) bool {
+	kw, kn := profileKey(was), profileKey(now)
+	if kw == kn {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(kw, was, -1)
+	p.add(kn, now, 1)
+	return true
+}
+
+// exceeds reports whether the pool has resources and cost is above a
+// limit's Max on every one of them.
+func (p *profiles) exceeds(cost config.Cost) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.counts) == 0 {
+		return false
+	}
+	for k, c := range p.counts {
+		if c <= 0 {
+			continue
+		}
+		fitsAll := true
+		for _, l := range p.limits[k] {
+			if cost.Of(l.Name) > l.Max {
+				fitsAll = false
+				break
+			}
+		}
+		if fitsAll {
+			return false
+		}
+	}
+	return true
+}
