@@ -37,7 +37,7 @@ func (costOption) acquireOption() {}
 func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }
 
 // costArg checks the cost that opts give and writes it as the scripts
-// read it (parse_cost in lua/prelude.lua): "NAME=AMOUNT,..." with NAME
+// read it (parse_cost in lua/bucket.lua): "NAME=AMOUNT,..." with NAME
 // in hex, sorted; "" for the default cost.
 func costArg(opts []AcquireOption) (string, error) {
 	var cost config.Cost

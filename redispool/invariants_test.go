@@ -16,7 +16,7 @@ type rawResource struct {
 	capacity, holders  int
 	priority, suspEnd  string
 	excluded, draining bool
-	// The fields after the priority (lua/prelude.lua): buckets, their
+	// The fields after the priority (lua/resource.lua): buckets, their
 	// time, the end of a rest for them, health, the end of an ejection.
 	buckets    []rawBucket
 	bucketTime int64
@@ -44,7 +44,7 @@ type rawState struct {
 	queue     []redis.Z
 }
 
-// parseResource reads a resource's packed field (lua/prelude.lua):
+// parseResource reads a resource's packed field (lua/resource.lua):
 // capacity, holders, flag, end of suspension, priority.
 func parseResource(v string) (*rawResource, error) {
 	f := strings.Fields(v)

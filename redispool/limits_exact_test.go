@@ -14,7 +14,7 @@ import (
 )
 
 // The scripts' deepest debt (MIN_UNITS) and longest rest (LONGEST_WAIT)
-// in lua/prelude.lua.
+// in lua/resource.lua.
 const (
 	minUnits    = -(1 << 51)
 	longestWait = 1 << 52

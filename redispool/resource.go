@@ -108,7 +108,7 @@ func (r Resource) check() (prio string, capacity int, limits string, err error) 
 }
 
 // formatLimits checks limits and writes them as the scripts read them
-// (parse_limits in lua/prelude.lua): "NAME,MAX,PER;..." with NAME in hex
+// (parse_limits in lua/lifecycle.lua): "NAME,MAX,PER;..." with NAME in hex
 // (any byte string is a name) and PER in whole milliseconds, rounded up
 // so that the rate is never above the limit's.
 func formatLimits(limits []config.Limit) (string, error) {

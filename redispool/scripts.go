@@ -55,8 +55,16 @@ func operation(op string) string {
 	return "local function op_" + op + "()\n" + luaSource(op) + "\nend\n"
 }
 
-// helpers are the library's functions that every operation uses.
-var helpers = luaSource("prelude") + "\n" + luaSource("epilogue")
+// helpers are the library's functions that every operation uses, in the
+// order they must be defined (a Lua local is seen only after it).
+var helpers = func() string {
+	var b strings.Builder
+	for _, file := range []string{"prelude", "resource", "bucket", "grant", "health", "lifecycle", "step", "epilogue"} {
+		b.WriteString(luaSource(file))
+		b.WriteString("\n")
+	}
+	return b.String()
+}()
 
 // libraryName and librarySource are the pool's FUNCTION library. The
 // name carries a digest of the code, so that processes that run

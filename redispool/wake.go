@@ -172,7 +172,7 @@ func (h *hub) waiting() int {
 // deliver passes a message to its waiter, if it is still there: a
 // grant, "request token id", or "request" alone, which tells the waiter
 // to look again (the pool has no resource left: see tidy in
-// lua/prelude.lua).
+// lua/step.lua).
 func (h *hub) deliver(payload string) {
 	request, grant, granted := strings.Cut(payload, " ")
 	h.mu.Lock()

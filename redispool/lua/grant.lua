@@ -1,0 +1,190 @@
+-- Part of the pool's library (see scripts.go): fencing tokens, grants,
+-- and the waiters' queue that freed slots are handed to.
+
+-- next_token records and returns the next fencing token: the later of
+-- the last one plus one, which makes tokens increase by construction
+-- while TOKEN survives, and the server clock in microseconds, so that
+-- they most likely keep increasing when it does not (a restart that lost
+-- the data, a promoted replica that lacked the last grants): see doc.go.
+local function next_token()
+  local token = math.max((tonumber(redis.call('GET', TOKEN)) or 0) + 1, now_us)
+  token = string.format('%.0f', token)
+  redis.call('SET', TOKEN, token)
+  return token
+end
+
+-- owner_entry is the entry in OWNER of a lease of request on resource
+-- id that paid paid from its buckets (nil: it has none).
+local function owner_entry(request, id, paid)
+  if paid then
+    return request .. '+' .. paid .. ':' .. id
+  end
+  return request .. ':' .. id
+end
+
+-- grant leases a slot of r, already counted in its holders, to request
+-- for ttl ms, and returns the token; paid is what it took from r's
+-- buckets (charge).
+local function grant(r, request, ttl, paid)
+  local token = next_token()
+  redis.call('ZADD', LEASES, now + ttl, token)
+  redis.call('HSET', OWNER, token, owner_entry(request, r.id, paid))
+  redis.call('HSET', REQ, request, token)
+  return token
+end
+
+-- waiting parses REQ's entry of a waiting request: the expiry of its
+-- queue entry, its lease TTL, its process and its cost ('' for the
+-- default); nil for another entry.
+local function waiting(v)
+  if v and string.byte(v, 1) == 113 then -- 'q'
+    local exp, ttl, proc, cost = string.match(v, '^q (%d+) (%d+) (%S+) ?(%S*)$')
+    return tonumber(exp), tonumber(ttl), proc, cost
+  end
+  return nil
+end
+
+-- waiting_entry is REQ's entry of a request waiting until exp.
+local function waiting_entry(exp, ttl, proc, cost)
+  local v = 'q ' .. exp .. ' ' .. ttl .. ' ' .. proc
+  if cost ~= '' then
+    v = v .. ' ' .. cost
+  end
+  return v
+end
+
+-- oldest returns the oldest waiter whose entry holds (request, lease
+-- TTL, process, cost), or nil; the expired entries before it go (their
+-- waiters left without a word, or missed their re-check and queue
+-- again when they make it).
+local function oldest()
+  while true do
+    local first = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+    if not first then
+      return nil
+    end
+    local v = redis.call('HGET', REQ, first)
+    local exp, ttl, proc, cost = waiting(v)
+    if exp and exp >= now then
+      return first, ttl, proc, cost
+    end
+    redis.call('ZREM', QUEUE, first)
+    if exp then
+      redis.call('HDEL', REQ, first)
+    end
+  end
+end
+
+-- tell publishes message to process proc, through pcall as hand says.
+local function tell(proc, message)
+  local res = redis.pcall('PUBLISH', WAKE .. ':' .. proc, message)
+  if type(res) == 'table' and res.err then
+    wake_err = res.err
+  end
+end
+
+-- hand grants a slot of r (counted in its holders) to the waiter
+-- request and tells its process. PUBLISH, which an ACL can deny, goes
+-- through pcall: nothing after the change may fail the script (a
+-- script that applied its change and then raised an error would report
+-- a failure for a change made, and its retry the wrong outcome). The
+-- waiter finds the grant at its next re-check then.
+local function hand(r, request, ttl, proc, paid)
+  redis.call('ZREM', QUEUE, request)
+  local token = grant(r, request, ttl, paid)
+  tell(proc, request .. ' ' .. token .. ' ' .. r.id)
+end
+
+-- SCAN_DEPTH bounds the search of AVAIL for a resource whose buckets
+-- cover a cost that the best one's do not: the SCAN_DEPTH best
+-- resources. One further down is not found until it rises (the caller
+-- waits meanwhile), unless none of those will ever cover the cost: the
+-- search then goes on down, SCAN_DEPTH at a time.
+local SCAN_DEPTH = 64
+
+-- covering returns the best listed resource whose buckets cover cost
+-- (nil: the default cost, which every listed one covers) and its
+-- listing, or nil with the soonest time (ms from now) at which one of
+-- those looked at will, or nil if none ever will.
+local function covering(cost)
+  if not cost then
+    local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
+    if best then
+      return load(listed_id(best)), best
+    end
+    return nil, nil
+  end
+  local soonest = nil
+  local from = 0
+  while true do
+    local page = redis.call('ZRANGE', AVAIL, from, from + SCAN_DEPTH - 1)
+    for _, m in ipairs(page) do
+      local r = load(listed_id(m))
+      local ok, never = fits(r, cost)
+      if ok then
+        return r, m
+      end
+      if not never then
+        local w = cover_wait(r, cost)
+        if not soonest or w < soonest then
+          soonest = w
+        end
+      end
+    end
+    if soonest or #page < SCAN_DEPTH then
+      return nil, soonest
+    end
+    from = from + SCAN_DEPTH
+  end
+end
+
+-- lease_to takes a slot of r (listed as old) for request: its holders,
+-- its buckets' cost, its listing; and returns what it paid.
+local function lease_to(r, old, cost)
+  r.h = r.h + 1
+  local paid = charge(r, cost)
+  store(r)
+  relist(r, old)
+  return paid
+end
+
+-- serve hands the leasable slots to the oldest waiters, best first, as
+-- long as both last. It is strict FIFO: an oldest waiter whose cost no
+-- listed resource covers yet stops it, and the waiters behind wait too,
+-- until a refill or a refund covers it (see waiter_event): a big call
+-- is never starved by small ones, and buckets refill, so none waits
+-- for ever. A slot freed for such a waiter, which a refill of the
+-- slot's buckets will cover, is nobody's event when it is due: unless
+-- quiet (the waiter's own re-check, which learns it from the reply),
+-- the waiter is told to look again, and its re-check learns when.
+local function serve(quiet)
+  freed = false
+  while true do
+    local request, ttl, proc, cost = oldest()
+    if not request then
+      return
+    end
+    -- m is r's listing, or without r the time until a refill covers
+    -- the cost, if one will.
+    local r, m = covering(parse_cost(cost))
+    if not r then
+      if m and not quiet then
+        tell(proc, request)
+      end
+      return
+    end
+    hand(r, request, ttl, proc, lease_to(r, m, parse_cost(cost)))
+  end
+end
+
+-- split_owner returns the acquire request, the resource ID and what the
+-- lease paid from its buckets (nil: none) of an entry of OWNER.
+local function split_owner(owner)
+  local sep = string.find(owner, ':', 1, true)
+  local head = string.sub(owner, 1, sep - 1)
+  local plus = string.find(head, '+', 1, true)
+  if plus then
+    return string.sub(head, 1, plus - 1), string.sub(owner, sep + 1), string.sub(head, plus + 1)
+  end
+  return head, string.sub(owner, sep + 1), nil
+end

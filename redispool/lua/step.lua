@@ -1,0 +1,154 @@
+-- Part of the pool's library (see scripts.go): what every call does
+-- first and last (begin, reclaim, tidy) and the reply's next event.
+
+-- reclaim applies what the passage of time decided since the last
+-- script: leases past their deadline end (this is what makes a crashed
+-- holder's leases come back, with no process doing anything), and
+-- suspensions that are over end.
+local function reclaim()
+  local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)
+  for _, token in ipairs(due) do
+    end_lease(token, 0, nil, 'expired')
+  end
+  if #due > 0 then
+    redis.call('HINCRBY', RES, '#e', #due)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now)) do
+    redis.call('ZREM', SUSP, id)
+    local r = load(id)
+    if r then
+      unsuspend(r)
+      if r.q > 0 then
+        refill(r)
+        local q = budget_rest(r)
+        if q == 0 then
+          redis.call('HINCRBY', RES, '#l', -1)
+        else
+          redis.call('ZADD', SUSP, q, id)
+        end
+        r.q = q
+      end
+      store(r)
+      relist(r, nil)
+    end
+  end
+end
+
+-- next_event is the time in ms until the server will next free something
+-- by itself (a lease deadline or the end of a suspension), or -1. Waiters
+-- use it to re-check then, since nothing is published when time passes.
+local function next_event()
+  local at = nil
+  for _, key in ipairs({ LEASES, SUSP }) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if first[2] then
+      local t = tonumber(first[2])
+      if not at or t < at then
+        at = t
+      end
+    end
+  end
+  if not at then
+    return -1
+  end
+  return math.max(at - now, 0)
+end
+
+-- waiter_event is next_event, or sooner the time until a listed
+-- resource's buckets cover the oldest waiter's cost (see covering), for
+-- the replies to waiters: refills are nobody's event, so a waiter
+-- re-checks then and its re-check serves the oldest. budgets: the pool
+-- has resources with buckets (without, it is next_event).
+local function waiter_event(budgets)
+  local at = next_event()
+  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  if first then
+    local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
+    cost = parse_cost(cost)
+    if cost then
+      local r, w = covering(cost)
+      if r then
+        w = 0
+      end
+      if w and (at < 0 or w < at) then
+        at = w
+      end
+    end
+  end
+  return at
+end
+
+-- exceeds reports whether the pool has a resource (draining ones aside)
+-- and cost is above a bucket's MAX on every one: no wait would end. It
+-- reads every resource, and runs only for a cost that no listed
+-- resource covers.
+local function exceeds(cost)
+  local all = redis.call('HGETALL', RES)
+  local any = false
+  for i = 1, #all, 2 do
+    if string.byte(all[i], 1) == 114 then -- 'r'
+      local f, rest = string.match(all[i + 1], '^%d+ %d+ (%S) %d+ %S+(.*)$')
+      if f ~= 'd' then
+        any = true
+        local r = { q = 0, e = 0 }
+        parse_ext(r, rest)
+        local never = false
+        for _, b in ipairs(r.b or {}) do
+          if of(cost, b.n) > b.m then
+            never = true
+            break
+          end
+        end
+        if not never then
+          return false
+        end
+      end
+    end
+  end
+  return any
+end
+
+-- tidy empties the queue of a pool left with no resource (draining
+-- ones serve no waiter): each waiter leaves it and is told to look
+-- again (a message of its request alone), so that it finds the pool
+-- empty at once, not at its next re-check. Once nothing drains either,
+-- it deletes every key of the pool but TOKEN and the DONE buckets
+-- (which expire by themselves).
+local function tidy()
+  if not dropped then
+    return
+  end
+  dropped = false
+  local n = redis.call('HMGET', RES, '#n', '#d')
+  if (tonumber(n[1]) or 0) > 0 then
+    return
+  end
+  for _, request in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
+    local _, _, proc = waiting(redis.call('HGET', REQ, request))
+    if proc then
+      redis.call('HDEL', REQ, request)
+      tell(proc, request)
+    end
+  end
+  redis.call('DEL', QUEUE)
+  if (tonumber(n[2]) or 0) == 0 then
+    redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
+  end
+end
+
+-- begin sets up a call with its keys and arguments, and applies what
+-- time decided since the last one.
+local function begin(keys, argv)
+  KEYS, ARGV = keys, argv
+  RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+  DONE = { KEYS[7], KEYS[8] }
+  TOKEN, QUEUE = KEYS[9], KEYS[10]
+  WAKE = ARGV[1]
+  REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
+  local clock = redis.call('TIME')
+  now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+  now = math.floor(now_us / 1000)
+  epoch = math.floor(now / WINDOW)
+  freed, dropped, wake_err, epochs, EJECT = false, false, 0, false, nil
+  reclaim()
+end
