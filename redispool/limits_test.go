@@ -685,3 +685,25 @@ func TestSyncBackOfADrainingResourceInDebtRests(t *testing.T) {
 	}
 	mustRelease(t, l)
 }
+
+// Include ends exclusions, suspensions and ejections, not a rest for the
+// buckets: as in the core, no one may refill a bucket early. An idle
+// resource resting for its buckets gets ErrResourceNotExcluded, and
+// nothing changes.
+func TestIncludeDoesNotEndARestForTheBuckets(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	add(t, p, Resource{ID: "a", Capacity: 2, Limits: []config.Limit{requests(1)}})
+	mustRelease(t, mustAcquire(t, p))
+	if s := stats(t, p); s.Leases != 0 || s.Limited != 1 {
+		t.Fatalf("stats %+v, want an idle resource resting for its buckets", s)
+	}
+	if err := p.Include(context.Background(), "a"); !errors.Is(err, crserrors.ErrResourceNotExcluded) {
+		t.Fatalf("Include of a resource resting for its buckets: %v", err)
+	}
+	wantRemaining(t, p, "a", map[string]int64{"requests": 0})
+	if _, err := p.TryAcquire(context.Background()); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("acquired after the Include: %v", err)
+	}
+	checkInvariants(t, c, p)
+}

@@ -203,10 +203,11 @@ func (p *Pool) Exclude(ctx context.Context, id string) error {
 	return p.idOp(ctx, "exclude", scriptExclude, id)
 }
 
-// Include puts an excluded or suspended resource back: its free slots
-// go to the oldest waiters, if there are any. If it is neither, Include returns the
-// core's errors: ErrResourceNotInactive when it has no lease,
-// ErrResourceNotExcluded when it has.
+// Include puts an excluded, suspended or ejected resource back: its free
+// slots go to the oldest waiters, if there are any. If it is none of
+// these, Include returns the core's errors: ErrResourceNotInactive when
+// it is idle and listed, ErrResourceNotExcluded when it has a lease or
+// rests only for its buckets (which no one may refill early).
 func (p *Pool) Include(ctx context.Context, id string) error {
 	return p.idOp(ctx, "include", scriptInclude, id)
 }

@@ -1,8 +1,8 @@
 -- include: end the exclusion or suspension (or ejection) of resource
 -- ARGV[2], and its failures in a row; it may rest for its buckets then.
--- Reply: {OK}, {NOT_FOUND}; when it is neither, {NOT_INACTIVE} if it has
--- no lease and {NOT_EXCLUDED} if it has, as the core tells an idle
--- resource from a held one.
+-- Reply: {OK}, {NOT_FOUND}; when it is neither, {NOT_INACTIVE} if it is
+-- idle and listed, {NOT_EXCLUDED} if it has a lease or rests for its
+-- buckets, as the core tells them apart.
 local r = load(ARGV[2])
 if not r or r.d then
   return { NOT_FOUND }
