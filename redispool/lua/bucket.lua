@@ -133,33 +133,15 @@ local function cover_wait(r, cost)
   return w + math.max(r.t - now, 0)
 end
 
--- budget_rest is until when r must rest for its buckets (refilled):
--- until each holds a unit (and so is out of debt), or 0 if each does.
--- A resource in AVAIL therefore covers the default cost, 1 of each, so
--- a call without a cost never scans.
-local function budget_rest(r)
-  local untl = 0
-  if r.b then
-    for _, b in ipairs(r.b) do
-      if b.u < 1 then
-        untl = math.max(untl, now + wait_units(b, 1))
-      end
-    end
-    if untl > 0 then
-      untl = untl + math.max(r.t - now, 0)
-    end
-  end
-  return untl
-end
-
--- full_at is when r's buckets (refilled) are all full again, or 0 if
--- they are: the later, the less budget r has left.
-local function full_at(r)
+-- until_each is when every bucket of r (refilled) holds a unit, or, if
+-- full, its MAX: 0 if each does now.
+local function until_each(r, full)
   local at = 0
   if r.b then
     for _, b in ipairs(r.b) do
-      if b.u < b.m then
-        at = math.max(at, now + wait_units(b, b.m))
+      local want = full and b.m or 1
+      if b.u < want then
+        at = math.max(at, now + wait_units(b, want))
       end
     end
     if at > 0 then
@@ -167,6 +149,20 @@ local function full_at(r)
     end
   end
   return at
+end
+
+-- budget_rest is until when r must rest for its buckets (refilled):
+-- until each holds a unit (and so is out of debt), or 0 if each does.
+-- A resource in AVAIL therefore covers the default cost, 1 of each, so
+-- a call without a cost never scans.
+local function budget_rest(r)
+  return until_each(r, false)
+end
+
+-- full_at is when r's buckets (refilled) are all full again, or 0 if
+-- they are: the later, the less budget r has left.
+local function full_at(r)
+  return until_each(r, true)
 end
 
 -- set_rest makes r rest for its buckets until q (0: not), counted in
