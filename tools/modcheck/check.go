@@ -64,14 +64,8 @@ func check(root, consumers, work, modcache string, log io.Writer) error {
 	// Only the consumers use modcache, and what it holds of crs is from
 	// an earlier run: drop it, keep the rest (and so the build cache's
 	// entries for the third-party packages, which name their directory).
-	escapedRoot, err := module.EscapePath(rootPath)
-	if err != nil {
+	if err := dropModule(modcache, rootPath); err != nil {
 		return err
-	}
-	for _, dir := range []string{escapedRoot, filepath.Join("cache", "download", escapedRoot)} {
-		if err := os.RemoveAll(filepath.Join(modcache, filepath.FromSlash(dir))); err != nil {
-			return err
-		}
 	}
 	env, err := consumerEnv(proxy, modcache, rootPath)
 	if err != nil {
@@ -103,6 +97,29 @@ func check(root, consumers, work, modcache string, log io.Writer) error {
 			}
 		}
 		fmt.Fprintf(log, "modcheck: ok  %s@%s builds from the proxy\n", path, version)
+	}
+	return nil
+}
+
+// dropModule removes every version of the module path, and its
+// submodules, from modcache.
+func dropModule(modcache, path string) error {
+	escaped, err := module.EscapePath(path)
+	if err != nil {
+		return err
+	}
+	escaped = filepath.FromSlash(escaped)
+	// Its versions are extracted beside it, as path@version; its
+	// submodules below it.
+	dirs, err := filepath.Glob(filepath.Join(modcache, escaped+"@*"))
+	if err != nil {
+		return err
+	}
+	dirs = append(dirs, filepath.Join(modcache, escaped), filepath.Join(modcache, "cache", "download", escaped))
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -250,6 +267,11 @@ func consumerEnv(proxy, modcache, rootPath string) ([]string, error) {
 		"GOPRIVATE=",
 		"GOWORK=off",
 		"GOTOOLCHAIN=local",
+		// The go command indexes a module cache directory by its path
+		// alone, trusting a version never to change; here it does, so
+		// that a build cache kept from an earlier run would list files
+		// the new publication no longer has.
+		"GODEBUG=" + strings.TrimPrefix(os.Getenv("GODEBUG")+",goindex=0", ","),
 	}
 	return append(os.Environ(), env...), nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/module"
 )
 
 // The check over this checkout: every published module builds, outside
@@ -66,5 +68,60 @@ func TestNestedModulesMustRequireTheSameRelease(t *testing.T) {
 	root = writeTree(t, "v1.3.0", "v1.3.0")
 	if v, err := releaseVersion(root, "example.com/root"); err != nil || v != "v1.3.0" {
 		t.Fatalf("got %q, %v; want v1.3.0", v, err)
+	}
+}
+
+// A version republished with other files must build from its new files.
+// The go command indexes a package directory in the module cache by path
+// and version alone, so a build cache that outlives one run (as CI's may)
+// would otherwise list a file that the new version no longer has.
+func TestRepublishedVersionBuildsFromItsNewFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a consumer from a module proxy twice; run without -short")
+	}
+	work := t.TempDir()
+	proxy := filepath.Join(work, "proxy")
+	modcache := filepath.Join(work, "modcache")
+	m := module.Version{Path: "example.com/republished", Version: "v1.0.0"}
+	consumer := filepath.Join(work, "consumer")
+	writeFiles(t, consumer, map[string]string{
+		"go.mod":  "module example.com/consumer\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"example.com/republished/p\"\n\nfunc main() { p.F() }\n",
+	})
+	env, err := consumerEnv(proxy, modcache, m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, file := range []string{"a.go", "b.go"} {
+		src := filepath.Join(work, "src", file)
+		writeFiles(t, src, map[string]string{
+			"go.mod":    "module " + m.Path + "\n\ngo 1.22\n",
+			"p/" + file: "package p\n\nfunc F() {}\n",
+		})
+		if err := publish(proxy, src, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := dropModule(modcache, m.Path); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(consumer, "go.sum"))
+		for _, args := range [][]string{{"get", m.Path + "@" + m.Version}, {"build", "-o", os.DevNull, "."}} {
+			if err := run(consumer, env, args...); err != nil {
+				t.Fatalf("publication %d (%s): %v", i+1, file, err)
+			}
+		}
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
