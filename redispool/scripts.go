@@ -193,8 +193,8 @@ const (
 // identifies the call: go-redis resends the same command, request
 // included, when a connection breaks before the reply, and the server
 // answers a resent write with the status it recorded for the request
-// (for RequestWindow at least, in {NAME}:done0 and done1), not by
-// applying it again.
+// (for RequestWindow, in {NAME}:done:REQUEST), not by applying it
+// again.
 func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
 	argv := make([]any, 0, len(args)+4)
 	argv = append(argv, p.channel)
@@ -204,7 +204,8 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 		record = 1
 	}
 	argv = append(argv, request, p.windowMs, record)
-	r := p.eval(ctx, s, request, p.keys[:], argv)
+	keys := append(p.keys[:len(p.keys):len(p.keys)], p.done+request)
+	r := p.eval(ctx, s, request, keys, argv)
 	if r.err != nil {
 		return 0, nil, r.err
 	}

@@ -6,9 +6,14 @@
 -- while TOKEN survives, and the server clock in microseconds, so that
 -- they most likely keep increasing when it does not (a restart that lost
 -- the data, a promoted replica that lacked the last grants): see doc.go.
+-- Both are decimal integers without leading zeros, so the longer text,
+-- or of equal lengths the greater, is the greater number.
 local function next_token()
-  local token = math.max((tonumber(redis.call('GET', TOKEN)) or 0) + 1, now_us)
-  token = string.format('%.0f', token)
+  local last = redis.call('GET', TOKEN)
+  local token = now_us_text
+  if last and (#last > #token or (#last == #token and last >= token)) then
+    token = num(tonumber(last) + 1)
+  end
   redis.call('SET', TOKEN, token)
   return token
 end
@@ -27,7 +32,7 @@ end
 -- buckets (charge).
 local function grant(r, request, ttl, paid)
   local token = next_token()
-  redis.call('ZADD', LEASES, now + ttl, token)
+  redis.call('ZADD', LEASES, num(now + ttl), token)
   redis.call('HSET', OWNER, token, owner_entry(request, r.id, paid))
   redis.call('HSET', REQ, request, token)
   return token
