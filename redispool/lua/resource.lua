@@ -146,10 +146,10 @@ local function drop(r)
     redis.call('ZREM', SUSP, r.id)
   end
   if r.d then
-    redis.call('HINCRBY', RES, '#d', -1)
+    redis.call('HINCRBY', RES, '#d', '-1')
   end
   if r.b then
-    redis.call('HINCRBY', RES, '#b', -1)
+    redis.call('HINCRBY', RES, '#b', '-1')
   end
   dropped = true
 end
@@ -182,6 +182,6 @@ local function unsuspend(r)
   r.s = 0
   if r.e > 0 then
     r.e = 0
-    redis.call('HINCRBY', RES, '#j', -1)
+    redis.call('HINCRBY', RES, '#j', '-1')
   end
 end

@@ -11,7 +11,7 @@ local function reclaim()
     end_lease(token, 0, nil, 'expired')
   end
   if #due > 0 then
-    redis.call('HINCRBY', RES, '#e', #due)
+    redis.call('HINCRBY', RES, '#e', num(#due))
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now_text)) do
     redis.call('ZREM', SUSP, id)
@@ -22,7 +22,7 @@ local function reclaim()
         refill(r)
         local q = budget_rest(r)
         if q == 0 then
-          redis.call('HINCRBY', RES, '#l', -1)
+          redis.call('HINCRBY', RES, '#l', '-1')
         else
           redis.call('ZADD', SUSP, num(q), id)
         end
@@ -40,7 +40,7 @@ end
 local function next_event()
   local at = nil
   for _, key in ipairs({ LEASES, SUSP }) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
     if first[2] then
       local t = tonumber(first[2])
       if not at or t < at then
@@ -61,7 +61,7 @@ end
 -- has resources with buckets (without, it is next_event).
 local function waiter_event(budgets)
   local at = next_event()
-  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  local first = budgets and redis.call('ZRANGE', QUEUE, '0', '0')[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
     cost = parse_cost(cost)
@@ -123,7 +123,7 @@ local function tidy()
   if (tonumber(n[1]) or 0) > 0 then
     return
   end
-  for _, request in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
+  for _, request in ipairs(redis.call('ZRANGE', QUEUE, '0', '-1')) do
     local _, _, proc = waiting(redis.call('HGET', REQ, request))
     if proc then
       redis.call('HDEL', REQ, request)
