@@ -101,7 +101,7 @@ func want(t *testing.T, ok bool, what string, s Stats) {
 // for servers without one, on c's server.
 func loadScripts(t *testing.T, c redis.UniversalClient) {
 	t.Helper()
-	if err := loadLibrary(context.Background(), c); err != nil {
+	if err := loadLibrary(context.Background(), c, ""); err != nil {
 		t.Fatalf("FUNCTION LOAD: %v", err)
 	}
 	for _, s := range []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,

@@ -130,7 +130,7 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 			return res, err
 		}
 		if !withoutFunctions(err) {
-			err = loadLibrary(ctx, c)
+			err = loadLibrary(ctx, c, keys[0])
 			if err == nil {
 				return c.FCall(ctx, s.fn, keys, argv...).Slice()
 			}
@@ -143,13 +143,17 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 	return s.Run(ctx, c, keys, argv...).Slice()
 }
 
-// loadLibrary loads the pool's library on c's server (every master of
-// a Cluster).
-func loadLibrary(ctx context.Context, c redis.Cmdable) error {
+// loadLibrary loads the pool's library on c's server: on a Cluster, on
+// the master of key's slot alone, which runs every call of the pool
+// (its replicas get the library from it), so that another master that
+// is down or refuses the library does not stop this pool.
+func loadLibrary(ctx context.Context, c redis.Cmdable, key string) error {
 	if cc, ok := c.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return m.FunctionLoadReplace(ctx, librarySource).Err()
-		})
+		m, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		return m.FunctionLoadReplace(ctx, librarySource).Err()
 	}
 	return c.FunctionLoadReplace(ctx, librarySource).Err()
 }

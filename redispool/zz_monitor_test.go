@@ -32,7 +32,7 @@ func TestZZCost(t *testing.T) {
 	el := time.Since(start)
 	cpu1, _ := c.Info(ctx, "cpu").Result()
 	st, _ := c.Info(ctx, "commandstats").Result()
-	fmt.Println(el/time.Duration(n), "per cycle")
+	fmt.Println(el/time.Duration(n), "per cycle", "CPUUS", cpuUS(cpu1)-cpuUS(cpu0))
 	for _, l := range strings.Split(st, "\n") {
 		if strings.Contains(l, "fcall") {
 			fmt.Println(l)
@@ -61,4 +61,18 @@ func cpuLine(s string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+func cpuUS(s string) float64 {
+	var t float64
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		for _, k := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(l, k); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				t += f
+			}
+		}
+	}
+	return t * 1e6
 }
