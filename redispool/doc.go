@@ -124,17 +124,16 @@
 //	{NAME}:req     hash  acquire request -> its lease's token, or a
 //	                     waiter's entry (until when it holds, its lease
 //	                     TTL, its process, its cost)
-//	{NAME}:done0   hash  write request -> its status (or an acquire
-//	{NAME}:done1         request's abandonment), in two buckets that
-//	                     take turns by server time, with a TTL
+//	{NAME}:done:R  string a write request R's status (or an acquire
+//	                     request's abandonment), with a TTL
 //	{NAME}:token   string the last fencing token
 //	{NAME}:queue   zset  waiting acquire request -> its arrival number
 //
 // They hold one entry per resource, per running lease and per waiter,
-// and one per write of the last one or two RequestWindows, so that
-// every lookup is O(1) whatever the pool's size; when the last resource
-// leaves, the scripts delete all of them but the two done buckets,
-// which expire by themselves, and the token, which stays.
+// and a key per write of the last RequestWindow, so that every lookup
+// is O(1) whatever the pool's size; when the last resource leaves, the
+// scripts delete all of them but the records of writes, which expire by
+// themselves, and the token, which stays.
 //
 // # Fencing tokens
 //
@@ -168,8 +167,8 @@
 //
 // Every call is a request with a random 128-bit ID. go-redis sends a
 // command again when its connection breaks before the reply; the server
-// records each write's status under its request for RequestWindow at
-// least, and answers a copy of the request with that status
+// records each write's status under its request for RequestWindow,
+// and answers a copy of the request with that status
 // without applying it again (an acquire request, with the same lease).
 // So a write that returns nil was applied, once; one that returns a
 // sentinel or an error reply of the server was not applied (but for

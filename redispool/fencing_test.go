@@ -18,7 +18,7 @@ import (
 // promoted replica, a clock stepped back).
 func setLastToken(t *testing.T, p *Pool, token uint64) {
 	t.Helper()
-	if err := p.client.Set(context.Background(), p.keys[8], strconv.FormatUint(token, 10), 0).Err(); err != nil {
+	if err := p.client.Set(context.Background(), p.keys[6], strconv.FormatUint(token, 10), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

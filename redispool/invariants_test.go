@@ -113,7 +113,7 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		owner = pipe.HGetAll(ctx, p.keys[3])
 		susp = pipe.ZRangeWithScores(ctx, p.keys[4], 0, -1)
 		req = pipe.HGetAll(ctx, p.keys[5])
-		queue = pipe.ZRangeWithScores(ctx, p.keys[9], 0, -1)
+		queue = pipe.ZRangeWithScores(ctx, p.keys[7], 0, -1)
 		return nil
 	})
 	if err != nil {

@@ -20,8 +20,8 @@ const (
 	MinRecheckInterval = 10 * time.Millisecond
 )
 
-// RequestWindow is how long, at least, the server keeps the outcome of
-// a write for the request that made it (at most twice as long): a copy
+// RequestWindow is how long the server keeps the outcome of a write for
+// the request that made it: a copy
 // of the request that arrives within it gets that outcome instead of
 // applying again. It covers go-redis's own resends with its default
 // timeouts and retries, and a caller repeating a Lease's call on the

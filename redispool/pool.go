@@ -22,8 +22,9 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [10]string // res, avail, leases, owner, susp, req, done0, done1, token, queue: see lua/prelude.lua
-	channel  string     // prefix of the processes' channels, on which grants to waiters are told
+	keys     [8]string // res, avail, leases, owner, susp, req, token, queue: see lua/prelude.lua
+	done     string    // prefix of the keys that record write requests, done + request
+	channel  string    // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
 	ttlMs    int64
 	windowMs int64 // RequestWindow; tests shorten it
@@ -77,7 +78,8 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [10]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "done0", tag + "done1", tag + "token", tag + "queue"},
+		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "token", tag + "queue"},
+		done:     tag + "done:",
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),

@@ -300,7 +300,7 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 	ctx := context.Background()
 	add(t, plain, Resource{ID: "a", Capacity: 2})
 	held := mustAcquire(t, plain) // and the scripts are loaded
-	if err := one.Set(ctx, plain.keys[8]+"-test", 1, time.Minute).Err(); err != nil {
+	if err := one.Set(ctx, plain.keys[6]+"-test", 1, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := one.Wait(ctx, 1, 30*time.Second).Result(); n != 1 || err != nil {

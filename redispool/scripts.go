@@ -130,7 +130,7 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 			return res, err
 		}
 		if !withoutFunctions(err) {
-			err = loadLibrary(ctx, c)
+			err = loadLibrary(ctx, c, keys[0])
 			if err == nil {
 				return c.FCall(ctx, s.fn, keys, argv...).Slice()
 			}
@@ -143,13 +143,17 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 	return s.Run(ctx, c, keys, argv...).Slice()
 }
 
-// loadLibrary loads the pool's library on c's server (every master of
-// a Cluster).
-func loadLibrary(ctx context.Context, c redis.Cmdable) error {
+// loadLibrary loads the pool's library on c's server: on a Cluster, on
+// the master of key's slot alone, which runs every call of the pool
+// (its replicas get the library from it), so that another master that
+// is down or refuses the library does not stop this pool.
+func loadLibrary(ctx context.Context, c redis.Cmdable, key string) error {
 	if cc, ok := c.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return m.FunctionLoadReplace(ctx, librarySource).Err()
-		})
+		m, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		return m.FunctionLoadReplace(ctx, librarySource).Err()
 	}
 	return c.FunctionLoadReplace(ctx, librarySource).Err()
 }
@@ -193,8 +197,8 @@ const (
 // identifies the call: go-redis resends the same command, request
 // included, when a connection breaks before the reply, and the server
 // answers a resent write with the status it recorded for the request
-// (for RequestWindow at least, in {NAME}:done0 and done1), not by
-// applying it again.
+// (for RequestWindow, in {NAME}:done:REQUEST), not by applying it
+// again.
 func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
 	argv := make([]any, 0, len(args)+4)
 	argv = append(argv, p.channel)
@@ -204,7 +208,8 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 		record = 1
 	}
 	argv = append(argv, request, p.windowMs, record)
-	r := p.eval(ctx, s, request, p.keys[:], argv)
+	keys := append(p.keys[:len(p.keys):len(p.keys)], p.done+request)
+	r := p.eval(ctx, s, request, keys, argv)
 	if r.err != nil {
 		return 0, nil, r.err
 	}

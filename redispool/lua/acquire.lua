@@ -79,7 +79,7 @@ if prior then
     return { OK, prior, id, redis.call('ZSCORE', LEASES, prior) - now }
   end
 end
-if recorded(request) then
+if recorded() then
   -- The client gave this request up (abandon ran first): whoever sent it
   -- is gone, so it takes nothing.
   return { NONE, next_event() }
@@ -102,8 +102,8 @@ if entry <= 0 then
   return { NONE, next_event() }
 end
 if budgets() and (redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0) then
-  redis.call('HINCRBY', RES, '#w', 1) -- the limits' doing (Stats.LimitWaits)
+  redis.call('HINCRBY', RES, '#w', '1') -- the limits' doing (Stats.LimitWaits)
 end
-redis.call('ZADD', QUEUE, redis.call('HINCRBY', RES, '#q', 1), request)
+redis.call('ZADD', QUEUE, num(redis.call('HINCRBY', RES, '#q', '1')), request)
 redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
 return { QUEUED, waiter_event(budgets()) }

@@ -177,7 +177,7 @@ local function set_rest(r, q)
     return
   end
   if (q > 0) ~= (r.q > 0) then
-    redis.call('HINCRBY', RES, '#l', q > 0 and 1 or -1)
+    redis.call('HINCRBY', RES, '#l', q > 0 and '1' or '-1')
   end
   r.q = q
   resched(r)

@@ -7,17 +7,17 @@
 local function call(main, keys, argv)
   begin(keys, argv)
   local reply
-  local seen = RECORD and recorded(REQUEST)
+  local seen = RECORD and recorded()
   if seen then
     reply = { tonumber(seen) }
     -- Written again, so that a WAIT after this reply (WaitReplicas)
     -- counts the replicas that have the first write too: they have it
     -- if they have this later one.
-    record(REQUEST, seen)
+    record(seen)
   else
     reply = main()
     if RECORD then
-      record(REQUEST, reply[1])
+      record(reply[1])
     end
   end
   if freed then

@@ -12,7 +12,7 @@ if r.x then
 end
 local old = listing(r)
 r.x = true
-redis.call('HINCRBY', RES, '#x', 1)
+redis.call('HINCRBY', RES, '#x', '1')
 if r.s > 0 or r.q > 0 then
   unsuspend(r)
   set_rest(r, 0)

@@ -3,5 +3,5 @@
 if not redis.call('HGET', OWNER, ARGV[2]) then
   return { NONE }
 end
-redis.call('ZADD', LEASES, now + tonumber(ARGV[3]), ARGV[2])
+redis.call('ZADD', LEASES, num(now + tonumber(ARGV[3])), ARGV[2])
 return { OK }

@@ -6,10 +6,16 @@
 -- while TOKEN survives, and the server clock in microseconds, so that
 -- they most likely keep increasing when it does not (a restart that lost
 -- the data, a promoted replica that lacked the last grants): see doc.go.
+-- Both are decimal integers without leading zeros, so the longer text,
+-- or of equal lengths the greater, is the greater number. GETSET, not
+-- SET ... GET, which servers before 6.2 lack.
 local function next_token()
-  local token = math.max((tonumber(redis.call('GET', TOKEN)) or 0) + 1, now_us)
-  token = string.format('%.0f', token)
-  redis.call('SET', TOKEN, token)
+  local token = now_us_text
+  local last = redis.call('GETSET', TOKEN, token)
+  if last and (#last > #token or (#last == #token and last >= token)) then
+    token = num(tonumber(last) + 1)
+    redis.call('SET', TOKEN, token)
+  end
   return token
 end
 
@@ -27,7 +33,7 @@ end
 -- buckets (charge).
 local function grant(r, request, ttl, paid)
   local token = next_token()
-  redis.call('ZADD', LEASES, now + ttl, token)
+  redis.call('ZADD', LEASES, num(now + ttl), token)
   redis.call('HSET', OWNER, token, owner_entry(request, r.id, paid))
   redis.call('HSET', REQ, request, token)
   return token
@@ -46,7 +52,7 @@ end
 
 -- waiting_entry is REQ's entry of a request waiting until exp.
 local function waiting_entry(exp, ttl, proc, cost)
-  local v = 'q ' .. exp .. ' ' .. ttl .. ' ' .. proc
+  local v = 'q ' .. num(exp) .. ' ' .. num(ttl) .. ' ' .. proc
   if cost ~= '' then
     v = v .. ' ' .. cost
   end
@@ -59,7 +65,7 @@ end
 -- again when they make it).
 local function oldest()
   while true do
-    local first = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+    local first = redis.call('ZRANGE', QUEUE, '0', '0')[1]
     if not first then
       return nil
     end
@@ -108,7 +114,7 @@ local SCAN_DEPTH = 64
 -- those looked at will, or nil if none ever will.
 local function covering(cost)
   if not cost then
-    local best = redis.call('ZRANGE', AVAIL, 0, 0)[1]
+    local best = redis.call('ZRANGE', AVAIL, '0', '0')[1]
     if best then
       return load(listed_id(best)), best
     end
@@ -117,7 +123,7 @@ local function covering(cost)
   local soonest = nil
   local from = 0
   while true do
-    local page = redis.call('ZRANGE', AVAIL, from, from + SCAN_DEPTH - 1)
+    local page = redis.call('ZRANGE', AVAIL, num(from), num(from + SCAN_DEPTH - 1))
     for _, m in ipairs(page) do
       local r = load(listed_id(m))
       local ok, never = fits(r, cost)

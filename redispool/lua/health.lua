@@ -47,7 +47,7 @@ local function health(r, how)
   end
   d = math.min(d, 2 ^ 52) -- an ejection that long lasts until Include
   if not already then
-    redis.call('HINCRBY', RES, '#j', 1)
+    redis.call('HINCRBY', RES, '#j', '1')
   end
   r.e = math.max(r.e, now + d)
   suspend(r, r.e)

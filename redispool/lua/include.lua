@@ -15,7 +15,7 @@ if not r.x and r.s == 0 then
 end
 if r.x then
   r.x = false
-  redis.call('HINCRBY', RES, '#x', -1)
+  redis.call('HINCRBY', RES, '#x', '-1')
 end
 if r.s > 0 then
   unsuspend(r)

@@ -9,10 +9,10 @@ local function add_resource(id, prio, cap, limits)
     for _, b in ipairs(r.b) do
       b.u, b.r = b.m, 0
     end
-    redis.call('HINCRBY', RES, '#b', 1)
+    redis.call('HINCRBY', RES, '#b', '1')
   end
   store(r)
-  redis.call('HINCRBY', RES, '#n', 1)
+  redis.call('HINCRBY', RES, '#n', '1')
   relist(r, nil)
 end
 
@@ -24,19 +24,19 @@ local function remove_resource(r)
   if old then
     redis.call('ZREM', AVAIL, old)
   end
-  redis.call('HINCRBY', RES, '#n', -1)
+  redis.call('HINCRBY', RES, '#n', '-1')
   dropped = true
   if r.x then
-    redis.call('HINCRBY', RES, '#x', -1)
+    redis.call('HINCRBY', RES, '#x', '-1')
   end
   if r.s > 0 or r.q > 0 then
     redis.call('ZREM', SUSP, r.id)
   end
   if r.e > 0 then
-    redis.call('HINCRBY', RES, '#j', -1)
+    redis.call('HINCRBY', RES, '#j', '-1')
   end
   if r.q > 0 then
-    redis.call('HINCRBY', RES, '#l', -1)
+    redis.call('HINCRBY', RES, '#l', '-1')
   end
   r.x, r.s, r.q, r.e = false, 0, 0, 0
   if r.h == 0 then
@@ -45,7 +45,7 @@ local function remove_resource(r)
   end
   r.d = true
   store(r)
-  redis.call('HINCRBY', RES, '#d', 1)
+  redis.call('HINCRBY', RES, '#d', '1')
 end
 
 -- parse_limits reads a resource's limits as the client sends them,
@@ -84,7 +84,7 @@ local function retune(r, limits)
     refill(r)
   end
   if (r.b ~= nil) ~= (limits ~= nil) then
-    redis.call('HINCRBY', RES, '#b', limits and 1 or -1)
+    redis.call('HINCRBY', RES, '#b', limits and '1' or '-1')
   end
   if not limits then
     r.b, r.t = nil, nil
@@ -120,8 +120,8 @@ local function configure(r, prio, cap, limits)
   local old, back = listing(r), r.d
   if r.d then
     r.d = false
-    redis.call('HINCRBY', RES, '#d', -1)
-    redis.call('HINCRBY', RES, '#n', 1)
+    redis.call('HINCRBY', RES, '#d', '-1')
+    redis.call('HINCRBY', RES, '#n', '1')
   end
   r.p = prio
   if cap then

@@ -40,23 +40,21 @@
 --             until when its entry holds (the waiter re-checks before
 --             then), its lease TTL (ms), its process's id and its cost
 --             (see parse_cost; none for the default)
---   7 done0   hash: '#e' an epoch (server ms / window), and for each
---   8 done1   write request of that epoch its status; for an acquire
---             request, that it was abandoned. A write's status is
---             recorded in the bucket of the current epoch, so that the
---             same request sent again (go-redis resends a command whose
---             connection broke before its reply) gets the first answer
---             instead of applying twice. A bucket is emptied when its
---             epoch comes round again, and expires two windows after:
---             a record lives one to two windows, and the two keys hold
---             no more than that.
---   9 token   string: the last fencing token granted. It outlives the
+--   7 token   string: the last fencing token granted. It outlives the
 --             pool's other keys (tidy leaves it), so that tokens never go
 --             back while the data survives, whatever the clocks do.
---  10 queue   zset: waiting acquire request -> its arrival number. A
+--   8 queue   zset: waiting acquire request -> its arrival number. A
 --             freed slot goes to the oldest waiter whose entry holds,
 --             granted in the script that frees it; the waiter's process
 --             is told on the channel ARGV[1] .. ':' .. PROCESS.
+--   9 done    string, the call's own: the status recorded for its
+--             request (for an acquire request, that it was abandoned),
+--             expiring a window after it was written, so that the same
+--             request sent again (go-redis resends a command whose
+--             connection broke before its reply) gets the first answer
+--             instead of applying twice. A key of its own, not a field
+--             of a shared hash, so that it expires by itself and a
+--             lookup never scans.
 -- ARGV[1] is always that channel's prefix; the last three are the
 -- call's request ('' for none), the window (ms) and '1' when the call's
 -- status is to be recorded.
@@ -70,9 +68,12 @@
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
 local KEYS, ARGV -- the call's, set by begin
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ, DONE, TOKEN, QUEUE
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ, TOKEN, QUEUE, DONE
 local WAKE, REQUEST, WINDOW, RECORD
-local now_us, now, epoch
+-- now is the server's time in ms; now_text the same as text, and
+-- now_us_text the time in microseconds as text, so that the common
+-- steps format no number.
+local now, now_text, now_us_text
 
 -- Status codes returned as the first element of every reply; the client
 -- maps the negative ones to sentinel errors.
@@ -82,38 +83,21 @@ local OK, NONE, NOT_FOUND, DUPLICATE, DRAINING, NOT_ACTIVE, NOT_EXCLUDED, NOT_IN
 local freed    -- a slot may have become leasable: serve waiters
 local dropped  -- a resource left or began to drain: the pool may be empty now
 local wake_err -- the error of a refused PUBLISH (or 0), for the client to count
--- epochs holds the '#e' of the two DONE buckets once recorded has read
--- them (false: not read), so that record need not read them again.
-local epochs
 
--- recorded is the status recorded for request in this epoch or the
--- last, or nil.
-local function recorded(request)
-  epochs = {}
-  local found = nil
-  for i, key in ipairs(DONE) do
-    local v = redis.call('HMGET', key, '#e', request)
-    epochs[i] = tonumber(v[1]) or -1
-    if not found and v[2] and epochs[i] >= epoch - 1 then
-      found = v[2]
-    end
-  end
-  return found
+-- num formats an integer kept in a double (below 2^63 in magnitude,
+-- as every figure here is), exactly. Every number passed to redis.call
+-- goes through it: the server would format it as a float, which costs
+-- more.
+local function num(x)
+  return string.format('%d', x)
 end
 
--- record keeps status for request in the bucket of this epoch, emptied
--- first if it holds an older one. A bucket is written only during its
--- epoch, so expiring it two windows after it was emptied keeps every
--- record a window at least, and lets an idle pool's records go.
-local function record(request, status)
-  local i = epoch % 2 + 1
-  local key = DONE[i]
-  local e = epochs and epochs[i] or tonumber(redis.call('HGET', key, '#e'))
-  if e == epoch then
-    redis.call('HSET', key, request, status)
-  else
-    redis.call('DEL', key)
-    redis.call('HSET', key, '#e', epoch, request, status)
-    redis.call('PEXPIRE', key, 2 * WINDOW)
-  end
+-- recorded is the status recorded for the call's request, or nil.
+local function recorded()
+  return redis.call('GET', DONE) or nil
+end
+
+-- record keeps status for the call's request for a window.
+local function record(status)
+  redis.call('SET', DONE, num(status), 'PX', WINDOW)
 end

@@ -28,11 +28,6 @@ local MIN_UNITS = -2 ^ 51
 -- in effect, until Sync or Include.
 local LONGEST_WAIT = 2 ^ 52
 
--- num formats an integer kept in a double, exactly.
-local function num(x)
-  return string.format('%.0f', x)
-end
-
 -- parse_ext reads the fields after r's priority into r.
 local function parse_ext(r, rest)
   for tag, v in string.gmatch(rest, ' (%a)(%S*)') do
@@ -151,10 +146,10 @@ local function drop(r)
     redis.call('ZREM', SUSP, r.id)
   end
   if r.d then
-    redis.call('HINCRBY', RES, '#d', -1)
+    redis.call('HINCRBY', RES, '#d', '-1')
   end
   if r.b then
-    redis.call('HINCRBY', RES, '#b', -1)
+    redis.call('HINCRBY', RES, '#b', '-1')
   end
   dropped = true
 end
@@ -166,7 +161,7 @@ local function suspend(r, untl)
     return
   end
   r.s = untl
-  redis.call('ZADD', SUSP, math.max(untl, r.q), r.id)
+  redis.call('ZADD', SUSP, num(math.max(untl, r.q)), r.id)
 end
 
 -- resched puts r in SUSP at the end of its rest, the later of its
@@ -175,7 +170,7 @@ end
 local function resched(r)
   local u = math.max(r.s, r.q)
   if u > 0 then
-    redis.call('ZADD', SUSP, u, r.id)
+    redis.call('ZADD', SUSP, num(u), r.id)
   else
     redis.call('ZREM', SUSP, r.id)
   end
@@ -187,6 +182,6 @@ local function unsuspend(r)
   r.s = 0
   if r.e > 0 then
     r.e = 0
-    redis.call('HINCRBY', RES, '#j', -1)
+    redis.call('HINCRBY', RES, '#j', '-1')
   end
 end

@@ -6,14 +6,14 @@
 -- holder's leases come back, with no process doing anything), and
 -- suspensions that are over end.
 local function reclaim()
-  local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)
+  local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now_text)
   for _, token in ipairs(due) do
     end_lease(token, 0, nil, 'expired')
   end
   if #due > 0 then
-    redis.call('HINCRBY', RES, '#e', #due)
+    redis.call('HINCRBY', RES, '#e', num(#due))
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now_text)) do
     redis.call('ZREM', SUSP, id)
     local r = load(id)
     if r then
@@ -22,9 +22,9 @@ local function reclaim()
         refill(r)
         local q = budget_rest(r)
         if q == 0 then
-          redis.call('HINCRBY', RES, '#l', -1)
+          redis.call('HINCRBY', RES, '#l', '-1')
         else
-          redis.call('ZADD', SUSP, q, id)
+          redis.call('ZADD', SUSP, num(q), id)
         end
         r.q = q
       end
@@ -40,7 +40,7 @@ end
 local function next_event()
   local at = nil
   for _, key in ipairs({ LEASES, SUSP }) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
     if first[2] then
       local t = tonumber(first[2])
       if not at or t < at then
@@ -61,7 +61,7 @@ end
 -- has resources with buckets (without, it is next_event).
 local function waiter_event(budgets)
   local at = next_event()
-  local first = budgets and redis.call('ZRANGE', QUEUE, 0, 0)[1]
+  local first = budgets and redis.call('ZRANGE', QUEUE, '0', '0')[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
     cost = parse_cost(cost)
@@ -112,8 +112,8 @@ end
 -- ones serve no waiter): each waiter leaves it and is told to look
 -- again (a message of its request alone), so that it finds the pool
 -- empty at once, not at its next re-check. Once nothing drains either,
--- it deletes every key of the pool but TOKEN and the DONE buckets
--- (which expire by themselves).
+-- it deletes every key of the pool but TOKEN and the records of
+-- requests (which expire by themselves).
 local function tidy()
   if not dropped then
     return
@@ -123,7 +123,7 @@ local function tidy()
   if (tonumber(n[1]) or 0) > 0 then
     return
   end
-  for _, request in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
+  for _, request in ipairs(redis.call('ZRANGE', QUEUE, '0', '-1')) do
     local _, _, proc = waiting(redis.call('HGET', REQ, request))
     if proc then
       redis.call('HDEL', REQ, request)
@@ -141,14 +141,14 @@ end
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
   RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-  DONE = { KEYS[7], KEYS[8] }
-  TOKEN, QUEUE = KEYS[9], KEYS[10]
+  TOKEN, QUEUE, DONE = KEYS[7], KEYS[8], KEYS[9]
   WAKE = ARGV[1]
-  REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], tonumber(ARGV[#ARGV - 1]), ARGV[#ARGV] == '1'
+  REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')
-  now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-  now = math.floor(now_us / 1000)
-  epoch = math.floor(now / WINDOW)
-  freed, dropped, wake_err, epochs, EJECT = false, false, 0, false, nil
+  local usec = string.rep('0', 6 - #clock[2]) .. clock[2]
+  now_us_text = clock[1] .. usec
+  now_text = clock[1] .. string.sub(usec, 1, 3)
+  now = tonumber(now_text)
+  freed, dropped, wake_err, EJECT = false, false, 0, nil
   reclaim()
 end

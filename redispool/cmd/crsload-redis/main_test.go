@@ -201,9 +201,8 @@ func noKeysLeft(t *testing.T, pool string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The records of the last writes (redispool's "{pool}:done0" and
-	// "done1") expire by themselves; the last token ("{pool}:token")
-	// stays.
+	// The records of the last writes (redispool's "{pool}:done:ID")
+	// expire by themselves; the last token ("{pool}:token") stays.
 	var left []string
 	for _, k := range keys {
 		if k == "{"+pool+"}:token" {
@@ -212,7 +211,7 @@ func noKeysLeft(t *testing.T, pool string) {
 			}
 			continue
 		}
-		if k == "{"+pool+"}:done0" || k == "{"+pool+"}:done1" {
+		if strings.HasPrefix(k, "{"+pool+"}:done:") {
 			if ttl, err := c.PTTL(context.Background(), k).Result(); err == nil && ttl > 0 {
 				continue
 			}
