@@ -95,9 +95,9 @@ if [[ "$INTERLEAVE" == 1 ]]; then
 fi
 # Functions are aligned to 64 bytes, not the linker's default 32, so that
 # a hot loop sits at the same place in its cache line whatever code comes
-# before it. With the default, a change that moved every function by 32
-# bytes made the same machine code of exclusive Acquire + Release 10 %
-# slower and of shared Acquire 30 % (docs/BENCHMARKS.md).
+# before it: with the default, a change that only moved every function by
+# 32 bytes changed the time of the same machine code by more than the
+# effects being measured.
 ALIGN=-ldflags=-funcalign=64
 COMPARE_ARGS=(go test "$ALIGN" -run '^$' -bench "$BENCH" -benchmem -count "$COMPARE_COUNT")
 ACQUIRE_ARGS=(go test "$ALIGN" -run '^$' -bench 'Select|GetShard|Floor' -benchmem -count "$COUNT")
