@@ -216,6 +216,28 @@ func TestSettleSaturatesADeepDebt(t *testing.T) {
 	if b.Covers(0, 0) || !b.Covers(1, 0) {
 		t.Fatal("a saturated debt is not repaid as the rate says")
 	}
+	// One unit past the deepest debt: -1 - MaxInt64 is math.MinInt64,
+	// which fits an int64 but not the invariant, and saturates too.
+	c := New(perMinute, 0)
+	c.Take(0, 600)
+	c.Settle(0, 0, 1)
+	c.Settle(0, 0, math.MaxInt64)
+	if c.whole != minWhole || c.frac != 0 {
+		t.Fatalf("debt one past the deepest: %d+%d/per, want %d", c.whole, c.frac, int64(minWhole))
+	}
+}
+
+// A settlement that lands exactly on the deepest debt recorded is not a
+// saturation: the level is -MaxInt64 plus the remainder it had, not
+// -MaxInt64.
+func TestSettleToExactlyTheDeepestDebtKeepsTheRemainder(t *testing.T) {
+	b := New(perMinute, 0)
+	b.Take(0, 600)
+	b.Refill(50 * ms) // half a unit
+	b.Settle(50*ms, 0, math.MaxInt64)
+	if b.whole != minWhole || b.frac != uint64(30*time.Second) {
+		t.Fatalf("debt %d+%d/per, want %d + half of 1m", b.whole, b.frac, int64(minWhole))
+	}
 }
 
 func TestHeadroomIsTheLevelAsAFractionOfMax(t *testing.T) {
@@ -344,6 +366,16 @@ func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
 	c.Take(0, math.MaxInt64)
 	if d, ok := c.Wait(0, math.MaxInt64); !ok || d != time.Duration(math.MaxInt64) {
 		t.Fatalf("Wait(Max) at Max per Per = %v, %v, want Per", d, ok)
+	}
+	// A wait whose floor is the longest Duration but which ends half a
+	// nanosecond later: 2 units per 3 ns and a debt of (2^64-1)/3 units
+	// take (2^64-1)/2 ns, MaxInt64 + 1/2, to repay; the ceiling is past
+	// the longest Duration.
+	e := New(config.Limit{Name: "x", Max: 2, Per: 3}, 0)
+	e.Take(0, 2)
+	e.Settle(0, 0, 6148914691236517205)
+	if d, ok := e.Wait(0, 0); !ok || d != Never {
+		t.Fatalf("Wait of MaxInt64 + 1/2 ns = %v, %v, want Never, true", d, ok)
 	}
 }
 
