@@ -261,3 +261,63 @@ func TestWaitReplicasOnAClusterWaitsForTheSlotsMastersReplica(t *testing.T) {
 		t.Fatalf("the refused grant is still out: %+v", s)
 	}
 }
+
+// moveSlot moves slot, with its keys, from master from to master to, as
+// redis-cli --cluster reshard does, and tells every node.
+func moveSlot(t *testing.T, nodes []*clusterNode, slot int, from, to *clusterNode) {
+	t.Helper()
+	ctx := context.Background()
+	if err := to.c.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", from.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.c.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", to.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		keys, err := from.c.ClusterGetKeysInSlot(ctx, slot, 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", "127.0.0.1", to.srv.port, "", 0, 5000, "KEYS"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := from.c.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, node := range nodes {
+		if err := node.c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", to.id).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// After a reshard moves the pool's slot to a master that has not loaded
+// the library, the pool's next call loads it there and succeeds: the
+// client learns where the slot went from the MOVED reply, not before.
+func TestAPoolWhoseSlotMovesLoadsItsLibraryOnTheNewMaster(t *testing.T) {
+	nodes := ownCluster(t, 3)
+	ctx := context.Background()
+	c := clusterClient(t, nodes)
+	p := newPool(t, c, Options{Name: poolOn(t, nodes, 0)})
+	add(t, p, Resource{ID: "a"}) // loads the library on master 0
+	mustRelease(t, mustAcquire(t, p))
+	slot, err := nodes[0].c.ClusterKeySlot(ctx, p.keys[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	moveSlot(t, nodes, int(slot), nodes[0], nodes[1])
+	l, err := p.TryAcquire(ctx)
+	if err != nil {
+		t.Fatalf("the first acquire after the slot moved: %v", err)
+	}
+	mustRelease(t, l)
+	if p.noFunctions.Load() {
+		t.Fatal("the pool went back to EVALSHA")
+	}
+	checkInvariants(t, c, p)
+}

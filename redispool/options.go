@@ -21,12 +21,11 @@ const (
 )
 
 // RequestWindow is how long the server keeps the outcome of a write for
-// the request that made it: a copy
-// of the request that arrives within it gets that outcome instead of
-// applying again. It covers go-redis's own resends with its default
-// timeouts and retries, and a caller repeating a Lease's call on the
-// same handle. Every process of a pool must use the same window, so it
-// is not an option.
+// the request that made it: a copy of the request that arrives within
+// it gets that outcome instead of applying again. It covers go-redis's
+// own resends with its default timeouts and retries, and a caller
+// repeating a Lease's call on the same handle. Each record is a key of
+// its own that expires this long after its last write.
 const RequestWindow = 30 * time.Second
 
 // requestWindowMs is RequestWindow as the scripts take it.

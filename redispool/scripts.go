@@ -132,6 +132,15 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 		if !withoutFunctions(err) {
 			err = loadLibrary(ctx, c, keys[0])
 			if err == nil {
+				res, err = c.FCall(ctx, s.fn, keys, argv...).Slice()
+				cc, ok := c.(*redis.ClusterClient)
+				if !ok || !refused(err, "ERR Function not found") {
+					return res, err
+				}
+				// The slot has moved (a reshard) to a master that the
+				// client's map did not show yet: it followed MOVED there,
+				// but the library went to the old master.
+				loadEveryMaster(ctx, cc)
 				return c.FCall(ctx, s.fn, keys, argv...).Slice()
 			}
 			if !withoutFunctions(err) {
@@ -146,7 +155,8 @@ func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []strin
 // loadLibrary loads the pool's library on c's server: on a Cluster, on
 // the master of key's slot alone, which runs every call of the pool
 // (its replicas get the library from it), so that another master that
-// is down or refuses the library does not stop this pool.
+// is down or refuses the library does not stop this pool. When the slot
+// has moved, call loads it on every master (loadEveryMaster).
 func loadLibrary(ctx context.Context, c redis.Cmdable, key string) error {
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		m, err := cc.MasterForKey(ctx, key)
@@ -156,6 +166,16 @@ func loadLibrary(ctx context.Context, c redis.Cmdable, key string) error {
 		return m.FunctionLoadReplace(ctx, librarySource).Err()
 	}
 	return c.FunctionLoadReplace(ctx, librarySource).Err()
+}
+
+// loadEveryMaster loads the pool's library on every master of the
+// Cluster that takes it; the errors of those that do not are left to
+// the FCALL that follows, which fails only if the slot's master is one.
+func loadEveryMaster(ctx context.Context, cc *redis.ClusterClient) {
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		_ = m.FunctionLoadReplace(ctx, librarySource).Err()
+		return nil
+	})
 }
 
 // refused reports whether err is the server's error reply starting with
