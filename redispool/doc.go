@@ -128,6 +128,8 @@
 //	                     request's abandonment), with a TTL
 //	{NAME}:token   string the last fencing token
 //	{NAME}:queue   zset  waiting acquire request -> its arrival number
+//	{NAME}:profiles hash a set of limits -> how many resources (draining
+//	                     ones aside) have it
 //
 // They hold one entry per resource, per running lease and per waiter,
 // and a key per write of the last RequestWindow, so that every lookup

@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ type rawState struct {
 	susp      []redis.Z
 	req       map[string]string
 	queue     []redis.Z
+	profiles  map[string]string
 }
 
 // parseResource reads a resource's packed field (lua/resource.lua):
@@ -104,7 +106,7 @@ func parseResource(v string) (*rawResource, error) {
 func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 	t.Helper()
 	ctx := context.Background()
-	var res, owner, req *redis.MapStringStringCmd
+	var res, owner, req, profiles *redis.MapStringStringCmd
 	var avail, leases, susp, queue *redis.ZSliceCmd
 	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		res = pipe.HGetAll(ctx, p.keys[0])
@@ -114,6 +116,7 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		susp = pipe.ZRangeWithScores(ctx, p.keys[4], 0, -1)
 		req = pipe.HGetAll(ctx, p.keys[5])
 		queue = pipe.ZRangeWithScores(ctx, p.keys[7], 0, -1)
+		profiles = pipe.HGetAll(ctx, p.keys[8])
 		return nil
 	})
 	if err != nil {
@@ -128,6 +131,7 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		susp:      susp.Val(),
 		req:       req.Val(),
 		queue:     queue.Val(),
+		profiles:  profiles.Val(),
 	}
 	for f, v := range res.Val() {
 		if strings.HasPrefix(f, "#") {
@@ -167,7 +171,8 @@ func invariantProblems(s rawState) []string {
 		return n
 	}
 	var live, excluded, draining, ejected, limited, budgeted int
-	wantAvail := map[string]string{} // member -> priority
+	wantAvail := map[string]string{}    // member -> priority
+	wantProfiles := map[string]string{} // limits -> resources, draining ones aside
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
 		switch {
@@ -212,6 +217,13 @@ func invariantProblems(s rawState) []string {
 			draining++
 		} else {
 			live++
+			var limits []string
+			for _, b := range r.buckets {
+				limits = append(limits, fmt.Sprintf("%s,%d,%d", b.name, b.max, b.per))
+			}
+			text := strings.Join(limits, ";")
+			n, _ := strconv.Atoi(wantProfiles[text])
+			wantProfiles[text] = strconv.Itoa(n + 1)
 		}
 		if r.excluded {
 			excluded++
@@ -236,6 +248,9 @@ func invariantProblems(s rawState) []string {
 	if counter("#n") != live || counter("#x") != excluded || counter("#d") != draining || counter("#j") != ejected || counter("#l") != limited || counter("#b") != budgeted {
 		fail("counters %v, resources: %d live, %d excluded, %d draining, %d ejected, %d resting for their buckets, %d with buckets",
 			s.counters, live, excluded, draining, ejected, limited, budgeted)
+	}
+	if !maps.Equal(s.profiles, wantProfiles) {
+		fail("profiles %v, resources' limits %v", s.profiles, wantProfiles)
 	}
 	checkZ := func(what string, got []redis.Z, want map[string]string) {
 		if len(got) != len(want) {
@@ -291,7 +306,7 @@ func invariantProblems(s rawState) []string {
 			fail("leases on unknown resource %q", id)
 		}
 	}
-	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req)+len(s.queue) > 0) {
+	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req)+len(s.queue)+len(s.profiles) > 0) {
 		fail("a pool with no resource keeps state: %+v", s)
 	}
 	sort.Strings(bad)
@@ -308,6 +323,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			leases:    []redis.Z{{Score: 99, Member: "5"}},
 			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
 			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
+			profiles:  map[string]string{"": "1"},
 		}
 	}
 	if bad := invariantProblems(ok()); len(bad) != 0 {
@@ -322,6 +338,7 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
 		"wrong counter":            func(s *rawState) { s.counters["#n"] = "2" },
 		"over capacity":            func(s *rawState) { s.resources["a"].capacity = 0 },
+		"limits not counted":       func(s *rawState) { s.profiles = map[string]string{"74,2,10": "1"} },
 		"waiter beside a free slot": func(s *rawState) {
 			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
 			s.req["0123456789abcdef0123456789abcdee"] = "q 99 1000 p"

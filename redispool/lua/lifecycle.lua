@@ -1,53 +1,6 @@
 -- Part of the pool's library (see scripts.go): resources added,
 -- removed and reconfigured.
 
--- add_resource puts a new resource in the pool, available at once.
-local function add_resource(id, prio, cap, limits)
-  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
-  if limits then
-    r.t, r.b = now, limits
-    for _, b in ipairs(r.b) do
-      b.u, b.r = b.m, 0
-    end
-    redis.call('HINCRBY', RES, '#b', '1')
-  end
-  store(r)
-  redis.call('HINCRBY', RES, '#n', '1')
-  relist(r, nil)
-end
-
--- remove_resource deletes r, which is not draining; with holders, r
--- drains: it is gone for every operation but the end of its leases, and
--- leaves with the last one.
-local function remove_resource(r)
-  local old = listing(r)
-  if old then
-    redis.call('ZREM', AVAIL, old)
-  end
-  redis.call('HINCRBY', RES, '#n', '-1')
-  dropped = true
-  if r.x then
-    redis.call('HINCRBY', RES, '#x', '-1')
-  end
-  if r.s > 0 or r.q > 0 then
-    redis.call('ZREM', SUSP, r.id)
-  end
-  if r.e > 0 then
-    redis.call('HINCRBY', RES, '#j', '-1')
-  end
-  if r.q > 0 then
-    redis.call('HINCRBY', RES, '#l', '-1')
-  end
-  r.x, r.s, r.q, r.e = false, 0, 0, 0
-  if r.h == 0 then
-    drop(r)
-    return
-  end
-  r.d = true
-  store(r)
-  redis.call('HINCRBY', RES, '#d', '1')
-end
-
 -- parse_limits reads a resource's limits as the client sends them,
 -- 'NAME,MAX,PER;...' with NAME in hex and PER in ms: buckets without a
 -- level, or nil for none.
@@ -72,6 +25,64 @@ local function limits_of(r)
     out[i] = b.n .. ',' .. num(b.m) .. ',' .. num(b.p)
   end
   return table.concat(out, ';')
+end
+
+-- count_profile adds d ('1' or '-1') to the resources, draining ones
+-- aside, whose limits are text (limits_of), so that exceeds reads the
+-- pool's distinct limits instead of every resource.
+local function count_profile(text, d)
+  if tonumber(redis.call('HINCRBY', PROFILES, text, d)) <= 0 then
+    redis.call('HDEL', PROFILES, text)
+  end
+end
+
+-- add_resource puts a new resource in the pool, available at once.
+local function add_resource(id, prio, cap, limits)
+  local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
+  if limits then
+    r.t, r.b = now, limits
+    for _, b in ipairs(r.b) do
+      b.u, b.r = b.m, 0
+    end
+    redis.call('HINCRBY', RES, '#b', '1')
+  end
+  count_profile(limits_of(r), '1')
+  store(r)
+  redis.call('HINCRBY', RES, '#n', '1')
+  relist(r, nil)
+end
+
+-- remove_resource deletes r, which is not draining; with holders, r
+-- drains: it is gone for every operation but the end of its leases, and
+-- leaves with the last one.
+local function remove_resource(r)
+  local old = listing(r)
+  if old then
+    redis.call('ZREM', AVAIL, old)
+  end
+  redis.call('HINCRBY', RES, '#n', '-1')
+  count_profile(limits_of(r), '-1')
+  dropped = true
+  if r.x then
+    redis.call('HINCRBY', RES, '#x', '-1')
+  end
+  if r.s > 0 or r.q > 0 then
+    redis.call('ZREM', SUSP, r.id)
+  end
+  if r.e > 0 then
+    redis.call('HINCRBY', RES, '#j', '-1')
+  end
+  if r.q > 0 then
+    redis.call('HINCRBY', RES, '#l', '-1')
+  end
+  r.x, r.s, r.q, r.e = false, 0, 0, 0
+  if r.h == 0 then
+    drop(r)
+    return
+  end
+  r.d = true
+  store(r)
+  redis.call('HINCRBY', RES, '#d', '1')
 end
 
 -- retune gives r the buckets of limits (nil: none), as the core's
@@ -122,12 +133,16 @@ local function configure(r, prio, cap, limits)
     r.d = false
     redis.call('HINCRBY', RES, '#d', '-1')
     redis.call('HINCRBY', RES, '#n', '1')
+    count_profile(limits_of(r), '1')
   end
   r.p = prio
   if cap then
     r.c = tonumber(cap)
-    if limits ~= limits_of(r) then
+    local was = limits_of(r)
+    if limits ~= was then
       retune(r, parse_limits(limits))
+      count_profile(was, '-1')
+      count_profile(limits_of(r), '1')
     elseif back and r.b then
       -- A draining resource does not rest (set_rest), though Settle
       -- may leave it in debt: back in the pool, it rests if it must.

@@ -47,7 +47,11 @@
 --             freed slot goes to the oldest waiter whose entry holds,
 --             granted in the script that frees it; the waiter's process
 --             is told on the channel ARGV[1] .. ':' .. PROCESS.
---   9 done    string, the call's own: the status recorded for its
+--   9 profiles hash: a resource's limits as the client sends them
+--             ('' for none) -> how many resources, draining ones aside,
+--             have exactly those, so that a cost that none can ever
+--             cover is known without reading every resource
+--  10 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),
 --             expiring a window after it was written, so that the same
 --             request sent again (go-redis resends a command whose
@@ -68,7 +72,7 @@
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
 local KEYS, ARGV -- the call's, set by begin
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ, TOKEN, QUEUE, DONE
+local RES, AVAIL, LEASES, OWNER, SUSP, REQ, TOKEN, QUEUE, PROFILES, DONE
 local WAKE, REQUEST, WINDOW, RECORD
 -- now is the server's time in ms; now_text the same as text, and
 -- now_us_text the time in microseconds as text, so that the common

@@ -80,32 +80,27 @@ end
 
 -- exceeds reports whether the pool has a resource (draining ones aside)
 -- and cost is above a bucket's MAX on every one: no wait would end. It
--- reads every resource, and runs only for a cost that no listed
--- resource covers.
+-- reads the pool's distinct limits (count_profile), not its resources,
+-- and runs only for a cost that no listed resource covers.
 local function exceeds(cost)
-  local all = redis.call('HGETALL', RES)
-  local any = false
-  for i = 1, #all, 2 do
-    if string.byte(all[i], 1) == 114 then -- 'r'
-      local f, rest = string.match(all[i + 1], '^%d+ %d+ (%S) %d+ %S+(.*)$')
-      if f ~= 'd' then
-        any = true
-        local r = { q = 0, e = 0 }
-        parse_ext(r, rest)
-        local never = false
-        for _, b in ipairs(r.b or {}) do
-          if of(cost, b.n) > b.m then
-            never = true
-            break
-          end
-        end
-        if not never then
-          return false
-        end
+  local profiles = redis.call('HKEYS', PROFILES)
+  for _, text in ipairs(profiles) do
+    local limits = parse_limits(text)
+    if not limits then
+      return false -- a resource without limits covers any cost
+    end
+    local never = false
+    for _, b in ipairs(limits) do
+      if of(cost, b.n) > b.m then
+        never = true
+        break
       end
     end
+    if not never then
+      return false
+    end
   end
-  return any
+  return #profiles > 0
 end
 
 -- tidy empties the queue of a pool left with no resource (draining
@@ -132,7 +127,7 @@ local function tidy()
   end
   redis.call('DEL', QUEUE)
   if (tonumber(n[2]) or 0) == 0 then
-    redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ)
+    redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ, PROFILES)
   end
 end
 
@@ -141,7 +136,7 @@ end
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
   RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-  TOKEN, QUEUE, DONE = KEYS[7], KEYS[8], KEYS[9]
+  TOKEN, QUEUE, PROFILES, DONE = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
   WAKE = ARGV[1]
   REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')
