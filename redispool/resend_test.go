@@ -106,7 +106,7 @@ func loadScripts(t *testing.T, c redis.UniversalClient) {
 	}
 	for _, s := range []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,
 		scriptAdd, scriptUpdate, scriptRemove, scriptExclude, scriptInclude, scriptSuspend, scriptStats,
-		scriptSync, scriptSettle, scriptFail, scriptRemain, scriptObserve} {
+		scriptSync, scriptSynced, scriptSettle, scriptFail, scriptRemain, scriptObserve} {
 		if err := s.Load(context.Background(), c).Err(); err != nil {
 			t.Fatalf("SCRIPT LOAD %s: %v", s.name, err)
 		}

@@ -2,8 +2,11 @@ package redispool
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,25 +147,41 @@ func formatLimits(limits []config.Limit) (string, error) {
 // number of processes may call it at once (each call is atomic, so they
 // converge on the last one's rs): every replica of a service can Sync
 // its configured resources at start and on a timer, which also restores
-// a pool lost with the server's data (see ErrPoolEmpty). It takes time
-// on the server in proportion to the pool's resources and rs.
+// a pool lost with the server's data (see ErrPoolEmpty). A Sync that
+// changes something takes time on the server in proportion to the
+// pool's resources and rs; one of the resources that the last Sync
+// gave, when nothing has changed them since, sends their digest alone
+// and changes nothing.
 //
 // An invalid resource (the errors of Add) or an ID that appears twice
 // (ErrDuplicateKey) is refused before anything is sent. An empty rs
 // removes every resource.
 func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
-	args := make([]any, 0, 4*len(rs))
-	seen := make(map[string]struct{}, len(rs))
-	for _, r := range rs {
+	// By ID, so that processes that list the same resources in other
+	// orders send the same digest.
+	rs = slices.SortedFunc(slices.Values(rs), func(a, b Resource) int { return strings.Compare(a.ID, b.ID) })
+	args := make([]any, 1, 1+4*len(rs))
+	digest := sha1.New()
+	for i, r := range rs {
 		prio, capacity, limits, err := r.check()
 		if err != nil {
 			return fmt.Errorf("redispool: sync: %w", err)
 		}
-		if _, dup := seen[r.ID]; dup {
+		if i > 0 && rs[i-1].ID == r.ID {
 			return fmt.Errorf("redispool: sync: %q twice: %w", r.ID, crserrors.ErrDuplicateKey)
 		}
-		seen[r.ID] = struct{}{}
 		args = append(args, r.ID, prio, capacity, limits)
+		for _, field := range []string{r.ID, prio, strconv.Itoa(capacity), limits} {
+			fmt.Fprintf(digest, "%d:%s,", len(field), field)
+		}
+	}
+	args[0] = hex.EncodeToString(digest.Sum(nil))
+	status, _, err := p.run(ctx, scriptSynced, "", args[0])
+	if err != nil {
+		return fmt.Errorf("redispool: sync: %w", err)
+	}
+	if status == statusOK {
+		return nil
 	}
 	if _, _, err := p.run(ctx, scriptSync, newRequest(), args...); err != nil {
 		return fmt.Errorf("redispool: sync: %w", err)

@@ -48,7 +48,7 @@ func luaSource(file string) string {
 
 // operations lists the library's operations, a lua file each.
 var operations = []string{"acquire", "abandon", "release", "cooldown", "extend", "add", "update",
-	"remove", "exclude", "include", "suspend", "sync", "stats", "settle", "fail", "remaining", "observe"}
+	"remove", "exclude", "include", "suspend", "sync", "synced", "stats", "settle", "fail", "remaining", "observe"}
 
 // operation is the body of op as a function of the library.
 func operation(op string) string {
@@ -105,6 +105,7 @@ var (
 	scriptInclude  = newScript("include", true)
 	scriptSuspend  = newScript("suspend", true)
 	scriptSync     = newScript("sync", true)
+	scriptSynced   = newScript("synced", false)
 	scriptStats    = newScript("stats", false)
 	scriptSettle   = newScript("settle", true)
 	scriptFail     = newScript("fail", true)

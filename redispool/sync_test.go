@@ -310,3 +310,70 @@ func TestWaitersAreToldWhenTheLastResourceGoes(t *testing.T) {
 		})
 	}
 }
+
+// A Sync of the resources that the last Sync gave, when nothing has
+// changed them since, sends their digest alone; any change (Update,
+// Remove, an Add, another process's Sync) makes the next one apply.
+func TestASyncThatWouldChangeNothingSendsOnlyItsDigest(t *testing.T) {
+	needRedis(t)
+	c, hook := hooked(t, testAddr)
+	p := newPool(t, c, Options{})
+	stats(t, p) // connects and loads the library
+	other := newPool(t, newClient(t), Options{Name: p.name})
+	ctx := context.Background()
+	rs := []Resource{{ID: "a", Priority: 1}, {ID: "b", Priority: 2, Capacity: 2}}
+	syncSent := func(rs []Resource) []string {
+		t.Helper()
+		n := hook.count()
+		if err := p.Sync(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		return hook.since(n)
+	}
+	first := func(want string) {
+		t.Helper()
+		l := mustAcquire(t, p)
+		if l.ID != want {
+			t.Fatalf("first lease on %s, want %s", l.ID, want)
+		}
+		mustRelease(t, l)
+	}
+	if sent := syncSent(rs); len(sent) != 2 {
+		t.Fatalf("a first Sync sent %v, want its digest and the resources", sent)
+	}
+	if sent := syncSent([]Resource{rs[1], rs[0]}); len(sent) != 1 {
+		t.Fatalf("the same Sync, in another order, sent %v, want its digest alone", sent)
+	}
+	if err := p.Update(ctx, "a", 3); err != nil {
+		t.Fatal(err)
+	}
+	first("b")
+	if sent := syncSent(rs); len(sent) != 2 {
+		t.Fatalf("a Sync after an Update sent %v, want the resources too", sent)
+	}
+	first("a")
+	if err := p.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	syncSent(rs)
+	first("a")
+	if err := other.Sync(ctx, rs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if sent := syncSent(rs); len(sent) != 2 {
+		t.Fatalf("a Sync after another's sent %v, want the resources too", sent)
+	}
+	if s := stats(t, p); s.Resources != 2 {
+		t.Fatalf("stats after the Syncs: %+v", s)
+	}
+	l := mustAcquire(t, p)
+	if err := p.Remove(ctx, l.ID); err != nil { // drains
+		t.Fatal(err)
+	}
+	syncSent(rs) // back, its lease running on
+	mustRelease(t, l)
+	if s := stats(t, p); s.Resources != 2 || s.Draining != 0 {
+		t.Fatalf("stats after a drained resource came back: %+v", s)
+	}
+	checkInvariants(t, c, p)
+}

@@ -47,6 +47,7 @@ local function add_resource(id, prio, cap, limits)
     redis.call('HINCRBY', RES, '#b', '1')
   end
   count_profile(limits_of(r), '1')
+  unsynced()
   store(r)
   redis.call('HINCRBY', RES, '#n', '1')
   relist(r, nil)
@@ -81,6 +82,7 @@ local function remove_resource(r)
     return
   end
   r.d = true
+  unsynced()
   store(r)
   redis.call('HINCRBY', RES, '#d', '1')
 end
@@ -129,6 +131,7 @@ end
 -- (retune); a draining r is back in the pool, its leases running on.
 local function configure(r, prio, cap, limits)
   local old, back = listing(r), r.d
+  unsynced()
   if r.d then
     r.d = false
     redis.call('HINCRBY', RES, '#d', '-1')

@@ -18,7 +18,9 @@
 --             '#x' excluded, '#d' draining, '#e' expired leases, '#q'
 --             waiters queued so far (their order), '#b' resources with
 --             buckets (live or draining), '#l' resting for their
---             buckets, '#j' ejected, '#w' waits the limits caused
+--             buckets, '#j' ejected, '#w' waits the limits caused,
+--             '#s' the digest of the last Sync while nothing changed
+--             the resources since (unsynced)
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 14-digit time (ms) at which its buckets are all
 --             full again (0: full, or none) .. 10-digit holders .. ':'

@@ -139,8 +139,16 @@ local function relist(r, old)
   end
 end
 
+-- unsynced notes that the pool's resources or their settings changed,
+-- so that the digest of the last Sync ('#s', see sync) no longer
+-- describes them.
+local function unsynced()
+  redis.call('HDEL', RES, '#s')
+end
+
 -- drop deletes r; it must have no holders and no listing.
 local function drop(r)
+  unsynced()
   redis.call('HDEL', RES, 'r' .. r.id)
   if r.s > 0 or r.q > 0 then
     redis.call('ZREM', SUSP, r.id)
