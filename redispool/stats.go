@@ -42,8 +42,12 @@ type Stats struct {
 	// were created (they go with the last resource).
 	LimitWaits int64
 	// Waiters is the number of Acquire calls of this Pool value waiting
-	// now (other processes' are not known).
+	// now.
 	Waiters int
+	// Queued is the number of Acquire calls of every process in the
+	// pool's queue now. A waiter whose process died counts until a
+	// script meets its expired entry at the front of the queue.
+	Queued int
 	// WakeFailures counts the grants to waiters that writes of this Pool
 	// value made but could not tell the waiters' processes (the server
 	// refused the PUBLISH, as for a user without the pool's channels in
@@ -58,7 +62,7 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
 	}
-	if len(r) != 9 {
+	if len(r) != 10 {
 		return Stats{}, fmt.Errorf("redispool: stats: unexpected reply %v", r)
 	}
 	n := make([]int64, len(r))
@@ -75,6 +79,7 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 		ExpiredLeases: n[6],
 		Limited:       int(n[7]),
 		LimitWaits:    n[8],
+		Queued:        int(n[9]),
 		Waiters:       p.hub.waiting(),
 		WakeFailures:  p.wakeFailures.Load(),
 	}

@@ -53,3 +53,28 @@ func TestStatsCountsEachResourceInOneState(t *testing.T) {
 	}
 	checkInvariants(t, c, p)
 }
+
+// Waiters counts the Acquire calls of one Pool value, Queued those of
+// every process in the pool's queue.
+func TestStatsCountsTheWaitersOfThisPoolAndOfEveryProcess(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	other := newPool(t, newClient(t), Options{Name: p.name})
+	add(t, p, Resource{ID: "a"})
+	held := mustAcquire(t, p)
+	startHub(t, p)
+	startHub(t, other)
+	first := queueAsync(t, p, parkings(p))
+	second := queueAsync(t, other, parkings(other))
+	third := queueAsync(t, other, parkings(other))
+	if s := stats(t, other); s.Waiters != 2 || s.Queued != 3 {
+		t.Fatalf("stats of the second Pool: %d waiters, %d queued; want 2 and 3", s.Waiters, s.Queued)
+	}
+	mustRelease(t, held)
+	mustRelease(t, expectOnly(t, first, second, third))
+	mustRelease(t, expectOnly(t, second, third))
+	mustRelease(t, expectOnly(t, third))
+	if s := stats(t, p); s.Waiters != 0 || s.Queued != 0 {
+		t.Fatalf("stats once every waiter was served: %+v", s)
+	}
+}

@@ -1,6 +1,6 @@
 -- stats: {OK, resources, available, excluded, suspended, draining,
 -- leases, expired leases, resting for their buckets, waits the limits
--- caused}, after reclaim, so that it counts only leases
+-- caused, queued waiters}, after reclaim, so that it counts only leases
 -- that are still running, and of a pool that reclaim emptied, nothing,
 -- once the slots that reclaim freed went to the waiters.
 if freed then
@@ -19,4 +19,5 @@ return {
   tonumber(c[4]) or 0,
   tonumber(c[5]) or 0,
   tonumber(c[6]) or 0,
+  redis.call('ZCARD', QUEUE),
 }
