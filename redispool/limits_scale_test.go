@@ -20,13 +20,13 @@ func monitored(t *testing.T, addr string, f func()) []string {
 	t.Helper()
 	// MONITOR holds its connection: a client of its own, on RESP2, in
 	// which go-redis reads its lines.
-	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
-	t.Cleanup(func() { _ = c.Close() })
+	watcher := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	t.Cleanup(func() { _ = watcher.Close() })
 	ctx := context.Background()
 	lines := make(chan string, 1024)
-	mon := c.Monitor(ctx, lines)
+	mon := watcher.Monitor(ctx, lines)
 	mon.Start()
-	c = clientOf(t, addr) // the markers' client
+	c := clientOf(t, addr) // sends the markers
 	// MONITOR turns on at some point after Start: an ECHO seen in its
 	// output marks where it began.
 	marker := fmt.Sprintf("monitor-start-%d", time.Now().UnixNano())
