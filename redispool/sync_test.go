@@ -487,20 +487,28 @@ func TestASyncAnsweredByItsDigestLeavesWhatTheFullSyncWould(t *testing.T) {
 }
 
 // Sync refuses an ID that appears twice, wherever the two are in rs,
-// before it sends anything.
-func TestASyncWithAnIDTwiceSendsNothing(t *testing.T) {
+// and an invalid resource, before it sends anything.
+func TestASyncOfBadResourcesSendsNothing(t *testing.T) {
 	needRedis(t)
 	c, hook := hooked(t, testAddr)
 	p := newPool(t, c, Options{})
-	n := hook.count()
-	err := p.Sync(context.Background(), []Resource{{ID: "b"}, {ID: "a"}, {ID: "c"}, {ID: "b", Priority: 1}})
-	if !errors.Is(err, crserrors.ErrDuplicateKey) {
-		t.Fatalf("Sync with b twice: %v, want ErrDuplicateKey", err)
-	}
-	if sent := hook.since(n); len(sent) != 0 {
-		t.Fatalf("Sync with b twice sent %v", sent)
+	for _, tc := range []struct {
+		rs   []Resource
+		want error
+	}{
+		{[]Resource{{ID: "b"}, {ID: "a"}, {ID: "c"}, {ID: "b", Priority: 1}}, crserrors.ErrDuplicateKey},
+		{[]Resource{{ID: "b"}, {ID: "a", Priority: math.NaN()}}, ErrInvalidPriority},
+		{[]Resource{{ID: "b"}, {ID: ""}}, ErrInvalidID},
+	} {
+		n := hook.count()
+		if err := p.Sync(context.Background(), tc.rs); !errors.Is(err, tc.want) {
+			t.Fatalf("Sync(%+v): %v, want %v", tc.rs, err, tc.want)
+		}
+		if sent := hook.since(n); len(sent) != 0 {
+			t.Fatalf("Sync(%+v) sent %v", tc.rs, sent)
+		}
 	}
 	if s := stats(t, p); s.Resources != 0 {
-		t.Fatalf("stats after the refused Sync: %+v", s)
+		t.Fatalf("stats after the refused Syncs: %+v", s)
 	}
 }
