@@ -114,7 +114,7 @@
 //	{NAME}:res     hash  one packed field per resource (capacity,
 //	                     holders, flags, end of suspension, priority,
 //	                     then any buckets, rest for them and health);
-//	                     pool counters
+//	                     pool counters; the digest of the last Sync
 //	{NAME}:avail   zset  resources with a free slot, by priority, then
 //	                     budget left, then holders
 //	{NAME}:leases  zset  lease token -> deadline (ms, server clock)

@@ -157,25 +157,10 @@ func formatLimits(limits []config.Limit) (string, error) {
 // (ErrDuplicateKey) is refused before anything is sent. An empty rs
 // removes every resource.
 func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
-	// By ID, so that processes that list the same resources in other
-	// orders send the same digest.
-	rs = slices.SortedFunc(slices.Values(rs), func(a, b Resource) int { return strings.Compare(a.ID, b.ID) })
-	args := make([]any, 1, 1+4*len(rs))
-	digest := sha1.New()
-	for i, r := range rs {
-		prio, capacity, limits, err := r.check()
-		if err != nil {
-			return fmt.Errorf("redispool: sync: %w", err)
-		}
-		if i > 0 && rs[i-1].ID == r.ID {
-			return fmt.Errorf("redispool: sync: %q twice: %w", r.ID, crserrors.ErrDuplicateKey)
-		}
-		args = append(args, r.ID, prio, capacity, limits)
-		for _, field := range []string{r.ID, prio, strconv.Itoa(capacity), limits} {
-			fmt.Fprintf(digest, "%d:%s,", len(field), field)
-		}
+	args, err := syncArgs(rs)
+	if err != nil {
+		return fmt.Errorf("redispool: sync: %w", err)
 	}
-	args[0] = hex.EncodeToString(digest.Sum(nil))
 	status, _, err := p.run(ctx, scriptSynced, "", args[0])
 	if err != nil {
 		return fmt.Errorf("redispool: sync: %w", err)
@@ -187,6 +172,31 @@ func (p *Pool) Sync(ctx context.Context, rs []Resource) error {
 		return fmt.Errorf("redispool: sync: %w", err)
 	}
 	return nil
+}
+
+// syncArgs checks rs and returns the arguments of the sync script: the
+// digest of rs, then rs as quadruples, by ID.
+func syncArgs(rs []Resource) ([]any, error) {
+	// By ID, so that processes that list the same resources in other
+	// orders send the same digest.
+	rs = slices.SortedFunc(slices.Values(rs), func(a, b Resource) int { return strings.Compare(a.ID, b.ID) })
+	args := make([]any, 1, 1+4*len(rs))
+	digest := sha1.New()
+	for i, r := range rs {
+		prio, capacity, limits, err := r.check()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && rs[i-1].ID == r.ID {
+			return nil, fmt.Errorf("%q twice: %w", r.ID, crserrors.ErrDuplicateKey)
+		}
+		args = append(args, r.ID, prio, capacity, limits)
+		for _, field := range []string{r.ID, prio, strconv.Itoa(capacity), limits} {
+			fmt.Fprintf(digest, "%d:%s,", len(field), field)
+		}
+	}
+	args[0] = hex.EncodeToString(digest.Sum(nil))
+	return args, nil
 }
 
 // Update sets the priority of resource id. Its leases are unaffected.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -376,4 +378,137 @@ func TestASyncThatWouldChangeNothingSendsOnlyItsDigest(t *testing.T) {
 		t.Fatalf("stats after a drained resource came back: %+v", s)
 	}
 	checkInvariants(t, c, p)
+}
+
+// A Sync that sends its digest alone leaves the pool as the whole
+// reconciliation would: after random operations (adds, updates,
+// removals, leases and their ends, exclusions, suspensions, costs,
+// drains and returns), each Sync that was answered by its digest is
+// followed by the full script, which must change nothing.
+func TestASyncAnsweredByItsDigestLeavesWhatTheFullSyncWould(t *testing.T) {
+	needRedis(t)
+	c, hook := hooked(t, testAddr)
+	p := newPool(t, c, Options{LeaseTTL: time.Hour}) // no lease expires mid-run
+	ctx := context.Background()
+	ids := []string{"a", "b", "c", "d"}
+	limitSets := [][]config.Limit{nil, {tokens(10)}, {tokens(20)}, {tokens(10), requests(3)}, {requests(3), tokens(10)}}
+	random := func(rng *rand.Rand, id string) Resource {
+		return Resource{ID: id, Priority: float64(rng.IntN(2)), Capacity: 1 + rng.IntN(2), Limits: limitSets[rng.IntN(len(limitSets))]}
+	}
+	answered := 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var leases []*Lease
+		var last []Resource
+		for range 60 {
+			id := ids[rng.IntN(len(ids))]
+			switch rng.IntN(12) {
+			case 0:
+				_ = p.Add(ctx, random(rng, id))
+			case 1:
+				_ = p.Update(ctx, id, float64(rng.IntN(2)))
+			case 2:
+				_ = p.Remove(ctx, id)
+			case 3:
+				_ = p.Exclude(ctx, id)
+			case 4:
+				_ = p.Suspend(ctx, id, day)
+			case 5, 6:
+				var opts []AcquireOption
+				if rng.IntN(2) == 0 {
+					opts = append(opts, WithCost(config.Cost{"tokens": int64(1 + rng.IntN(15))}))
+				}
+				if l, err := p.TryAcquire(ctx, opts...); err == nil {
+					leases = append(leases, l)
+				}
+			case 7, 8:
+				if len(leases) == 0 {
+					break
+				}
+				i := rng.IntN(len(leases))
+				switch l := leases[i]; rng.IntN(4) {
+				case 0:
+					_ = l.Settle(ctx, config.Cost{"tokens": int64(rng.IntN(12))}) // the lease runs on
+					continue
+				case 1:
+					_ = l.Fail(ctx)
+				case 2:
+					_ = l.Cooldown(ctx, day)
+				default:
+					_ = l.Release(ctx)
+				}
+				leases = append(leases[:i], leases[i+1:]...)
+			default:
+				rs := last
+				if last == nil || rng.IntN(2) == 0 {
+					rs = nil
+					for _, id := range ids {
+						if rng.IntN(2) == 0 {
+							rs = append(rs, random(rng, id))
+						}
+					}
+				}
+				last = rs
+				n := hook.count()
+				if err := p.Sync(ctx, rs); err != nil {
+					t.Fatal(err)
+				}
+				if len(hook.since(n)) > 1 {
+					break
+				}
+				answered++
+				before := readState(t, c, p)
+				args, err := syncArgs(rs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := p.run(ctx, scriptSync, newRequest(), args...); err != nil {
+					t.Fatal(err)
+				}
+				if after := readState(t, c, p); !reflect.DeepEqual(before, after) {
+					t.Fatalf("seed %d: a Sync of %+v answered by its digest left\n%+v\nwhich the full Sync changes to\n%+v", seed, rs, before, after)
+				}
+			}
+			if len(leases) == 0 { // a lowered capacity may leave more holders until then
+				checkInvariants(t, c, p)
+			}
+		}
+		for _, l := range leases {
+			mustRelease(t, l)
+		}
+		checkInvariants(t, c, p)
+		if err := p.Sync(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if answered == 0 {
+		t.Fatal("no Sync was answered by its digest")
+	}
+}
+
+// Sync refuses an ID that appears twice, wherever the two are in rs,
+// and an invalid resource, before it sends anything.
+func TestASyncOfBadResourcesSendsNothing(t *testing.T) {
+	needRedis(t)
+	c, hook := hooked(t, testAddr)
+	p := newPool(t, c, Options{})
+	for _, tc := range []struct {
+		rs   []Resource
+		want error
+	}{
+		{[]Resource{{ID: "b"}, {ID: "a"}, {ID: "c"}, {ID: "b", Priority: 1}}, crserrors.ErrDuplicateKey},
+		{[]Resource{{ID: "b"}, {ID: "a", Priority: math.NaN()}}, ErrInvalidPriority},
+		{[]Resource{{ID: "b"}, {ID: ""}}, ErrInvalidID},
+	} {
+		n := hook.count()
+		if err := p.Sync(context.Background(), tc.rs); !errors.Is(err, tc.want) {
+			t.Fatalf("Sync(%+v): %v, want %v", tc.rs, err, tc.want)
+		}
+		if sent := hook.since(n); len(sent) != 0 {
+			t.Fatalf("Sync(%+v) sent %v", tc.rs, sent)
+		}
+	}
+	if s := stats(t, p); s.Resources != 0 {
+		t.Fatalf("stats after the refused Syncs: %+v", s)
+	}
 }
