@@ -57,6 +57,9 @@ func TestAWriteSentAgainAfterItsReplyWasLostReportsItsFirstOutcome(t *testing.T)
 			func(t *testing.T, s Stats) {
 				want(t, s.Leases == 0 && s.Suspended == 1, "the lease ended, a suspended", s)
 			}},
+		{"Fail", func(t *testing.T, p *Pool) *Lease { return mustAcquire(t, p) },
+			func(_ *Pool, l *Lease) error { return l.Fail(ctx) },
+			func(t *testing.T, s Stats) { want(t, s.Leases == 0 && s.Available == 1, "the lease ended", s) }},
 		{"Extend", func(t *testing.T, p *Pool) *Lease { return mustAcquire(t, p) },
 			func(_ *Pool, l *Lease) error { return l.Extend(ctx, time.Hour) },
 			func(t *testing.T, s Stats) { want(t, s.Leases == 1, "the lease running", s) }},

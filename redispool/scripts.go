@@ -80,14 +80,25 @@ func library() (name, source string) {
 	sum := sha1.Sum([]byte(code.String()))
 	name = "crs_redispool_" + hex.EncodeToString(sum[:6])
 	for _, op := range operations {
-		fmt.Fprintf(&code, "redis.register_function('%s_%s', function(keys, argv) return call(op_%s, keys, argv) end)\n", name, op, op)
+		fmt.Fprintf(&code, "redis.register_function('%s_%s', function(keys, argv) return %s end)\n", name, op, invocation(op))
 	}
 	return name, "#!lua name=" + name + "\n" + code.String()
 }
 
 func newScript(name string, record bool) script {
 	return script{name: name, fn: libraryName + "_" + name, record: record, Script: redis.NewScript(
-		"local keys, argv = KEYS, ARGV\n" + helpers + operation(name) + "return call(op_" + name + ", keys, argv)\n")}
+		"local keys, argv = KEYS, ARGV\n" + helpers + operation(name) + "return " + invocation(name) + "\n")}
+}
+
+// ownRepeats lists the operations that tell a repeat of their request
+// by themselves: each ends a lease, so a repeat finds it gone, and only
+// then reads the record (repeated in lua/prelude.lua).
+var ownRepeats = map[string]bool{"release": true, "cooldown": true, "fail": true}
+
+// invocation is the Lua expression that runs operation op for the
+// call's keys and argv.
+func invocation(op string) string {
+	return fmt.Sprintf("call(op_%s, keys, argv, %t)", op, ownRepeats[op])
 }
 
 // The scripts, built once per process: the SHA-1 of each is computed

@@ -3,7 +3,7 @@
 -- Reply: {OK} or {NONE} as release.
 local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
-  return { NONE }
+  return repeated()
 end
 end_lease(ARGV[2], tonumber(ARGV[3]), owner, 'cooled')
 return { OK }

@@ -4,7 +4,7 @@
 -- ejected. Reply: {OK} or {NONE} as release.
 local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
-  return { NONE }
+  return repeated()
 end
 if tonumber(ARGV[3]) > 0 then
   EJECT = { n = tonumber(ARGV[3]), base = tonumber(ARGV[4]), max = tonumber(ARGV[5]), share = tonumber(ARGV[6]) }

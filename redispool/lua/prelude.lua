@@ -103,6 +103,18 @@ local function recorded()
   return redis.call('GET', DONE) or nil
 end
 
+-- repeated is the reply of an operation that ends a lease and found it
+-- gone: the status recorded for the call's request, if it has one (the
+-- same command sent again, which ended the lease the first time), or
+-- NONE.
+local function repeated()
+  local seen = RECORD and recorded()
+  if seen then
+    return { tonumber(seen) }
+  end
+  return { NONE }
+end
+
 -- record keeps status for the call's request for a window.
 local function record(status)
   redis.call('SET', DONE, num(status), 'PX', WINDOW)

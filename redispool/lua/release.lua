@@ -2,7 +2,7 @@
 -- does not have it (expired, or lost with the server's data).
 local owner = redis.call('HGET', OWNER, ARGV[2])
 if not owner then
-  return { NONE }
+  return repeated()
 end
 end_lease(ARGV[2], 0, owner, 'ok')
 return { OK }
