@@ -21,11 +21,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// versusRow is one workload's result: both systems, and for the
-// single-goroutine workload a PING loop for scale.
+// versusRow is one workload's result: each system (the floor only on
+// the workloads without holds), and for the single-goroutine workload a
+// PING loop for scale.
 type versusRow struct {
 	w                  workload
-	pool, lock         measure
+	pool, lock, floor  measure
 	pings, pingSeconds float64
 }
 
@@ -33,6 +34,7 @@ func (r *versusRow) merge(q versusRow) {
 	r.w = q.w
 	r.pool.merge(q.pool)
 	r.lock.merge(q.lock)
+	r.floor.merge(q.floor)
 	r.pings += q.pings
 	r.pingSeconds += q.pingSeconds
 }
@@ -57,9 +59,9 @@ func newVersusHarness(tb testing.TB, cfg versusConfig) *versusHarness {
 	return &versusHarness{cfg: cfg, addr: testAddr, admin: clientOf(tb, testAddr)}
 }
 
-// workload runs w for rounds rounds, the two systems taking turns (the
-// first of a round alternates, also from one call to the next), on
-// state set up once.
+// workload runs w for rounds rounds, the systems taking turns (the
+// first of a round rotates, also from one call to the next), on state
+// set up once.
 func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusRow, error) {
 	ctx := context.Background()
 	pool := newPool(tb, h.admin, Options{})
@@ -70,6 +72,9 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 		{System: systemPool, Name: pool.name, Resources: w.resources},
 		{System: systemLock, Name: poolName(tb) + ":lock", Resources: w.resources},
 	}
+	if w.hold == 0 {
+		specs = append(specs, systemSpec{System: systemFloor, Name: poolName(tb) + ":floor", Resources: w.resources})
+	}
 	row := versusRow{w: w}
 	for range rounds {
 		h.turns++
@@ -79,10 +84,13 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 			if err != nil {
 				return row, fmt.Errorf("%s, %s: %w", w.label(), spec.System, err)
 			}
-			if spec.System == systemLock {
-				row.lock.merge(m)
-			} else {
+			switch spec.System {
+			case systemPool:
 				row.pool.merge(m)
+			case systemLock:
+				row.lock.merge(m)
+			case systemFloor:
+				row.floor.merge(m)
 			}
 		}
 		if w.goroutines == 1 && w.processes == 1 {

@@ -95,8 +95,9 @@ func plural(n int, what string) string {
 
 // The systems compared.
 const (
-	systemPool = "redispool"
-	systemLock = "plain lock"
+	systemPool  = "redispool"
+	systemLock  = "plain lock"
+	systemFloor = "floor" // floor_test.go
 )
 
 // contender is what a workload drives: the pool or the plain lock.
@@ -171,6 +172,9 @@ func (s systemSpec) open(ctx context.Context, c *redis.Client) (contender, func(
 			return nil, nil, err
 		}
 		return lockContender{l}, func() {}, nil
+	case systemFloor:
+		f, err := openFloor(ctx, c, s.Name, s.Resources)
+		return f, func() {}, err
 	}
 	return nil, nil, fmt.Errorf("unknown system %q", s.System)
 }
@@ -280,7 +284,11 @@ func TestVersusLockHarnessHoldsEachResourceOnceAndReleasesAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range []measure{r.pool, r.lock} {
+		systems := []measure{r.pool, r.lock}
+		if w.hold == 0 {
+			systems = append(systems, r.floor)
+		}
+		for _, m := range systems {
 			if m.Acquired == 0 {
 				t.Errorf("%s: nothing acquired", w.label())
 			}
