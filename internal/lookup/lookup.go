@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/crsched/crs/internal/hash"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -144,20 +145,11 @@ func hasherFor[K comparable](seed maphash.Seed) func(K) uint64 {
 	case reflect.String:
 		return func(k K) uint64 { return maphash.String(seed, *(*string)(unsafe.Pointer(&k))) }
 	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		return func(k K) uint64 { return mix(*(*uint64)(unsafe.Pointer(&k))) }
+		return func(k K) uint64 { return hash.Mix64(*(*uint64)(unsafe.Pointer(&k))) }
 	case reflect.Int32, reflect.Uint32:
-		return func(k K) uint64 { return mix(uint64(*(*uint32)(unsafe.Pointer(&k)))) }
+		return func(k K) uint64 { return hash.Mix64(uint64(*(*uint32)(unsafe.Pointer(&k)))) }
 	}
 	return nil
-}
-
-// mix is splitmix64's finalizer: consecutive integers land far apart.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // shardOf picks a shard by the hash's top bits; the table probe starts
