@@ -72,9 +72,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	// it leaves no lease to take back.
 	sh.place(n)
 	done = true
-	if n.RestUntil != rest {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, rest)
 	if lease {
 		s.addLease(n, s.leaseDeadline(), g)
@@ -181,9 +178,6 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}()
 	sh.place(n)
 	done = true
-	if n.RestUntil != rest {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, rest)
 	if i >= 0 {
 		s.expiry.drop(ended.Deadline, n, ended.Token)

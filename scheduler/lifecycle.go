@@ -127,9 +127,6 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest && n.RestUntil != 0 { // its limits' rest (see place)
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
@@ -162,9 +159,6 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		}()
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest {
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
 		return false, nil
@@ -338,9 +332,6 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	}()
 	sh.place(n)
 	done = true
-	if n.RestUntil != old.restUntil && n.RestUntil != 0 {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, old.restUntil)
 	moved = s.budgeted && s.profiles.move(was, limits)
 	return s.serve(sh), moved, nil

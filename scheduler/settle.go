@@ -144,9 +144,6 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		n.SetFullAt(fullAt(n, now))
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest && n.RestUntil != 0 {
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	}()
