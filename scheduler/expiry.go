@@ -50,8 +50,6 @@ type due[T any, ID comparable] struct {
 	at  int64
 }
 
-func (e *expiry[T, ID]) init(s *Scheduler[T, ID]) { e.s = s }
-
 // schedule queues a lease deadline. Called with the lease's shard lock
 // held (lock order: shard, then expiry). A deadline of node.Never is not
 // queued: it never comes due.

@@ -62,12 +62,8 @@ func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 		}
 		return first, nil
 	}
-	return s.selectStart()
-}
-
-// selectStart asks the strategy through its interface, and checks that
-// the shard it names exists.
-func (s *Scheduler[T, ID]) selectStart() (int, error) {
+	// Any other strategy is asked through its interface, and the shard
+	// it names checked.
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, crserrors.ErrInvalidAcquireStrategy
