@@ -220,7 +220,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !s.enter(sh, n, live) {
+	if !s.enter(sh, n) {
 		return zero, crserrors.ErrResourceNotFound
 	}
 	return n.Value, nil
