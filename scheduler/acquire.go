@@ -26,8 +26,8 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if s.lockFree && !s.global {
 		// A shared acquisition changes nothing: the first published top
 		// is the answer, read with no lock and no write. This is take's
-		// first sweep, written out here because through the calls a
-		// shared Acquire measured more than a tenth slower.
+		// first sweep, written out here because a shared Acquire
+		// measured slower through the calls.
 		for i := range len(s.shards) {
 			sh := &s.shards[s.wrap(start+i)]
 			n, v, _, ok := sh.peek()

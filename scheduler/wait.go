@@ -45,9 +45,8 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 // strategyStart asks the strategy for the first shard to look in. The
 // default round robin and the adaptive strategy are asked directly rather
 // than through the interface (Select, then ShardCount and ActiveCount
-// through it): a shared Acquire measured more than a tenth faster that
-// way. The adaptive case is AdaptiveStrategy.Select, made on the shards
-// themselves.
+// through it): a shared Acquire measured faster that way. The adaptive
+// case is AdaptiveStrategy.Select, made on the shards themselves.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 	if r := s.rotation; r != nil {
 		return r.Next(len(s.shards)), nil
