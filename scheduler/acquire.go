@@ -26,8 +26,8 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	if s.lockFree && !s.global {
 		// A shared acquisition changes nothing: the first published top
 		// is the answer, read with no lock and no write. This is take's
-		// first sweep, written out here because through the calls a
-		// shared Acquire measured more than a tenth slower.
+		// first sweep, written out here because a shared Acquire
+		// measured slower through the calls.
 		for i := range len(s.shards) {
 			sh := &s.shards[s.wrap(start+i)]
 			n, v, _, ok := sh.peek()
@@ -194,23 +194,22 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) b
 // loop ends.
 func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID]) bool {
 	for range 3 {
-		idx := -1
 		var best *node.Node[T, ID]
 		var bestValue T
 		for i := range len(s.shards) {
-			at := s.wrap(start + i)
-			if s.shards[at].empty() {
+			sh := &s.shards[s.wrap(start+i)]
+			if sh.empty() {
 				continue
 			}
-			n, v := s.coveringIn(&s.shards[at], g.cost)
+			n, v := s.coveringIn(sh, g.cost)
 			if n != nil && (best == nil || s.cmp(v, bestValue) < 0) {
-				idx, best, bestValue = at, n, v
+				best, bestValue = n, v
 			}
 		}
 		if best == nil {
 			return false
 		}
-		if s.holdIfCovers(&s.shards[idx], best, lease, g) {
+		if s.holdNode(best, lease, g) {
 			s.acquired(best)
 			return true
 		}
@@ -234,22 +233,6 @@ func (s *Scheduler[T, ID]) coveringIn(sh *shard[T, ID], cost config.Cost) (n *no
 		v = n.Value
 	}
 	return n, v
-}
-
-// holdIfCovers takes a hold on n, into g, if it is still active and
-// covers g.cost, and reports whether it did.
-func (s *Scheduler[T, ID]) holdIfCovers(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s.repair(sh, nil)
-	if n.State != node.Active {
-		return false
-	}
-	if ok, _ := fits(n, g.cost, s.now()); !ok {
-		return false
-	}
-	s.hold(sh, n, lease, g)
-	return true
 }
 
 // bestTop returns the shard whose top is best, that top and its value,

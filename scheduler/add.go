@@ -276,8 +276,8 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	// One deferred call ends the changes and releases the locks that
 	// the loops below begin and take; begun and locked say how far each
 	// loop got, since repair runs the comparator, which may panic. (A defer
-	// inside a loop is allocated on the heap: it cost two allocations a
-	// shard for every batch.)
+	// inside a loop is allocated on the heap, for every shard of every
+	// batch.)
 	locked, begun := 0, 0
 	defer func() {
 		for i := range begun {

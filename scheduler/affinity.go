@@ -225,8 +225,8 @@ func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
 	return best, above
 }
 
-// holdNode takes a hold on n, into g, if it is available, and reports
-// whether it did.
+// holdNode takes a hold on n, into g, if it is still active and covers
+// g.cost, and reports whether it did.
 func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()

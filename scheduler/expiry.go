@@ -50,8 +50,6 @@ type due[T any, ID comparable] struct {
 	at  int64
 }
 
-func (e *expiry[T, ID]) init(s *Scheduler[T, ID]) { e.s = s }
-
 // schedule queues a lease deadline. Called with the lease's shard lock
 // held (lock order: shard, then expiry). A deadline of node.Never is not
 // queued: it never comes due.
@@ -135,14 +133,19 @@ func (e *expiry[T, ID]) drop(at int64, n *node.Node[T, ID], token uint64) {
 	}
 }
 
-// restMoved drops the queue entry of n's rest that ended at was, if a
-// committed change moved or ended the rest (a rest other than the one
+// restMoved keeps the queue in step with n's rest after a committed
+// change that may have moved it from was: it queues the new rest, if
+// any, and drops the entry of the old one (a rest other than the one
 // queued last is never queued: every change that sets one queues it).
 // Requires n's shard lock.
 func (s *Scheduler[T, ID]) restMoved(n *node.Node[T, ID], was int64) {
-	if n.RestUntil != was {
-		s.expiry.drop(was, n, 0)
+	if n.RestUntil == was {
+		return
 	}
+	if n.RestUntil != 0 {
+		s.expiry.schedule(n.RestUntil, n, 0)
+	}
+	s.expiry.drop(was, n, 0)
 }
 
 // forget reports whether d was dropped, and if so unmarks it: its entry

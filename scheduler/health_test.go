@@ -110,6 +110,102 @@ func TestReleaseAfterTheSuspensionEndedGoesStraightBack(t *testing.T) {
 	wantState(t, s, "a", "active")
 }
 
+// A release can end a suspension whose timer has not fired yet (the
+// timer goroutine is late). Nothing must stay queued for that rest: an
+// entry left over would end the resource's next rest out of turn, ahead
+// of rests that ended before it.
+func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T) {
+	clock := fakeclock.New()
+	rec := &recorder{}
+	cfg := healthConfig(clock)
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1), w("b", 2))
+	l := mustLease(t, s) // a
+	if err := s.Suspend("a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.Pause()
+	clock.Advance(2 * time.Second) // a's suspension is over, its timer late
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "a", "active")
+	if err := s.Suspend("b", 500*time.Millisecond); err != nil { // until 2.5s
+		t.Fatal(err)
+	}
+	if err := s.Suspend("a", time.Second); err != nil { // until 3s
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	clock.Resume()
+	clock.Advance(0)
+	wantState(t, s, "a", "active")
+	wantState(t, s, "b", "active")
+	s.Shutdown()
+	var resumed []string
+	for _, e := range rec.events() {
+		if e.Type == events.EventResume {
+			resumed = append(resumed, e.ID)
+		}
+	}
+	if fmt.Sprint(resumed) != "[b a]" {
+		t.Fatalf("EventResume for %v; want [b a]: b's rest (2.5s) ended before a's (3s)", resumed)
+	}
+}
+
+// The same late release, then a cooldown of the resource while it is
+// excluded: the cooldown's end must be reported once. Excluded, the
+// resource keeps its ended rest (only Include returns it), so every entry
+// still queued for it would report the end again.
+func TestACooldownOfAnExcludedResourceEndsWithOneResume(t *testing.T) {
+	clock := fakeclock.New()
+	rec := &recorder{}
+	cfg := healthConfig(clock)
+	cfg.Observers = []events.Observer[string]{rec}
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	if err := s.Suspend("a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.Pause()
+	clock.Advance(2 * time.Second) // a's suspension is over, its timer late
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustLease(t, s)
+	if err := s.Suspend("a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exclude("a"); err != nil { // ends the suspension; a stays held
+		t.Fatal(err)
+	}
+	if err := l.Cooldown(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	clock.Resume()
+	clock.Advance(0)
+	wantState(t, s, "a", "excluded")
+	s.Shutdown()
+	resumed := 0
+	for _, e := range rec.events() {
+		if e.Type == events.EventResume {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Fatalf("%d EventResume, want 1: the cooldown's end", resumed)
+	}
+}
+
 func TestSuspensionEndServesTheOldestWaiter(t *testing.T) {
 	clock := fakeclock.New()
 	s := newScheduler(t, healthConfig(clock))

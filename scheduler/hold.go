@@ -45,10 +45,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if !holds && !limited {
 		return
 	}
-	var deadline int64
-	if lease {
-		deadline = s.leaseDeadline()
-	}
 	rest, why := n.RestUntil, n.Rest
 	if limited {
 		meter(sh, n, g.cost)
@@ -56,10 +52,6 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if holds {
 		n.Holders++
 		sh.holders++
-		if lease {
-			g.token = n.Issue()
-			n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
-		}
 	}
 	done := false
 	defer func() {
@@ -73,20 +65,16 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if holds {
 			n.Holders--
 			sh.holders--
-			if lease {
-				n.PopLease()
-			}
 		}
 	}()
+	// The lease is recorded once place is done, as in the branch above:
+	// place looks at the holder count, not at the leases, so a panic in
+	// it leaves no lease to take back.
 	sh.place(n)
 	done = true
-	if n.RestUntil != rest {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, rest)
-	if deadline != 0 {
-		g.deadline = deadline
-		s.expiry.schedule(deadline, n, g.token)
+	if lease {
+		s.addLease(n, s.leaseDeadline(), g)
 	}
 }
 
@@ -190,9 +178,6 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}()
 	sh.place(n)
 	done = true
-	if n.RestUntil != rest {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, rest)
 	if i >= 0 {
 		s.expiry.drop(ended.Deadline, n, ended.Token)

@@ -48,7 +48,8 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !s.enter(sh, n, releasing) {
+	s.repair(sh, n)
+	if n.State == node.Removed { // a draining resource's holds still end
 		return noEvent, false, crserrors.ErrResourceNotFound
 	}
 	switch {
@@ -73,7 +74,7 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition(id, live, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch n.State {
 		case node.Active:
 			sh.deactivate(n, node.Excluded)
@@ -102,7 +103,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition(id, live, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.State == node.Active:
 			return false, crserrors.ErrResourceNotInactive
@@ -127,9 +128,6 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest && n.RestUntil != 0 { // its limits' rest (see place)
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
@@ -148,7 +146,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	if d <= 0 {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
-	err := s.transition(id, live, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	err := s.transition(id, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
 		if until > rest || why == node.RateLimited { // see restAfter
@@ -162,9 +160,6 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		}()
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest {
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
 		return false, nil
@@ -186,7 +181,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	defer s.resourcesChanged(id)
-	err := s.transition(id, live, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	err := s.transition(id, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.begin()
 		defer sh.end()
 		to := node.Removed
@@ -269,7 +264,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !s.enter(sh, n, live) {
+	if !s.enter(sh, n) {
 		return false, false, crserrors.ErrResourceNotFound
 	}
 	var was []config.Limit
@@ -338,21 +333,10 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	}()
 	sh.place(n)
 	done = true
-	if n.RestUntil != old.restUntil && n.RestUntil != 0 {
-		s.expiry.schedule(n.RestUntil, n, 0)
-	}
 	s.restMoved(n, old.restUntil)
 	moved = s.budgeted && s.profiles.move(was, limits)
 	return s.serve(sh), moved, nil
 }
-
-// reach is which resources an operation by key finds.
-type reach uint8
-
-const (
-	live      reach = iota // resources that are not draining
-	releasing              // draining resources too: their holds still end
-)
 
 // transition runs step on the node for id under its shard's lock, then,
 // with the lock released, lets a waiter that step served run and emits the
@@ -360,8 +344,8 @@ const (
 // nothing. The sentinel is returned as it is: the operations of CRS's API
 // returned theirs unwrapped, code ported from it compares them with ==,
 // and a refusal is common enough that it should not allocate.
-func (s *Scheduler[T, ID]) transition(id ID, r reach, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
-	served, err := s.locked(id, r, step)
+func (s *Scheduler[T, ID]) transition(id ID, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
+	served, err := s.locked(id, step)
 	yieldTo(served)
 	if err != nil {
 		return err
@@ -370,22 +354,22 @@ func (s *Scheduler[T, ID]) transition(id ID, r reach, event events.EventType, st
 	return nil
 }
 
-func (s *Scheduler[T, ID]) locked(id ID, r reach, step func(*shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
+func (s *Scheduler[T, ID]) locked(id ID, step func(*shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
 	n, sh := s.find(id)
 	if n == nil {
 		return false, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !s.enter(sh, n, r) {
+	if !s.enter(sh, n) {
 		return false, crserrors.ErrResourceNotFound
 	}
 	return step(sh, n)
 }
 
 // enter prepares sh, just locked, for an operation on n (see repair),
-// and reports whether n is still within reach r.
-func (s *Scheduler[T, ID]) enter(sh *shard[T, ID], n *node.Node[T, ID], r reach) bool {
+// and reports whether n is still there: neither removed nor draining.
+func (s *Scheduler[T, ID]) enter(sh *shard[T, ID], n *node.Node[T, ID]) bool {
 	s.repair(sh, n)
-	return n.State != node.Removed && (n.State != node.Draining || r == releasing)
+	return !gone(n)
 }

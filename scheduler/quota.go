@@ -40,11 +40,7 @@ func retuned[T any, ID comparable](n *node.Node[T, ID], limits []config.Limit, n
 	if len(limits) == 0 {
 		return nil
 	}
-	old := n.Quotas()
-	var born uint64
-	if n.Budgeted() || len(limits) > 0 {
-		born = n.Extra().Issued
-	}
+	old, born := n.Quotas(), n.Extra().Issued
 	qs := make([]node.Quota, len(limits))
 	for i, l := range limits {
 		j := slices.IndexFunc(old, func(q node.Quota) bool { return q.Name == l.Name })
@@ -109,7 +105,9 @@ func meter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost con
 		next = n.Extra().Bucket.Spend(now)
 	}
 	if n.Budgeted() {
-		spend(n, cost, now)
+		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+			qs[i].Bucket.Take(now, cost.Of(qs[i].Name))
+		}
 		next = max(next, budgetRest(n, now))
 		n.SetFullAt(fullAt(n, now))
 	}
@@ -124,22 +122,10 @@ func unmeter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost c
 		n.Extra().Bucket.Refund(now)
 	}
 	if n.Budgeted() {
-		refund(n, cost, now)
+		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+			qs[i].Bucket.Settle(now, cost.Of(qs[i].Name), 0)
+		}
 		n.SetFullAt(fullAt(n, now))
-	}
-}
-
-// spend takes cost from n's budgets, which must cover it (fits); refund
-// gives it back.
-func spend[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) {
-	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
-		qs[i].Bucket.Take(now, cost.Of(qs[i].Name))
-	}
-}
-
-func refund[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now int64) {
-	for i, qs := 0, n.Quotas(); i < len(qs); i++ {
-		qs[i].Bucket.Settle(now, cost.Of(qs[i].Name), 0)
 	}
 }
 

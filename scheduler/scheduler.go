@@ -9,6 +9,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/dispatch"
+	"github.com/crsched/crs/internal/heap"
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/waitq"
@@ -130,10 +131,10 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.strategy = acquire.NewRoundRobin()
 	}
 	s.epoch = s.clock.Now()
+	peeked := s.lockFree || s.global
 	for i := range s.shards {
-		s.shards[i] = newShard[T, ID](s.cmp, s.policy == config.Exclusive, s.global, s.lockFree || s.global, &s.pool, s.now)
-		s.shards[i].hooks = &s.hooks
-		s.shards[i].index = i
+		s.shards[i] = shard[T, ID]{heap: heap.New[T, ID](s.cmp, !peeked), index: i, exclusive: s.policy == config.Exclusive,
+			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks}
 	}
 	if s.budgeted {
 		s.wakers = make([]node.Node[T, ID], len(s.shards))
@@ -144,7 +145,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
 	_, s.adaptive = s.strategy.(*acquire.AdaptiveStrategy)
-	s.expiry.init(s)
+	s.expiry.s = s
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}
@@ -219,7 +220,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !s.enter(sh, n, live) {
+	if !s.enter(sh, n) {
 		return zero, crserrors.ErrResourceNotFound
 	}
 	return n.Value, nil

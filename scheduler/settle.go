@@ -102,9 +102,10 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 
 // onLease runs change on the budgets of l's resource and on its lease
 // record e, under the shard's lock, while the lease lasts, then moves the
-// resource where its budgets now put it: resting while one holds less than a unit, back in the heap
-// once a refund gives every one a unit, and in the heap's order by its
-// headroom. It serves waiters a refund may now cover.
+// resource where its budgets now put it: resting while one holds less
+// than a unit, back in the heap once a refund gives every one a unit,
+// and in the heap's order by its FullAt. It serves waiters a refund may
+// now cover.
 func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, ID], e *node.Lease, now int64) error) error {
 	n := l.node
 	sh := &s.shards[n.Shard]
@@ -144,9 +145,6 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		n.SetFullAt(fullAt(n, now))
 		sh.place(n)
 		done = true
-		if n.RestUntil != rest && n.RestUntil != 0 {
-			s.expiry.schedule(n.RestUntil, n, 0)
-		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	}()

@@ -98,10 +98,6 @@ type poolCounts struct {
 	ejected  atomic.Int64
 }
 
-func newShard[T any, ID comparable](cmp func(a, b T) int, exclusive, global, peeked bool, pool *poolCounts, now func() int64) shard[T, ID] {
-	return shard[T, ID]{heap: heap.New[T, ID](cmp, !peeked), exclusive: exclusive, global: global, peeked: peeked, pool: pool, now: now}
-}
-
 // begin opens a change that readers without the lock must not see in
 // part; end closes it. Call end deferred, so that a panic closes it too.
 func (s *shard[T, ID]) begin() { s.version.Add(1) }

@@ -94,7 +94,7 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 		return nil, crserrors.ErrSchedulerClosed
 	}
 	var out map[string]int64
-	_, err := s.locked(id, live, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	_, err := s.locked(id, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		now := s.now()
 		qs := n.Quotas()
 		out = make(map[string]int64, len(qs))

@@ -217,15 +217,6 @@ func (b *Bucket) Level(now int64) int64 {
 	return b.whole
 }
 
-// Headroom is the level at now as a fraction of Max: 1 when full, 0 when
-// empty, negative in debt. It ranks resources by the budget they have
-// left; it is a float64, so two levels closer than its precision compare
-// equal.
-func (b *Bucket) Headroom(now int64) float64 {
-	b.Refill(now)
-	return (float64(b.whole) + float64(b.frac)/float64(b.per)) / float64(b.max)
-}
-
 // Clamp lowers the level to what a provider reports at now: remaining
 // units left, and its bucket back to full after reset. The level becomes
 // at most remaining, and at most Max - reset x Max / Per (the level from

@@ -17,9 +17,6 @@ func TestNewBucketIsFull(t *testing.T) {
 	if got := b.Level(0); got != 600 {
 		t.Fatalf("Level = %d, want 600", got)
 	}
-	if h := b.Headroom(0); h != 1 {
-		t.Fatalf("Headroom = %v, want 1", h)
-	}
 	if b.Max() != 600 || b.Per() != time.Minute {
 		t.Fatalf("Max, Per = %d, %v", b.Max(), b.Per())
 	}
@@ -181,9 +178,6 @@ func TestSettleIntoDebtRestsTheBucketUntilRepaid(t *testing.T) {
 	if b.Covers(0, 0) || b.Take(0, 0) {
 		t.Fatal("a bucket in debt covered a zero cost")
 	}
-	if h := b.Headroom(0); h >= 0 {
-		t.Fatalf("Headroom in debt = %v, want negative", h)
-	}
 	d, ok := b.Wait(0, 0)
 	if !ok || d != 500*time.Millisecond {
 		t.Fatalf("Wait(0) in debt = %v, %v, want 500ms", d, ok)
@@ -237,15 +231,6 @@ func TestSettleToExactlyTheDeepestDebtKeepsTheRemainder(t *testing.T) {
 	b.Settle(50*ms, 0, math.MaxInt64)
 	if b.whole != minWhole || b.frac != uint64(30*time.Second) {
 		t.Fatalf("debt %d+%d/per, want %d + half of 1m", b.whole, b.frac, int64(minWhole))
-	}
-}
-
-func TestHeadroomIsTheLevelAsAFractionOfMax(t *testing.T) {
-	b := New(perMinute, 0)
-	b.Take(0, 450)
-	b.Refill(50 * ms) // 150.5 units
-	if h := b.Headroom(50 * ms); math.Abs(h-150.5/600) > 1e-12 {
-		t.Fatalf("Headroom = %v, want %v", h, 150.5/600)
 	}
 }
 

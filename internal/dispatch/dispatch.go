@@ -19,7 +19,6 @@ type Dispatcher[ID comparable] struct {
 	stopOnce  sync.Once
 	dropped   atomic.Uint64
 	panics    atomic.Uint64
-	delivered atomic.Uint64
 }
 
 // Start starts the dispatcher goroutine for the observers that are not
@@ -63,9 +62,6 @@ func (d *Dispatcher[ID]) Dropped() uint64 { return d.dropped.Load() }
 // Panics counts panics recovered from observers.
 func (d *Dispatcher[ID]) Panics() uint64 { return d.panics.Load() }
 
-// Delivered counts events handed to all observers.
-func (d *Dispatcher[ID]) Delivered() uint64 { return d.delivered.Load() }
-
 func (d *Dispatcher[ID]) run() {
 	defer close(d.exited)
 	for {
@@ -89,7 +85,6 @@ func (d *Dispatcher[ID]) deliver(e events.Event[ID]) {
 	for _, o := range d.observers {
 		d.call(o, e)
 	}
-	d.delivered.Add(1)
 }
 
 // call runs one observer, recovering and counting its panic so that one

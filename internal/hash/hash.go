@@ -22,20 +22,15 @@ const (
 // differ only in their last bytes (user-1, user-2, ...) close together in
 // the high bits, which is what a hash ring compares; the finalizer spreads
 // them over the whole range.
-func Bytes(b []byte) uint64 {
-	h := uint64(fnvOffset)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return Mix64(h)
-}
+func Bytes(b []byte) uint64 { return fnv1aMix(b) }
 
 // String is Bytes for a string, without converting it to a []byte (which
 // would copy it when the string is not a constant). String(s) ==
 // Bytes([]byte(s)) for every s, so string and byte encodings of the same
 // key route alike.
-func String(s string) uint64 {
+func String(s string) uint64 { return fnv1aMix(s) }
+
+func fnv1aMix[S string | []byte](s S) uint64 {
 	h := uint64(fnvOffset)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/crsched/crs/internal/hash"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -33,7 +34,7 @@ import (
 // It knows its entries are nodes, rather than taking a key function,
 // because a probe compares the key of every entry it passes: read as a
 // field, that is one load; through a function value, an indirect call
-// the compiler cannot inline (about a tenth of an Update).
+// the compiler cannot inline, on every Update and Release.
 type Map[T any, K comparable] struct {
 	hash   func(K) uint64 // nil: other key types, in other
 	shards []shard[T, K]
@@ -144,20 +145,11 @@ func hasherFor[K comparable](seed maphash.Seed) func(K) uint64 {
 	case reflect.String:
 		return func(k K) uint64 { return maphash.String(seed, *(*string)(unsafe.Pointer(&k))) }
 	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		return func(k K) uint64 { return mix(*(*uint64)(unsafe.Pointer(&k))) }
+		return func(k K) uint64 { return hash.Mix64(*(*uint64)(unsafe.Pointer(&k))) }
 	case reflect.Int32, reflect.Uint32:
-		return func(k K) uint64 { return mix(uint64(*(*uint32)(unsafe.Pointer(&k)))) }
+		return func(k K) uint64 { return hash.Mix64(uint64(*(*uint32)(unsafe.Pointer(&k)))) }
 	}
 	return nil
-}
-
-// mix is splitmix64's finalizer: consecutive integers land far apart.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // shardOf picks a shard by the hash's top bits; the table probe starts
@@ -200,23 +192,6 @@ func (m *Map[T, K]) probe(t *table[T, K], h uint64, k K) (int, *node.Node[T, K])
 			return int(j), e
 		}
 	}
-}
-
-// Len is the number of entries (shard by shard, so not a snapshot).
-func (m *Map[T, K]) Len() int {
-	if m.hash == nil {
-		m.other.mu.RLock()
-		defer m.other.mu.RUnlock()
-		return len(m.other.m)
-	}
-	n := 0
-	for i := range m.shards {
-		s := &m.shards[i]
-		s.mu.Lock()
-		n += s.live
-		s.mu.Unlock()
-	}
-	return n
 }
 
 // Insert stores e under k unless k is present, and reports whether it did;

@@ -163,8 +163,8 @@ func (n *Node[T, ID]) SetFullAt(at int64) {
 // limit or failures use.
 type Extra struct {
 	// Leases are the outstanding leases, each with its own token; change
-	// them only through the node's AddLease, DropLease and PopLease,
-	// which keep leaseAt in step.
+	// them only through the node's AddLease and DropLease, which keep
+	// leaseAt in step.
 	Leases []Lease
 	// leaseAt indexes Leases by token once there are more than
 	// indexLeasesAbove of them (many shared leases of one resource), so
@@ -502,9 +502,6 @@ func (n *Node[T, ID]) DropLease(i int) {
 	e.Leases[i] = e.Leases[last]
 	e.Leases = e.Leases[:last]
 }
-
-// PopLease removes the lease AddLease added last.
-func (n *Node[T, ID]) PopLease() { n.DropLease(len(n.extra.Leases) - 1) }
 
 // LeaseIndexConsistent reports whether the token index, if any, matches
 // the leases (for invariant checks).
