@@ -26,6 +26,17 @@ func (r *recorder) events() []events.Event[string] {
 	return append([]events.Event[string](nil), r.got...)
 }
 
+// ids lists the resources of the events of type t, in order.
+func (r *recorder) ids(t events.EventType) []string {
+	var ids []string
+	for _, e := range r.events() {
+		if e.Type == t {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
+}
+
 // A nil entry in Observers is skipped, as CRS skipped it, rather than
 // called and counted as a panic on every event.
 func TestNilObserversAreSkipped(t *testing.T) {

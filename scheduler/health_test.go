@@ -146,12 +146,7 @@ func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T)
 	wantState(t, s, "a", "active")
 	wantState(t, s, "b", "active")
 	s.Shutdown()
-	var resumed []string
-	for _, e := range rec.events() {
-		if e.Type == events.EventResume {
-			resumed = append(resumed, e.ID)
-		}
-	}
+	resumed := rec.ids(events.EventResume)
 	if fmt.Sprint(resumed) != "[b a]" {
 		t.Fatalf("EventResume for %v; want [b a]: b's rest (2.5s) ended before a's (3s)", resumed)
 	}
@@ -195,13 +190,7 @@ func TestACooldownOfAnExcludedResourceEndsWithOneResume(t *testing.T) {
 	clock.Advance(0)
 	wantState(t, s, "a", "excluded")
 	s.Shutdown()
-	resumed := 0
-	for _, e := range rec.events() {
-		if e.Type == events.EventResume {
-			resumed++
-		}
-	}
-	if resumed != 1 {
+	if resumed := len(rec.ids(events.EventResume)); resumed != 1 {
 		t.Fatalf("%d EventResume, want 1: the cooldown's end", resumed)
 	}
 }
@@ -835,13 +824,7 @@ func TestReleaseCooldownCountsAndReportsASuspension(t *testing.T) {
 		t.Fatalf("after a release with a cooldown: %d suspensions, %d suspended; want 1, 1", st.Suspensions, st.SuspendedResources)
 	}
 	s.Shutdown()
-	suspended := 0
-	for _, e := range rec.events() {
-		if e.Type == events.EventSuspend {
-			suspended++
-		}
-	}
-	if suspended != 1 {
+	if suspended := len(rec.ids(events.EventSuspend)); suspended != 1 {
 		t.Fatalf("%d EventSuspend, want 1", suspended)
 	}
 }

@@ -265,13 +265,7 @@ func TestLateReleaseOfAnExpiredLeaseReportsTheExpiryOnce(t *testing.T) {
 	clock.Advance(2 * time.Second) // the timer reclaims it
 	wantErr(t, "late Release", l.Release(), crserrors.ErrLeaseExpired)
 	s.Shutdown()
-	expires := 0
-	for _, e := range rec.events() {
-		if e.Type == events.EventExpire {
-			expires++
-		}
-	}
-	if expires != 1 {
+	if expires := len(rec.ids(events.EventExpire)); expires != 1 {
 		t.Fatalf("%d expire events for one expiry", expires)
 	}
 }
