@@ -26,6 +26,19 @@ func (r *recorder) events() []events.Event[string] {
 	return append([]events.Event[string](nil), r.got...)
 }
 
+// observed is a scheduler of cfg whose events the recorder it returns
+// records.
+func observed(t *testing.T, cfg config.Config[*worker, string]) (*scheduler.Scheduler[*worker, string], *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	cfg.Observers = append(cfg.Observers, rec)
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, rec
+}
+
 // ids lists the resources of the events of type t, in order.
 func (r *recorder) ids(t events.EventType) []string {
 	var ids []string
@@ -58,13 +71,7 @@ func TestNilObserversAreSkipped(t *testing.T) {
 }
 
 func TestObserversReceiveEventsInOrder(t *testing.T) {
-	rec := &recorder{}
-	cfg := baseConfig(1, config.Exclusive)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, baseConfig(1, config.Exclusive))
 	addAll(t, s, w("a", 1))
 	if _, err := s.Acquire(); err != nil {
 		t.Fatal(err)
@@ -174,13 +181,7 @@ func TestObserverMayCallTheScheduler(t *testing.T) {
 }
 
 func TestConcurrentShutdownsAllWaitForTheDispatcher(t *testing.T) {
-	rec := &recorder{}
-	cfg := baseConfig(2, config.Shared)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, baseConfig(2, config.Shared))
 	addAll(t, s, numbered(50)...)
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {

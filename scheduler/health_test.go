@@ -116,13 +116,7 @@ func TestReleaseAfterTheSuspensionEndedGoesStraightBack(t *testing.T) {
 // of rests that ended before it.
 func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T) {
 	clock := fakeclock.New()
-	rec := &recorder{}
-	cfg := healthConfig(clock)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, healthConfig(clock))
 	addAll(t, s, w("a", 1), w("b", 2))
 	l := mustLease(t, s) // a
 	if err := s.Suspend("a", time.Second); err != nil {
@@ -158,13 +152,7 @@ func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T)
 // still queued for it would report the end again.
 func TestACooldownOfAnExcludedResourceEndsWithOneResume(t *testing.T) {
 	clock := fakeclock.New()
-	rec := &recorder{}
-	cfg := healthConfig(clock)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, healthConfig(clock))
 	addAll(t, s, w("a", 1))
 	l := mustLease(t, s)
 	if err := s.Suspend("a", time.Second); err != nil {
@@ -458,13 +446,7 @@ func TestUpdateLimitsAndUnlimitsAnActiveResource(t *testing.T) {
 
 func TestHealthTransitionsAreReportedAsEvents(t *testing.T) {
 	clock := fakeclock.New()
-	rec := &recorder{}
-	cfg := ejectionConfig(clock, 0)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, ejectionConfig(clock, 0))
 	addAll(t, s, w("a", 1), w("b", 2))
 	if err := s.Suspend("b", time.Second); err != nil {
 		t.Fatal(err)

@@ -253,13 +253,7 @@ func TestLeaseAndReleaseDoNotAllocate(t *testing.T) {
 
 func TestLateReleaseOfAnExpiredLeaseReportsTheExpiryOnce(t *testing.T) {
 	clock := fakeclock.New()
-	rec := &recorder{}
-	cfg := leaseConfig(time.Second, clock)
-	cfg.Observers = []events.Observer[string]{rec}
-	s, err := scheduler.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, rec := observed(t, leaseConfig(time.Second, clock))
 	addAll(t, s, w("a", 1))
 	l := mustLease(t, s)
 	clock.Advance(2 * time.Second) // the timer reclaims it
