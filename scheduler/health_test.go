@@ -110,6 +110,25 @@ func TestReleaseAfterTheSuspensionEndedGoesStraightBack(t *testing.T) {
 	wantState(t, s, "a", "active")
 }
 
+// releaseWithItsTimerLate leases a, suspends it for a second and, the
+// clock paused, releases it once the suspension is over but before its
+// timer fires.
+func releaseWithItsTimerLate(t *testing.T, s *scheduler.Scheduler[*worker, string], clock *fakeclock.Clock) {
+	t.Helper()
+	l := mustLease(t, s)
+	if l.Key() != "a" {
+		t.Fatalf("lease on %s, want a", l.Key())
+	}
+	if err := s.Suspend("a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.Pause()
+	clock.Advance(2 * time.Second)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A release can end a suspension whose timer has not fired yet (the
 // timer goroutine is late). Nothing must stay queued for that rest: an
 // entry left over would end the resource's next rest out of turn, ahead
@@ -118,15 +137,7 @@ func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T)
 	clock := fakeclock.New()
 	s, rec := observed(t, healthConfig(clock))
 	addAll(t, s, w("a", 1), w("b", 2))
-	l := mustLease(t, s) // a
-	if err := s.Suspend("a", time.Second); err != nil {
-		t.Fatal(err)
-	}
-	clock.Pause()
-	clock.Advance(2 * time.Second) // a's suspension is over, its timer late
-	if err := l.Release(); err != nil {
-		t.Fatal(err)
-	}
+	releaseWithItsTimerLate(t, s, clock)
 	wantState(t, s, "a", "active")
 	if err := s.Suspend("b", 500*time.Millisecond); err != nil { // until 2.5s
 		t.Fatal(err)
@@ -154,16 +165,8 @@ func TestACooldownOfAnExcludedResourceEndsWithOneResume(t *testing.T) {
 	clock := fakeclock.New()
 	s, rec := observed(t, healthConfig(clock))
 	addAll(t, s, w("a", 1))
+	releaseWithItsTimerLate(t, s, clock)
 	l := mustLease(t, s)
-	if err := s.Suspend("a", time.Second); err != nil {
-		t.Fatal(err)
-	}
-	clock.Pause()
-	clock.Advance(2 * time.Second) // a's suspension is over, its timer late
-	if err := l.Release(); err != nil {
-		t.Fatal(err)
-	}
-	l = mustLease(t, s)
 	if err := s.Suspend("a", time.Second); err != nil {
 		t.Fatal(err)
 	}
