@@ -1,11 +1,11 @@
 package redispool
 
-// The floor of BenchmarkVersusLock (versus_test.go): the least that a
-// script must send to keep the guarantees that issue 30 asks the pool
-// to keep, with nothing else. It shows how much of the pool's cost
-// against the plain lock those guarantees take, and how much the rest
-// of the pool (capacity, health, limits, the owner map, the counters of
-// Stats, waiting itself) adds.
+// The floor of BenchmarkVersusLock (versus_test.go): plain scripts that
+// keep the guarantees issue 30 asks the pool to keep, and nothing else.
+// It shows how much of the pool's cost against the plain lock those
+// guarantees take, and how much the rest of the pool (health, limits,
+// suspension, the owner map, the counters of Stats, waiting itself)
+// adds.
 //
 // What it keeps, on resources of equal priority:
 //   - priority order: the resources with a free slot are a sorted set,
