@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,9 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 	if w.hold == 0 {
 		specs = append(specs, systemSpec{System: systemFloor, Name: poolName(tb) + ":floor", Resources: w.resources})
 	}
+	if h.cfg.only != "" {
+		specs = slices.DeleteFunc(specs, func(s systemSpec) bool { return s.System != h.cfg.only })
+	}
 	row := versusRow{w: w}
 	for range rounds {
 		h.turns++
@@ -84,14 +88,7 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 			if err != nil {
 				return row, fmt.Errorf("%s, %s: %w", w.label(), spec.System, err)
 			}
-			switch spec.System {
-			case systemPool:
-				row.pool.merge(m)
-			case systemLock:
-				row.lock.merge(m)
-			case systemFloor:
-				row.floor.merge(m)
-			}
+			row.of(spec.System).merge(m)
 		}
 		if w.goroutines == 1 && w.processes == 1 {
 			n, err := h.pingLoop(ctx)
@@ -103,6 +100,17 @@ func (h *versusHarness) workload(tb testing.TB, w workload, rounds int) (versusR
 		}
 	}
 	return row, nil
+}
+
+// of is the measure of system in r.
+func (r *versusRow) of(system string) *measure {
+	switch system {
+	case systemPool:
+		return &r.pool
+	case systemLock:
+		return &r.lock
+	}
+	return &r.floor
 }
 
 func addResources(ctx context.Context, p *Pool, n int) error {

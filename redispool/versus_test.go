@@ -38,7 +38,11 @@ import (
 var (
 	versusFor  = flag.Duration("versus-for", 3*time.Second, "how long BenchmarkVersusLock runs each system on each workload")
 	versusMany = flag.Int("versus-many", 10000, "resources of BenchmarkVersusLock's large workload")
+	versusOnly = flag.String("versus-only", "", "run only this system of BenchmarkVersusLock (redispool, lock or floor), to profile the server under it")
 )
+
+// versusSystems are the systems by the names -versus-only takes.
+var versusSystems = map[string]string{"redispool": systemPool, "lock": systemLock, "floor": systemFloor}
 
 // roleVersus is the child process of a workload of several processes
 // (runChild hands it to runVersusChild).
@@ -51,6 +55,7 @@ type versusConfig struct {
 	run    time.Duration // each system on each workload, per round
 	warmup time.Duration // before each run, not measured: connections, scripts
 	many   int           // resources of the large workload
+	only   string        // the one system to run ("": all of them)
 }
 
 // workload is one line of issue 30's table.
@@ -241,7 +246,11 @@ func versusClient(addr string, goroutines int) (*redis.Client, *versusHook) {
 // each, b.N rounds) on both systems and prints the table of all of
 // them, each row summed over the -count runs of its sub-benchmark.
 func BenchmarkVersusLock(b *testing.B) {
-	h := newVersusHarness(b, versusConfig{run: *versusFor, warmup: min(*versusFor/5, 500*time.Millisecond), many: *versusMany})
+	only, ok := versusSystems[*versusOnly]
+	if !ok && *versusOnly != "" {
+		b.Fatalf("-versus-only %q: want redispool, lock or floor", *versusOnly)
+	}
+	h := newVersusHarness(b, versusConfig{run: *versusFor, warmup: min(*versusFor/5, 500*time.Millisecond), many: *versusMany, only: only})
 	results := map[string]versusRow{}
 	var names []string
 	for _, w := range h.cfg.workloads() {
@@ -249,6 +258,13 @@ func BenchmarkVersusLock(b *testing.B) {
 			r, err := h.workload(b, w, b.N)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if only != "" {
+				m := r.of(only)
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(m.rate(), "ops/s")
+				b.ReportMetric(float64(m.cpuPerOp())/float64(time.Microsecond), "server-µs/op")
+				return
 			}
 			reportVersus(b, r)
 			sum, seen := results[w.name]
@@ -266,7 +282,7 @@ func BenchmarkVersusLock(b *testing.B) {
 	for _, n := range names {
 		rows = append(rows, results[n])
 	}
-	if len(rows) > 0 {
+	if len(rows) > 0 && only == "" {
 		fmt.Printf("\n%s\n", versusTable(rows))
 	}
 }
