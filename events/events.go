@@ -27,7 +27,8 @@ const (
 	// EventEject: a resource was ejected after repeated failures.
 	EventEject
 	// EventResume: a suspension or ejection ended and the resource is
-	// available again (unless excluded, or every slot is taken).
+	// available again (unless excluded, or every slot is taken). A
+	// resource removed meanwhile is not reported.
 	EventResume
 )
 

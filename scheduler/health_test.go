@@ -867,3 +867,32 @@ func TestUpdateThatExtendsARateLimitRestEndsIt(t *testing.T) {
 	clock.Advance(9*time.Second + time.Millisecond) // the token is due just after 10s
 	wantState(t, s, "a", "active")
 }
+
+// A resource removed while suspended is gone: the end of its suspension
+// must not report it available again, whether it left at once (idle) or
+// drains (held).
+func TestASuspensionOfARemovedResourceEndsWithoutResume(t *testing.T) {
+	clock := fakeclock.New()
+	s, rec := observed(t, healthConfig(clock))
+	addAll(t, s, w("idle", 2), w("held", 1))
+	l := mustLease(t, s)
+	if l.Key() != "held" {
+		t.Fatalf("lease on %s, want held", l.Key())
+	}
+	for _, id := range []string{"idle", "held"} {
+		if err := s.Suspend(id, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Remove(id); err != nil && !errors.Is(err, crserrors.ErrResourceDraining) {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(2 * time.Second)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
+	if resumed := rec.ids(events.EventResume); len(resumed) != 0 {
+		t.Fatalf("EventResume for %v after they were removed", resumed)
+	}
+}
