@@ -1,14 +1,15 @@
 package redispool
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
@@ -18,52 +19,42 @@ import (
 // included) while f ran.
 func monitored(t *testing.T, addr string, f func()) []string {
 	t.Helper()
-	// MONITOR holds its connection: a client of its own, on RESP2, in
-	// which go-redis reads its lines.
-	watcher := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
-	t.Cleanup(func() { _ = watcher.Close() })
-	ctx := context.Background()
-	lines := make(chan string, 1024)
-	mon := watcher.Monitor(ctx, lines)
-	mon.Start()
-	c := clientOf(t, addr) // sends the markers
-	// MONITOR turns on at some point after Start: an ECHO seen in its
-	// output marks where it began.
-	marker := fmt.Sprintf("monitor-start-%d", time.Now().UnixNano())
-	var got []string
-	deadline := time.After(30 * time.Second)
-	for started := false; !started; {
-		if err := c.Echo(ctx, marker).Err(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case l := <-lines:
-			started = strings.Contains(l, marker)
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			t.Fatal("MONITOR did not start")
-		}
-	}
-	for len(lines) > 0 { // the other markers
-		<-lines
-	}
-	f()
-	end := fmt.Sprintf("monitor-end-%d", time.Now().UnixNano())
-	if err := c.Echo(ctx, end).Err(); err != nil {
+	// A connection of its own, read here: go-redis's Monitor reads its
+	// connection in a goroutine while the client's pool may look at the
+	// same buffer (a data race).
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		select {
-		case l := <-lines:
-			if strings.Contains(l, end) {
-				mon.Stop()
-				return got
-			}
-			got = append(got, l)
-		case <-time.After(30 * time.Second):
-			t.Fatal("MONITOR lost the end marker")
-		}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
 	}
+	r := bufio.NewReader(conn)
+	line := func() string {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("MONITOR: %v", err)
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(l, "+"), "\r\n")
+	}
+	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if ok := line(); ok != "OK" {
+		t.Fatalf("MONITOR replied %q", ok) // from here on, it sees every command
+	}
+	f()
+	c := clientOf(t, addr)
+	end := fmt.Sprintf("monitor-end-%d", time.Now().UnixNano())
+	if err := c.Echo(context.Background(), end).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for l := line(); !strings.Contains(l, end); l = line() {
+		got = append(got, l)
+	}
+	return got
 }
 
 // A costed acquire that finds every resource busy looks at the pool's
@@ -90,6 +81,9 @@ func TestACostedAcquireOnABusyPoolReadsNoResourceList(t *testing.T) {
 	})
 	if !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatalf("TryAcquire on a busy pool: %v, want ErrNoResourceAvailable", err)
+	}
+	if !slices.ContainsFunc(cmds, func(cmd string) bool { return strings.Contains(cmd, p.keys[0]) }) {
+		t.Fatalf("MONITOR saw no command on %s: %q", p.keys[0], cmds)
 	}
 	for _, cmd := range cmds {
 		lower := strings.ToLower(cmd)
