@@ -27,8 +27,10 @@ const (
 	// EventEject: a resource was ejected after repeated failures.
 	EventEject
 	// EventResume: a suspension or ejection ended and the resource is
-	// available again (unless excluded, or every slot is taken). A
-	// resource removed meanwhile is not reported.
+	// available again (unless excluded, or every slot is taken), reported
+	// once, by its timer or by the first operation on the resource that
+	// finds it over, whichever comes first. A resource removed meanwhile
+	// is not reported.
 	EventResume
 )
 

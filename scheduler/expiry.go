@@ -193,11 +193,8 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 			if n.RestUntil == 0 || now < n.RestUntil {
 				return // ended early, or extended: a later entry is queued
 			}
-			if n.State == node.Removed || n.State == node.Draining {
-				return // gone, so never available again: nothing resumes
-			}
-			if n.Rest == node.Suspended || n.Rest == node.Ejected {
-				first = events.EventResume
+			if n.State == node.Excluded && (n.Rest == node.Suspended || n.Rest == node.Ejected) {
+				first = events.EventResume // place leaves an excluded node's rest, and reports the others
 			}
 			was := n.RestUntil
 			sh.place(n)

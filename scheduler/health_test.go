@@ -129,6 +129,24 @@ func releaseWithItsTimerLate(t *testing.T, s *scheduler.Scheduler[*worker, strin
 	}
 }
 
+// A suspension that is over ends at the first step that places the
+// resource, here its release, even before its timer fires (the timer
+// goroutine is late): its end is reported then, once, whichever comes
+// first.
+func TestASuspensionEndedByAReleaseIsReportedOnce(t *testing.T) {
+	clock := fakeclock.New()
+	s, rec := observed(t, healthConfig(clock))
+	addAll(t, s, w("a", 1))
+	releaseWithItsTimerLate(t, s, clock)
+	clock.Resume()
+	clock.Advance(0) // the late timer fires
+	wantState(t, s, "a", "active")
+	s.Shutdown()
+	if resumed := rec.ids(events.EventResume); fmt.Sprint(resumed) != "[a]" {
+		t.Fatalf("EventResume for %v; want [a]: the release ended a's suspension", resumed)
+	}
+}
+
 // A release can end a suspension whose timer has not fired yet (the
 // timer goroutine is late). Nothing must stay queued for that rest: an
 // entry left over would end the resource's next rest out of turn, ahead
@@ -152,8 +170,8 @@ func TestRestsEndedByAReleaseBeforeTheirTimerResumeInDeadlineOrder(t *testing.T)
 	wantState(t, s, "b", "active")
 	s.Shutdown()
 	resumed := rec.ids(events.EventResume)
-	if fmt.Sprint(resumed) != "[b a]" {
-		t.Fatalf("EventResume for %v; want [b a]: b's rest (2.5s) ended before a's (3s)", resumed)
+	if fmt.Sprint(resumed) != "[a b a]" {
+		t.Fatalf("EventResume for %v; want [a b a]: the release, then b's rest (2.5s), then a's (3s)", resumed)
 	}
 }
 
@@ -181,8 +199,8 @@ func TestACooldownOfAnExcludedResourceEndsWithOneResume(t *testing.T) {
 	clock.Advance(0)
 	wantState(t, s, "a", "excluded")
 	s.Shutdown()
-	if resumed := len(rec.ids(events.EventResume)); resumed != 1 {
-		t.Fatalf("%d EventResume, want 1: the cooldown's end", resumed)
+	if resumed := len(rec.ids(events.EventResume)); resumed != 2 {
+		t.Fatalf("%d EventResume, want 2: the late release's, and the cooldown's end once", resumed)
 	}
 }
 

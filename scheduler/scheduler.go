@@ -134,7 +134,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	peeked := s.lockFree || s.global
 	for i := range s.shards {
 		s.shards[i] = shard[T, ID]{heap: heap.New[T, ID](s.cmp, !peeked), index: i, exclusive: s.policy == config.Exclusive,
-			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks}
+			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks, emit: s.emit}
 	}
 	if s.budgeted {
 		s.wakers = make([]node.Node[T, ID], len(s.shards))

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/heap"
 	"github.com/crsched/crs/internal/node"
 )
@@ -58,6 +59,9 @@ type shard[T any, ID comparable] struct {
 	pool   *poolCounts
 	now    func() int64 // the scheduler's clock, as deadlines count it
 	hooks  *hooks       // the scheduler's
+	// emit queues an event for the observers (Scheduler.emit): it never
+	// blocks and runs no user code, so place may call it under mu.
+	emit func(events.EventType, ID)
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
 	// for readers that take no lock: ShardView, Acquire skipping empty
@@ -367,7 +371,9 @@ func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 // place's call changed); held while every slot is taken, otherwise
 // active (and in order). So a node in the heap always covers the default
 // cost. Excluded and draining nodes stay where they are: those states are
-// the operator's decisions and outrank the others.
+// the operator's decisions and outrank the others. A suspension or
+// ejection found over ends here, whoever calls (its timer may come later),
+// and is reported then.
 func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	switch n.State {
 	case node.Excluded, node.Draining, node.Removed:
@@ -401,6 +407,9 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 		s.setState(n, want)
 	}
 	done = true
+	if (why == node.Suspended || why == node.Ejected) && n.Rest != why {
+		s.emit(events.EventResume, n.Key)
+	}
 }
 
 // order restores the heap order after k nodes were appended: sifting each
