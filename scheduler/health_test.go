@@ -129,24 +129,6 @@ func releaseWithItsTimerLate(t *testing.T, s *scheduler.Scheduler[*worker, strin
 	}
 }
 
-// A suspension that is over ends at the first step that places the
-// resource, here its release, even before its timer fires (the timer
-// goroutine is late): its end is reported then, once, whichever comes
-// first.
-func TestASuspensionEndedByAReleaseIsReportedOnce(t *testing.T) {
-	clock := fakeclock.New()
-	s, rec := observed(t, healthConfig(clock))
-	addAll(t, s, w("a", 1))
-	releaseWithItsTimerLate(t, s, clock)
-	clock.Resume()
-	clock.Advance(0) // the late timer fires
-	wantState(t, s, "a", "active")
-	s.Shutdown()
-	if resumed := rec.ids(events.EventResume); fmt.Sprint(resumed) != "[a]" {
-		t.Fatalf("EventResume for %v; want [a]: the release ended a's suspension", resumed)
-	}
-}
-
 // A release can end a suspension whose timer has not fired yet (the
 // timer goroutine is late). Nothing must stay queued for that rest: an
 // entry left over would end the resource's next rest out of turn, ahead
@@ -884,33 +866,4 @@ func TestUpdateThatExtendsARateLimitRestEndsIt(t *testing.T) {
 	wantState(t, s, "a", "resting")
 	clock.Advance(9*time.Second + time.Millisecond) // the token is due just after 10s
 	wantState(t, s, "a", "active")
-}
-
-// A resource removed while suspended is gone: the end of its suspension
-// must not report it available again, whether it left at once (idle) or
-// drains (held).
-func TestASuspensionOfARemovedResourceEndsWithoutResume(t *testing.T) {
-	clock := fakeclock.New()
-	s, rec := observed(t, healthConfig(clock))
-	addAll(t, s, w("idle", 2), w("held", 1))
-	l := mustLease(t, s)
-	if l.Key() != "held" {
-		t.Fatalf("lease on %s, want held", l.Key())
-	}
-	for _, id := range []string{"idle", "held"} {
-		if err := s.Suspend(id, time.Second); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Remove(id); err != nil && !errors.Is(err, crserrors.ErrResourceDraining) {
-			t.Fatal(err)
-		}
-	}
-	clock.Advance(2 * time.Second)
-	if err := l.Release(); err != nil {
-		t.Fatal(err)
-	}
-	s.Shutdown()
-	if resumed := rec.ids(events.EventResume); len(resumed) != 0 {
-		t.Fatalf("EventResume for %v after they were removed", resumed)
-	}
 }
