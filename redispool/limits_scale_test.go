@@ -27,11 +27,11 @@ func monitored(t *testing.T, addr string, f func()) []string {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
 	r := bufio.NewReader(conn)
 	line := func() string {
+		if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
 		l, err := r.ReadString('\n')
 		if err != nil {
 			t.Fatalf("MONITOR: %v", err)

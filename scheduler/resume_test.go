@@ -152,7 +152,11 @@ func TestAPanickedUpdateReportsNoResumeForTheRestItKeeps(t *testing.T) {
 	clock.Advance(2 * time.Second)
 	panics.Store(true)
 	func() {
-		defer func() { _ = recover() }()
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the update did not panic")
+			}
+		}()
 		_ = s.Update(w("a", 1))
 	}()
 	panics.Store(false)
