@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -178,9 +177,8 @@ func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, erro
 		// look for longer than that) would show a running lease as
 		// ending soon or ended, so the server is asked for its time left.
 		if g != nil && p.replicas == 0 && time.Until(looked.Add(p.ttl)) >= p.ttl/2 {
-			token, err := strconv.ParseUint(g.token, 10, 64)
-			if err == nil {
-				return &Lease{ID: g.id, Token: token, pool: p, deadline: looked.Add(p.ttl)}, nil
+			if l, err := p.newLease(g.token, request, g.id, looked.Add(p.ttl)); err == nil {
+				return l, nil
 			}
 		}
 		// A re-check, or the grant's pickup (with WaitReplicas, or to
@@ -237,13 +235,10 @@ func (p *Pool) try(ctx context.Context, request, cost string, wait bool, start t
 	tok, _ := reply[0].(string)
 	id, _ := reply[1].(string)
 	left, _ := reply[2].(int64)
-	token, err := strconv.ParseUint(tok, 10, 64)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("redispool: acquire: bad token %q: %w", tok, err)
-	}
 	// The server's deadline is what was left of the lease when it ran the
 	// script, which was after start: this estimate is never late.
-	return &Lease{ID: id, Token: token, pool: p, deadline: start.Add(time.Duration(left) * time.Millisecond)}, 0, false, nil
+	l, err := p.newLease(tok, request, id, start.Add(time.Duration(left)*time.Millisecond))
+	return l, 0, false, err
 }
 
 // queueEntry is how long, in RecheckIntervals, a waiter's entry in the

@@ -246,7 +246,7 @@ func TestWaitReplicasOnAClusterWaitsForTheSlotsMastersReplica(t *testing.T) {
 	if err := conn.ReadOnly(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.ZScore(ctx, p.keys[2], l.token()).Err(); err != nil {
+	if err := conn.ZScore(ctx, p.keys[2], l.member).Err(); err != nil {
 		t.Fatalf("the grant returned before the slot's replica had it: %v", err)
 	}
 	mustRelease(t, l)

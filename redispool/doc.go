@@ -117,11 +117,11 @@
 //	                     pool counters; the digest of the last Sync
 //	{NAME}:avail   zset  resources with a free slot, by priority, then
 //	                     budget left, then holders
-//	{NAME}:leases  zset  lease token -> deadline (ms, server clock)
-//	{NAME}:owner   hash  lease token -> acquire request, what it took
-//	                     from the buckets, resource ID
+//	{NAME}:leases  zset  lease token, acquire request and resource ID
+//	                     -> deadline (ms, server clock)
 //	{NAME}:susp    zset  resource ID -> end of its suspension or rest
-//	{NAME}:req     hash  acquire request -> its lease's token, or a
+//	{NAME}:req     hash  acquire request -> its lease's token, what it
+//	                     took from the buckets and resource ID, or a
 //	                     waiter's entry (until when it holds, its lease
 //	                     TTL, its process, its cost)
 //	{NAME}:done:R  string a write request R's status (or an acquire

@@ -18,7 +18,7 @@ import (
 // promoted replica, a clock stepped back).
 func setLastToken(t *testing.T, p *Pool, token uint64) {
 	t.Helper()
-	if err := p.client.Set(context.Background(), p.keys[6], strconv.FormatUint(token, 10), 0).Err(); err != nil {
+	if err := p.client.Set(context.Background(), p.keys[5], strconv.FormatUint(token, 10), 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -91,7 +91,7 @@ func TestAServerClockPastTheDeadlineEndsTheLeaseWhateverDeadlineSays(t *testing.
 	ctx := context.Background()
 	add(t, p, Resource{ID: "a"})
 	stale := mustAcquire(t, p)
-	if err := c.ZAdd(ctx, p.keys[2], redis.Z{Score: float64(serverMillis(t, c) - 1), Member: stale.token()}).Err(); err != nil {
+	if err := c.ZAdd(ctx, p.keys[2], redis.Z{Score: float64(serverMillis(t, c) - 1), Member: stale.member}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if left := time.Until(stale.Deadline()); left < 50*time.Minute {

@@ -106,7 +106,7 @@ func poolKeys(t testing.TB, c redis.UniversalClient, p *Pool) []string {
 	iter := c.Scan(ctx, 0, "{"+p.name+"}*", 100).Iterator()
 	for iter.Next(ctx) {
 		k := iter.Val()
-		if k == p.keys[6] {
+		if k == p.keys[5] {
 			continue
 		}
 		if !strings.HasPrefix(k, p.done) {

@@ -39,7 +39,6 @@ type rawState struct {
 	counters  map[string]string
 	avail     []redis.Z
 	leases    []redis.Z
-	owner     map[string]string
 	susp      []redis.Z
 	req       map[string]string
 	queue     []redis.Z
@@ -106,17 +105,16 @@ func parseResource(v string) (*rawResource, error) {
 func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 	t.Helper()
 	ctx := context.Background()
-	var res, owner, req, profiles *redis.MapStringStringCmd
+	var res, req, profiles *redis.MapStringStringCmd
 	var avail, leases, susp, queue *redis.ZSliceCmd
 	_, err := c.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
 		res = pipe.HGetAll(ctx, p.keys[0])
 		avail = pipe.ZRangeWithScores(ctx, p.keys[1], 0, -1)
 		leases = pipe.ZRangeWithScores(ctx, p.keys[2], 0, -1)
-		owner = pipe.HGetAll(ctx, p.keys[3])
-		susp = pipe.ZRangeWithScores(ctx, p.keys[4], 0, -1)
-		req = pipe.HGetAll(ctx, p.keys[5])
-		queue = pipe.ZRangeWithScores(ctx, p.keys[7], 0, -1)
-		profiles = pipe.HGetAll(ctx, p.keys[8])
+		susp = pipe.ZRangeWithScores(ctx, p.keys[3], 0, -1)
+		req = pipe.HGetAll(ctx, p.keys[4])
+		queue = pipe.ZRangeWithScores(ctx, p.keys[6], 0, -1)
+		profiles = pipe.HGetAll(ctx, p.keys[7])
 		return nil
 	})
 	if err != nil {
@@ -127,12 +125,12 @@ func readState(t testing.TB, c redis.UniversalClient, p *Pool) rawState {
 		counters:  map[string]string{},
 		avail:     avail.Val(),
 		leases:    leases.Val(),
-		owner:     owner.Val(),
 		susp:      susp.Val(),
 		req:       req.Val(),
 		queue:     queue.Val(),
 		profiles:  profiles.Val(),
 	}
+	delete(s.req, "#h") // HASH_TABLE (lua/lifecycle.lua)
 	for f, v := range res.Val() {
 		if strings.HasPrefix(f, "#") {
 			s.counters[f] = v
@@ -268,12 +266,9 @@ func invariantProblems(s rawState) []string {
 	checkZ("avail", s.avail, wantAvail)
 	checkZ("susp", s.susp, wantSusp)
 	holders := map[string]int{}
-	if len(s.leases) != len(s.owner) {
-		fail("%d lease deadlines but %d lease owners", len(s.leases), len(s.owner))
-	}
 	// REQ holds the requests of the leases and of the queued waiters.
-	if len(s.req) != len(s.owner)+len(s.queue) {
-		fail("%d requests for %d leases and %d waiters", len(s.req), len(s.owner), len(s.queue))
+	if len(s.req) != len(s.leases)+len(s.queue) {
+		fail("%d requests for %d leases and %d waiters", len(s.req), len(s.leases), len(s.queue))
 	}
 	for _, z := range s.queue {
 		if v := s.req[z.Member.(string)]; !strings.HasPrefix(v, "q ") {
@@ -287,12 +282,14 @@ func invariantProblems(s rawState) []string {
 		fail("%d waiters queued beside %d resources with a free slot", len(s.queue), len(s.avail))
 	}
 	for _, z := range s.leases {
-		token := z.Member.(string)
-		owner, ok := s.owner[token]
-		request, id, _ := strings.Cut(owner, ":")
-		request, _, _ = strings.Cut(request, "+") // what the lease paid
-		if !ok || len(request) != 32 || s.req[request] != token {
-			fail("lease %v has owner %q, request's lease %q", token, owner, s.req[request])
+		lease := z.Member.(string)
+		token, rest, _ := strings.Cut(lease, ":")
+		request, id, _ := strings.Cut(rest, ":")
+		entry := s.req[request]
+		head, entryID, _ := strings.Cut(entry, ":")
+		granted, _, _ := strings.Cut(head, "+") // what the lease paid
+		if len(request) != 32 || granted != token || entryID != id {
+			fail("lease %q, its request's entry %q", lease, entry)
 		}
 		holders[id]++
 	}
@@ -306,7 +303,7 @@ func invariantProblems(s rawState) []string {
 			fail("leases on unknown resource %q", id)
 		}
 	}
-	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.owner)+len(s.susp)+len(s.req)+len(s.queue)+len(s.profiles) > 0) {
+	if live == 0 && draining == 0 && (len(s.counters) > 0 || len(s.avail)+len(s.leases)+len(s.susp)+len(s.req)+len(s.queue)+len(s.profiles) > 0) {
 		fail("a pool with no resource keeps state: %+v", s)
 	}
 	sort.Strings(bad)
@@ -320,9 +317,8 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 			resources: map[string]*rawResource{"a": {capacity: 2, holders: 1, priority: "1"}},
 			counters:  map[string]string{"#n": "1"},
 			avail:     []redis.Z{{Score: 1, Member: "000000000000000000000001:a"}},
-			leases:    []redis.Z{{Score: 99, Member: "5"}},
-			owner:     map[string]string{"5": "0123456789abcdef0123456789abcdef:a"},
-			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5"},
+			leases:    []redis.Z{{Score: 99, Member: "5:0123456789abcdef0123456789abcdef:a"}},
+			req:       map[string]string{"0123456789abcdef0123456789abcdef": "5:a"},
 			profiles:  map[string]string{"": "1"},
 		}
 	}
@@ -330,15 +326,18 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		t.Fatalf("consistent state reported: %v", bad)
 	}
 	corruptions := map[string]func(*rawState){
-		"holders without a lease":  func(s *rawState) { s.resources["a"].holders = 2 },
-		"stale availability":       func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
-		"stale headroom":           func(s *rawState) { s.resources["a"].fullAt = 5 },
-		"wrong priority":           func(s *rawState) { s.avail[0].Score = 2 },
-		"lease without owner":      func(s *rawState) { s.owner = map[string]string{} },
-		"request of another lease": func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6" },
-		"wrong counter":            func(s *rawState) { s.counters["#n"] = "2" },
-		"over capacity":            func(s *rawState) { s.resources["a"].capacity = 0 },
-		"limits not counted":       func(s *rawState) { s.profiles = map[string]string{"74,2,10": "1"} },
+		"holders without a lease":   func(s *rawState) { s.resources["a"].holders = 2 },
+		"stale availability":        func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
+		"stale headroom":            func(s *rawState) { s.resources["a"].fullAt = 5 },
+		"wrong priority":            func(s *rawState) { s.avail[0].Score = 2 },
+		"lease without its request": func(s *rawState) { s.req = map[string]string{} },
+		"request of another lease":  func(s *rawState) { s.req["0123456789abcdef0123456789abcdef"] = "6:a" },
+		"request on another resource": func(s *rawState) {
+			s.req["0123456789abcdef0123456789abcdef"] = "5+74=1:b"
+		},
+		"wrong counter":      func(s *rawState) { s.counters["#n"] = "2" },
+		"over capacity":      func(s *rawState) { s.resources["a"].capacity = 0 },
+		"limits not counted": func(s *rawState) { s.profiles = map[string]string{"74,2,10": "1"} },
 		"waiter beside a free slot": func(s *rawState) {
 			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
 			s.req["0123456789abcdef0123456789abcdee"] = "q 99 1000 p"

@@ -56,7 +56,7 @@ func TestRemovingEveryResourceLeavesOnlyTheTokenCounter(t *testing.T) {
 	if keys := poolKeys(t, c, p); len(keys) != 0 {
 		t.Fatalf("keys left: %v (expired lease %s #%d)", keys, expired.ID, expired.Token)
 	}
-	if n := c.Exists(ctx, p.keys[6]).Val(); n != 1 {
+	if n := c.Exists(ctx, p.keys[5]).Val(); n != 1 {
 		t.Fatalf("the last token went with the resources")
 	}
 	add(t, p, Resource{ID: "again"})

@@ -39,6 +39,7 @@ type Lease struct {
 	Token uint64
 
 	pool     *Pool
+	member   string     // in the pool's lease set: token, acquire request, ID
 	mu       sync.Mutex // serialises this handle's calls
 	ended    bool       // released or cooled down through this handle
 	deadline time.Time
@@ -185,7 +186,7 @@ func (l *Lease) call(ctx context.Context, ends bool, op string, s script, args .
 		return fmt.Errorf("redispool: %s %q: %w", op, l.ID, crserrors.ErrLeaseReleased)
 	}
 	request, _ := l.request(fmt.Sprint(op, args))
-	status, _, err := l.pool.run(ctx, s, request, append([]any{l.token()}, args...)...)
+	status, _, err := l.pool.run(ctx, s, request, append([]any{l.member}, args...)...)
 	if err == nil && status == statusNone {
 		err = crserrors.ErrLeaseExpired
 	}
@@ -216,7 +217,7 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	// A repeat's answer may be the first attempt's: the deadline counts
 	// from when that was sent.
 	request, start := l.request(fmt.Sprint("extend", d))
-	status, _, err := l.pool.run(ctx, scriptExtend, request, l.token(), millis(d))
+	status, _, err := l.pool.run(ctx, scriptExtend, request, l.member, millis(d))
 	if err == nil && status == statusNone {
 		err = crserrors.ErrLeaseExpired
 	}
@@ -228,7 +229,12 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// token is the lease's member in the server's lease set.
-func (l *Lease) token() string {
-	return strconv.FormatUint(l.Token, 10)
+// newLease is the lease of token on resource id that acquire request
+// got, ending at deadline by the local clock.
+func (p *Pool) newLease(token, request, id string, deadline time.Time) (*Lease, error) {
+	n, err := strconv.ParseUint(token, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("redispool: acquire: bad token %q: %w", token, err)
+	}
+	return &Lease{ID: id, Token: n, pool: p, member: token + ":" + request + ":" + id, deadline: deadline}, nil
 }

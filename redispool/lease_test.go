@@ -82,7 +82,7 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 	add(t, p, Resource{ID: "a"})
 	l := mustAcquire(t, p)
 	deadline := func() int64 {
-		score, err := c.ZScore(ctx, p.keys[2], l.token()).Result()
+		score, err := c.ZScore(ctx, p.keys[2], l.member).Result()
 		if err != nil {
 			t.Fatalf("reading the deadline: %v", err)
 		}

@@ -22,7 +22,7 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [9]string // res, avail, leases, owner, susp, req, token, queue, profiles: see lua/prelude.lua
+	keys     [8]string // res, avail, leases, susp, req, token, queue, profiles: see lua/prelude.lua
 	done     string    // prefix of the keys that record write requests, done + request
 	channel  string    // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
@@ -78,7 +78,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "owner", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles"},
+		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles"},
 		done:     tag + "done:",
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,

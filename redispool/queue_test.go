@@ -247,7 +247,7 @@ func TestAResentReleaseDoesNotHandOverTwice(t *testing.T) {
 	queueRequest(t, p, second, "p2", time.Hour)
 	const release = "0000000000000000000000000000003c"
 	for i := range 2 {
-		status, _, err := p.run(ctx, scriptRelease, release, held.token())
+		status, _, err := p.run(ctx, scriptRelease, release, held.member)
 		if err != nil || status != statusOK {
 			t.Fatalf("release %d: status %d, %v", i, status, err)
 		}

@@ -62,7 +62,7 @@ func waitReplicaLinked(t testing.TB, primary, replica *redis.Client) {
 // replicaHasLease reports whether the replica's copy of p has the lease.
 func replicaHasLease(t *testing.T, replica redis.UniversalClient, p *Pool, l *Lease) bool {
 	t.Helper()
-	err := replica.ZScore(context.Background(), p.keys[2], l.token()).Err()
+	err := replica.ZScore(context.Background(), p.keys[2], l.member).Err()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestAGrantAndAnExtendWaitForTheReplica(t *testing.T) {
 	if err := l.Extend(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	score, err := rc.ZScore(ctx, p.keys[2], l.token()).Result()
+	score, err := rc.ZScore(ctx, p.keys[2], l.member).Result()
 	if err != nil || int64(score) < before+60*60*1000 {
 		t.Fatalf("the replica's deadline after Extend: %v, %v", score, err)
 	}
@@ -143,7 +143,7 @@ func TestAStoppedReplicaFailsTheGrantAndItIsGivenBack(t *testing.T) {
 	ctx := context.Background()
 	add(t, p, Resource{ID: "a", Capacity: 2})
 	granted := mustAcquire(t, patient)
-	held := &Lease{ID: granted.ID, Token: granted.Token, pool: p, deadline: granted.deadline}
+	held := &Lease{ID: granted.ID, Token: granted.Token, pool: p, member: granted.member, deadline: granted.deadline}
 	deadline := held.Deadline()
 	resume := stopServer(t, replica)
 
@@ -224,7 +224,7 @@ func TestAPromotedReplicaKeepsTheLeasesThatWaitedForIt(t *testing.T) {
 		t.Fatalf("TryAcquire on the promoted replica: %v, %v; want both resources held", l, err)
 	}
 	for _, l := range []*Lease{held, last} {
-		moved := &Lease{ID: l.ID, Token: l.Token, pool: promoted}
+		moved := &Lease{ID: l.ID, Token: l.Token, pool: promoted, member: l.member}
 		if err := moved.Release(ctx); err != nil {
 			t.Fatalf("Release of %s #%d on the promoted replica: %v", l.ID, l.Token, err)
 		}
@@ -300,7 +300,7 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 	ctx := context.Background()
 	add(t, plain, Resource{ID: "a", Capacity: 2})
 	held := mustAcquire(t, plain) // and the scripts are loaded
-	if err := one.Set(ctx, plain.keys[6]+"-test", 1, time.Minute).Err(); err != nil {
+	if err := one.Set(ctx, plain.keys[5]+"-test", 1, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := one.Wait(ctx, 1, 30*time.Second).Result(); n != 1 || err != nil {
@@ -316,10 +316,10 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 		t.Fatalf("the resent acquire, its grant not on the stopped replica: %v, want ErrNotReplicated", err)
 	}
 	request = newRequest()
-	if status, _, err := plain.run(ctx, scriptExtend, request, held.token(), int64(60_000)); err != nil || status != statusOK {
+	if status, _, err := plain.run(ctx, scriptExtend, request, held.member, int64(60_000)); err != nil || status != statusOK {
 		t.Fatalf("extend: %d, %v", status, err)
 	}
-	if _, _, err := waiting.run(ctx, scriptExtend, request, held.token(), int64(60_000)); !errors.Is(err, ErrNotReplicated) {
+	if _, _, err := waiting.run(ctx, scriptExtend, request, held.member, int64(60_000)); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("the resent extend, not on the stopped replica: %v, want ErrNotReplicated", err)
 	}
 }

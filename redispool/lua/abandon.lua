@@ -10,6 +10,10 @@ if waiting(v) then
   redis.call('ZREM', QUEUE, ARGV[2])
   redis.call('HDEL', REQ, ARGV[2])
 elseif v then
-  end_lease(v, 0, nil, 'abandoned')
+  local token, id = split_entry(v)
+  local lease = lease_member(token, ARGV[2], id)
+  if redis.call('ZREM', LEASES, lease) == 1 then
+    end_lease(lease, 0, 'abandoned')
+  end
 end
 return { OK }

@@ -71,12 +71,12 @@ if prior and waiting(prior) then
 end
 if prior then
   -- Granted: the same lease, not a second one.
-  local owner = redis.call('HGET', OWNER, prior)
-  if owner then
-    local _, id = split_owner(owner)
+  local token, id = split_entry(prior)
+  local deadline = redis.call('ZSCORE', LEASES, lease_member(token, request, id))
+  if deadline then
     -- Written again, so that a WAIT after this reply covers the grant.
     redis.call('HSET', REQ, request, prior)
-    return { OK, prior, id, redis.call('ZSCORE', LEASES, prior) - now }
+    return { OK, token, id, deadline - now }
   end
 end
 if recorded() then

@@ -19,13 +19,43 @@ local function next_token()
   return token
 end
 
--- owner_entry is the entry in OWNER of a lease of request on resource
--- id that paid paid from its buckets (nil: it has none).
-local function owner_entry(request, id, paid)
+-- lease_member is the member in LEASES of the lease token of request
+-- on resource id.
+local function lease_member(token, request, id)
+  return token .. ':' .. request .. ':' .. id
+end
+
+-- split_lease returns the token, the acquire request and the resource
+-- ID of a member of LEASES (a request has no ':'; an ID may).
+local function split_lease(lease)
+  local a = string.find(lease, ':', 1, true)
+  local b = string.find(lease, ':', a + 1, true)
+  return string.sub(lease, 1, a - 1), string.sub(lease, a + 1, b - 1), string.sub(lease, b + 1)
+end
+
+-- lease_entry is the entry in REQ of the lease token on resource id
+-- that paid paid from its buckets (nil: it has none).
+local function lease_entry(token, id, paid)
   if paid then
-    return request .. '+' .. paid .. ':' .. id
+    return token .. '+' .. paid .. ':' .. id
   end
-  return request .. ':' .. id
+  return token .. ':' .. id
+end
+
+-- split_entry returns the token, the resource ID and what the lease
+-- paid from its buckets (nil: none) of a lease's entry in REQ; nil for
+-- no entry or a waiter's ('q ...': a token is digits).
+local function split_entry(entry)
+  if not entry or string.byte(entry, 1) == 113 then
+    return nil
+  end
+  local sep = string.find(entry, ':', 1, true)
+  local head = string.sub(entry, 1, sep - 1)
+  local plus = string.find(head, '+', 1, true)
+  if plus then
+    return string.sub(head, 1, plus - 1), string.sub(entry, sep + 1), string.sub(head, plus + 1)
+  end
+  return head, string.sub(entry, sep + 1), nil
 end
 
 -- grant leases a slot of r, already counted in its holders, to request
@@ -33,9 +63,8 @@ end
 -- buckets (charge).
 local function grant(r, request, ttl, paid)
   local token = next_token()
-  redis.call('ZADD', LEASES, num(now + ttl), token)
-  redis.call('HSET', OWNER, token, owner_entry(request, r.id, paid))
-  redis.call('HSET', REQ, request, token)
+  redis.call('ZADD', LEASES, num(now + ttl), lease_member(token, request, r.id))
+  redis.call('HSET', REQ, request, lease_entry(token, r.id, paid))
   return token
 end
 
@@ -181,16 +210,4 @@ local function serve(quiet)
     end
     hand(r, request, ttl, proc, lease_to(r, m, parse_cost(cost)))
   end
-end
-
--- split_owner returns the acquire request, the resource ID and what the
--- lease paid from its buckets (nil: none) of an entry of OWNER.
-local function split_owner(owner)
-  local sep = string.find(owner, ':', 1, true)
-  local head = string.sub(owner, 1, sep - 1)
-  local plus = string.find(head, '+', 1, true)
-  if plus then
-    return string.sub(head, 1, plus - 1), string.sub(owner, sep + 1), string.sub(head, plus + 1)
-  end
-  return head, string.sub(owner, sep + 1), nil
 end

@@ -53,20 +53,14 @@ local function health(r, how)
   suspend(r, r.e)
 end
 
--- end_lease removes the lease token and frees its slot, which goes to
--- the oldest waiter if there is one (and its buckets cover the waiter's
--- cost); a draining resource leaves with its last lease. cool > 0
--- suspends the resource until now + cool in the same step (Cooldown).
--- how is how the hold went (see health). owner is the token's entry in
--- OWNER if the caller has read it already.
-local function end_lease(token, cool, owner, how)
-  owner = owner or redis.call('HGET', OWNER, token)
-  redis.call('ZREM', LEASES, token)
-  redis.call('HDEL', OWNER, token)
-  if not owner then
-    return
-  end
-  local request, id = split_owner(owner)
+-- end_lease frees the slot of lease, a member of LEASES that the caller
+-- has just taken out of it: the slot goes to the oldest waiter if there
+-- is one (and its buckets cover the waiter's cost); a draining resource
+-- leaves with its last lease. cool > 0 suspends the resource until now
+-- + cool in the same step (Cooldown). how is how the hold went (see
+-- health).
+local function end_lease(lease, cool, how)
+  local _, request, id = split_lease(lease)
   redis.call('HDEL', REQ, request)
   local r = load(id)
   if not r then

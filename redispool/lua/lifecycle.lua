@@ -36,6 +36,14 @@ local function count_profile(text, d)
   end
 end
 
+-- HASH_TABLE is the value of the field '#h' of RES and REQ, written
+-- with the pool's first resource. Redis keeps a small hash (up to
+-- hash-max-listpack-entries fields, 128 by default) as a list that
+-- every lookup scans, which at a few dozen resources costs more than
+-- the rest of the lookup. A value longer than hash-max-listpack-value
+-- (64 bytes by default) makes it a hash table for as long as it exists.
+local HASH_TABLE = 'keeps this hash a hash table: a value longer than hash-max-listpack-value'
+
 -- add_resource puts a new resource in the pool, available at once.
 local function add_resource(id, prio, cap, limits)
   local r = { id = id, c = tonumber(cap), h = 0, s = 0, p = prio, q = 0, e = 0, a = 0 }
@@ -49,7 +57,10 @@ local function add_resource(id, prio, cap, limits)
   count_profile(limits_of(r), '1')
   unsynced()
   store(r)
-  redis.call('HINCRBY', RES, '#n', '1')
+  if redis.call('HINCRBY', RES, '#n', '1') == 1 then
+    redis.call('HSET', RES, '#h', HASH_TABLE)
+    redis.call('HSET', REQ, '#h', HASH_TABLE)
+  end
   relist(r, nil)
 end
 

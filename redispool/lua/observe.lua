@@ -4,11 +4,10 @@
 -- the report describes another window). The bucket is never raised.
 -- Reply: {OK}, {NONE} as release, or {UNKNOWN_LIMIT} when the resource
 -- has no bucket of that name.
-local owner = redis.call('HGET', OWNER, ARGV[2])
-if not owner then
+if not redis.call('ZSCORE', LEASES, ARGV[2]) then
   return { NONE }
 end
-local _, id = split_owner(owner)
+local _, _, id = split_lease(ARGV[2])
 local r = load(id)
 local b = nil
 for _, x in ipairs(r and r.b or {}) do

@@ -20,40 +20,43 @@
 --             buckets (live or draining), '#l' resting for their
 --             buckets, '#j' ejected, '#w' waits the limits caused,
 --             '#s' the digest of the last Sync while nothing changed
---             the resources since (unsynced)
+--             the resources since (unsynced), '#h' HASH_TABLE
 --   2 avail   zset: resources that can be leased now, score = priority,
 --             member = 14-digit time (ms) at which its buckets are all
 --             full again (0: full, or none) .. 10-digit holders .. ':'
 --             .. ID, so that among equal priorities the most budget
 --             left sorts first (the core's headroom), then fewer
 --             holders
---   3 leases  zset: token -> deadline (ms, server clock)
---   4 owner   hash: token -> request .. ':' .. ID (request: 32 hex
---             digits), or, for a lease on a resource with buckets,
---             request .. '+' .. what it paid .. ':' .. ID (see charge),
---             which Settle replaces
---   5 susp    zset: ID -> end of its rest (ms, server clock): the later
+--   3 leases  zset: token .. ':' .. request .. ':' .. ID -> deadline
+--             (ms, server clock), each member a running lease: its
+--             fencing token, its acquire request (32 hex digits) and
+--             resource. The client names a lease by its member, so
+--             that ending one reads nothing to learn whose it is.
+--   4 susp    zset: ID -> end of its rest (ms, server clock): the later
 --             of its suspension (an ejection is one) and its rest for
 --             its buckets
---   6 req     hash: request -> token, the lease an acquire request got,
---             so that a retried request gets the same lease and an
---             abandoned one (its reply lost) can be given back; or, for
+--   5 req     hash: request -> token .. ':' .. ID, the lease an acquire
+--             request got (while it runs), so that a retried request
+--             gets the same lease and an abandoned one (its reply lost)
+--             can be given back; for a lease on a resource with
+--             buckets, token .. '+' .. what it paid .. ':' .. ID (see
+--             charge), which Settle replaces; or, for
 --             a request waiting in QUEUE, 'q EXPIRY TTL PROCESS[ COST]':
 --             until when its entry holds (the waiter re-checks before
 --             then), its lease TTL (ms), its process's id and its cost
---             (see parse_cost; none for the default)
---   7 token   string: the last fencing token granted. It outlives the
+--             (see parse_cost; none for the default); '#h' HASH_TABLE
+--   6 token   string: the last fencing token granted. It outlives the
 --             pool's other keys (tidy leaves it), so that tokens never go
 --             back while the data survives, whatever the clocks do.
---   8 queue   zset: waiting acquire request -> its arrival number. A
+--   7 queue   zset: waiting acquire request -> its arrival number. A
 --             freed slot goes to the oldest waiter whose entry holds,
 --             granted in the script that frees it; the waiter's process
 --             is told on the channel ARGV[1] .. ':' .. PROCESS.
---   9 profiles hash: a resource's limits as the client sends them
+--   8 profiles hash: a resource's limits as the client sends them
 --             ('' for none) -> how many resources, draining ones aside,
 --             have exactly those, so that a cost that none can ever
 --             cover is known without reading every resource
---  10 done    string, the call's own: the status recorded for its
+--   9 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),
 --             expiring a window after it was written, so that the same
 --             request sent again (go-redis resends a command whose
@@ -74,7 +77,7 @@
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
 local KEYS, ARGV -- the call's, set by begin
-local RES, AVAIL, LEASES, OWNER, SUSP, REQ, TOKEN, QUEUE, PROFILES, DONE
+local RES, AVAIL, LEASES, SUSP, REQ, TOKEN, QUEUE, PROFILES, DONE
 local WAKE, REQUEST, WINDOW, RECORD
 -- now is the server's time in ms; now_text the same as text, and
 -- now_us_text the time in microseconds as text, so that the common

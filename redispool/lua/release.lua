@@ -1,8 +1,8 @@
--- release: end the lease ARGV[2], a success (see health). Reply: {OK}, or {NONE} when the pool
--- does not have it (expired, or lost with the server's data).
-local owner = redis.call('HGET', OWNER, ARGV[2])
-if not owner then
+-- release: end the lease ARGV[2] (its member in LEASES), a success (see
+-- health). Reply: {OK}, or {NONE} when the pool does not have it
+-- (expired, or lost with the server's data).
+if redis.call('ZREM', LEASES, ARGV[2]) == 0 then
   return repeated()
 end
-end_lease(ARGV[2], 0, owner, 'ok')
+end_lease(ARGV[2], 0, 'ok')
 return { OK }

@@ -7,21 +7,21 @@
 -- Sync dropped it) is left alone. The lease records the new
 -- amounts, so that a second settle corrects the first.
 -- Reply: {OK}, or {NONE} when the pool does not have the lease.
-local owner = redis.call('HGET', OWNER, ARGV[2])
-if not owner then
+local token, request = split_lease(ARGV[2])
+local entry = redis.call('HGET', REQ, request)
+local granted, id, paid = split_entry(entry)
+if granted ~= token then -- REQ keeps the lease's entry while it runs
   return { NONE }
 end
-local request, id, paid = split_owner(owner)
 local r = load(id)
 if not paid or not r or not r.b then
   return { OK }
 end
 local actual, before = parse_cost(ARGV[3]), parse_cost(paid)
-local token = tonumber(ARGV[2])
 refill(r)
 for _, b in ipairs(r.b) do
   local est, act = before[b.n], actual[b.n]
-  if est and act and token > b.born then
+  if est and act and tonumber(token) > b.born then
     settle_bucket(b, est, act)
     if act < est then
       freed = true -- the refund may cover the oldest waiter's cost
@@ -32,7 +32,7 @@ local now_paid = {}
 for n, a in string.gmatch(paid, '(%x+)=(%d+)') do
   now_paid[#now_paid + 1] = n .. '=' .. (actual[n] and num(actual[n]) or a)
 end
-redis.call('HSET', OWNER, ARGV[2], owner_entry(request, id, table.concat(now_paid, ',')))
+redis.call('HSET', REQ, request, lease_entry(token, id, table.concat(now_paid, ',')))
 local old = listing(r)
 set_rest(r, budget_rest(r))
 store(r)

@@ -7,11 +7,12 @@
 -- suspensions that are over end.
 local function reclaim()
   local due = redis.call('ZRANGEBYSCORE', LEASES, '-inf', now_text)
-  for _, token in ipairs(due) do
-    end_lease(token, 0, nil, 'expired')
-  end
   if #due > 0 then
+    redis.call('ZREMRANGEBYSCORE', LEASES, '-inf', now_text)
     redis.call('HINCRBY', RES, '#e', num(#due))
+  end
+  for _, lease in ipairs(due) do
+    end_lease(lease, 0, 'expired')
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', SUSP, '-inf', now_text)) do
     redis.call('ZREM', SUSP, id)
@@ -127,7 +128,7 @@ local function tidy()
   end
   redis.call('DEL', QUEUE)
   if (tonumber(n[2]) or 0) == 0 then
-    redis.call('DEL', RES, AVAIL, LEASES, OWNER, SUSP, REQ, PROFILES)
+    redis.call('DEL', RES, AVAIL, LEASES, SUSP, REQ, PROFILES)
   end
 end
 
@@ -135,8 +136,8 @@ end
 -- time decided since the last one.
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
-  RES, AVAIL, LEASES, OWNER, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-  TOKEN, QUEUE, PROFILES, DONE = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+  RES, AVAIL, LEASES, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+  TOKEN, QUEUE, PROFILES, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
   WAKE = ARGV[1]
   REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')
