@@ -28,11 +28,11 @@ const (
 	EventEject
 	// EventResume: a suspension or ejection ended and the resource is
 	// available again (unless excluded, or every slot is taken), reported
-	// once, by its timer or by the release, update or settlement that
-	// finds it over first. An operation that replaces or clears an ended
-	// rest itself (Suspend, a cooldown, Exclude, Include) while its timer
-	// is late reports no end. A resource removed meanwhile is not
-	// reported.
+	// once, by its timer or by the operation on the resource that finds
+	// it over first (a release, a cooldown, a failure, an update, a
+	// settlement, Suspend, Exclude or Include), whatever the timer's
+	// timing. One that Exclude or Include cuts short, or of a resource
+	// removed meanwhile, is not reported.
 	EventResume
 )
 

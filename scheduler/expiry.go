@@ -193,8 +193,10 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 			if n.RestUntil == 0 || now < n.RestUntil {
 				return // ended early, or extended: a later entry is queued
 			}
-			if n.State == node.Excluded && (n.Rest == node.Suspended || n.Rest == node.Ejected) {
-				first = events.EventResume // place leaves an excluded node's rest, and reports the others
+			// place leaves an excluded node as it is, so its rest
+			// ends, and is reported, here; place reports the others'.
+			if n.State == node.Excluded && sh.forgetEnded(n) {
+				first = events.EventResume
 			}
 			was := n.RestUntil
 			sh.place(n)

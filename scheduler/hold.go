@@ -160,6 +160,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		s.count(end, noEvent)
 		return noEvent
 	}
+	// A rest that is over ended before this release: restAfter would
+	// replace it unreported.
+	resumed := sh.forgetEnded(n)
 	event := s.restAfter(sh, n, end)
 	done := false
 	defer func() {
@@ -178,6 +181,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}()
 	sh.place(n)
 	done = true
+	if resumed {
+		sh.emit(events.EventResume, n.Key)
+	}
 	s.restMoved(n, rest)
 	if i >= 0 {
 		s.expiry.drop(ended.Deadline, n, ended.Token)

@@ -84,9 +84,16 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 			return false, crserrors.ErrResourceNotActive
 		}
 		if n.Rest == node.Suspended || n.Rest == node.Ejected {
+			// A rest that is over ended before the exclusion: its
+			// end is reported, as its timer would have. One still
+			// running just ends.
 			was := n.RestUntil
+			resumed := sh.forgetEnded(n)
 			sh.setRest(n, 0, node.NoRest)
 			s.restMoved(n, was)
+			if resumed {
+				sh.emit(events.EventResume, n.Key)
+			}
 		}
 		return false, nil
 	})
@@ -121,6 +128,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 				n.SetHealth(failures, ejections)
 			}
 		}()
+		resumed := sh.forgetEnded(n)
 		if why != node.RateLimited {
 			sh.setRest(n, 0, node.NoRest)
 		}
@@ -128,6 +136,9 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
 		done = true
+		if resumed {
+			sh.emit(events.EventResume, n.Key)
+		}
 		s.restMoved(n, rest)
 		return s.serve(sh), nil
 	})
@@ -149,7 +160,9 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	err := s.transition(id, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
 		rest, why := n.RestUntil, n.Rest
-		if until > rest || why == node.RateLimited { // see restAfter
+		// A rest that is over is not extended: it ended first.
+		resumed := sh.forgetEnded(n)
+		if until > n.RestUntil || n.Rest == node.RateLimited { // see restAfter
 			sh.setRest(n, until, node.Suspended)
 		}
 		done := false
@@ -160,6 +173,9 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		}()
 		sh.place(n)
 		done = true
+		if resumed {
+			sh.emit(events.EventResume, n.Key)
+		}
 		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
 		return false, nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/fakeclock"
@@ -66,11 +67,16 @@ func TestASuspensionOfARemovedResourceEndsWithoutResume(t *testing.T) {
 }
 
 // The events of resource a when op runs after a's rest is over, with the
-// timer on time or late.
-func eventsOfA(t *testing.T, late bool, setup, op func(*scheduler.Scheduler[*worker, string])) string {
+// timer on time or late, in a scheduler of ejectionConfig that configure
+// (if not nil) changes.
+func eventsOfA(t *testing.T, late bool, configure func(*config.Config[*worker, string]), setup, op func(*scheduler.Scheduler[*worker, string])) string {
 	t.Helper()
 	clock := fakeclock.New()
-	s, rec := observed(t, ejectionConfig(clock, 0))
+	cfg := ejectionConfig(clock, 0)
+	if configure != nil {
+		configure(&cfg)
+	}
+	s, rec := observed(t, cfg)
 	addAll(t, s, w("a", 1), w("b", 2))
 	setup(s)
 	if late {
@@ -80,6 +86,7 @@ func eventsOfA(t *testing.T, late bool, setup, op func(*scheduler.Scheduler[*wor
 	op(s)
 	clock.Resume()
 	clock.Advance(0)
+	mustInvariants(t, s)
 	s.Shutdown()
 	var out []events.EventType
 	for _, e := range rec.events() {
@@ -104,29 +111,164 @@ func TestTheEndOfARestIsReportedWhateverTheTimersTiming(t *testing.T) {
 		}
 	}
 	eject := func(s *scheduler.Scheduler[*worker, string]) { failTimes(t, s, "a", 3) }
+	excludeSuspended := func(s *scheduler.Scheduler[*worker, string]) {
+		if err := s.Exclude("a"); err != nil {
+			t.Fatal(err)
+		}
+		suspend(s)
+	}
 	update := func(s *scheduler.Scheduler[*worker, string]) {
 		if err := s.Update(w("a", 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []struct {
-		name      string
-		setup, op func(*scheduler.Scheduler[*worker, string])
-	}{
-		{"release", suspendHeld, func(*scheduler.Scheduler[*worker, string]) {
-			if err := lease.Release(); err != nil {
+	release := func(*scheduler.Scheduler[*worker, string]) {
+		if err := lease.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cooldown := func(*scheduler.Scheduler[*worker, string]) {
+		if err := lease.Cooldown(time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exclude := func(s *scheduler.Scheduler[*worker, string]) {
+		if err := s.Exclude("a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	include := func(s *scheduler.Scheduler[*worker, string]) {
+		if err := s.Include("a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	releaseCooldown := func(cfg *config.Config[*worker, string]) { cfg.ReleaseCooldown = time.Second }
+	capacity := func(cfg *config.Config[*worker, string]) {
+		cfg.Capacity = func(v *worker) int { return v.Capacity }
+	}
+	// A lease on a that fails after a's ejection is over ejects it again.
+	var leases []scheduler.Lease[*worker, string]
+	ejectHeld := func(s *scheduler.Scheduler[*worker, string]) {
+		if err := s.Update(&worker{ID: "a", Priority: 1, Capacity: 6}); err != nil {
+			t.Fatal(err)
+		}
+		leases = leases[:0]
+		for range 6 {
+			l := mustLease(t, s)
+			if l.Key() != "a" {
+				t.Fatalf("lease on %s, want a", l.Key())
+			}
+			leases = append(leases, l)
+		}
+		for i := range 5 { // the third ejects a; the others count toward the next ejection
+			if err := leases[i].Fail(); err != nil {
 				t.Fatal(err)
 			}
-		}},
-		{"update", suspend, update},
-		{"update after an ejection", eject, update},
+		}
+	}
+	fail := func(*scheduler.Scheduler[*worker, string]) {
+		if err := leases[5].Fail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		configure func(*config.Config[*worker, string])
+		setup, op func(*scheduler.Scheduler[*worker, string])
+	}{
+		{"release", nil, suspendHeld, release},
+		{"update", nil, suspend, update},
+		{"update after an ejection", nil, eject, update},
+		// The operations below replace or clear the ended rest themselves.
+		{"suspend", nil, suspend, suspend},
+		{"suspend after an ejection", nil, eject, suspend},
+		{"cooldown", nil, suspendHeld, cooldown},
+		{"release with a release cooldown", releaseCooldown, suspendHeld, release},
+		{"failure after an ejection", capacity, ejectHeld, fail},
+		{"exclude", nil, suspend, exclude},
+		{"exclude after an ejection", nil, eject, exclude},
+		{"suspend of an excluded resource", nil, excludeSuspended, suspend},
+		{"include of an excluded resource", nil, excludeSuspended, include},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			onTime, late := eventsOfA(t, false, c.setup, c.op), eventsOfA(t, true, c.setup, c.op)
-			if onTime != late || !strings.Contains(late, "Resume") {
-				t.Fatalf("a's events with the timer on time %s, late %s; want the same, with the Resume", onTime, late)
+			onTime := eventsOfA(t, false, c.configure, c.setup, c.op)
+			late := eventsOfA(t, true, c.configure, c.setup, c.op)
+			if onTime != late || strings.Count(late, "Resume") != 1 {
+				t.Fatalf("a's events with the timer on time %s, late %s; want the same, with one Resume", onTime, late)
 			}
 		})
+	}
+}
+
+// An excluded resource's ejection ends when its time is up, as any
+// other's: its end is reported, and the resource no longer counts as
+// ejected, so that another may be ejected (it counted until Include).
+func TestAnExcludedResourcesEjectionEndsOnTime(t *testing.T) {
+	clock := fakeclock.New()
+	cfg := ejectionConfig(clock, 0)
+	cfg.Capacity = func(v *worker) int { return v.Capacity }
+	s, rec := observed(t, cfg)
+	addAll(t, s, w("a", 1), w("b", 2), w("c", 3))
+	if err := s.Update(&worker{ID: "a", Priority: 1, Capacity: 4}); err != nil {
+		t.Fatal(err)
+	}
+	var leases []scheduler.Lease[*worker, string]
+	for range 3 {
+		leases = append(leases, mustLease(t, s))
+	}
+	for i, l := range leases {
+		if i == 2 { // a, excluded, is ejected by the third failure
+			if err := s.Exclude("a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Fail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(30 * time.Second)
+	// Of three resources, one excluded, one may be ejected: a no longer is.
+	failTimes(t, s, "b", 3)
+	wantState(t, s, "b", "resting")
+	mustInvariants(t, s)
+	s.Shutdown()
+	if got := fmt.Sprint(rec.ids(events.EventEject), rec.ids(events.EventResume)); got != "[a b] [a]" {
+		t.Fatalf("ejected, resumed: %s; want [a b] [a]", got)
+	}
+}
+
+// Suspending a resource again while its suspension runs extends it: that
+// suspension has not ended, and its one end is reported when the later
+// deadline comes, whatever the timer's timing.
+func TestExtendingARunningSuspensionReportsOneResume(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		clock := fakeclock.New()
+		s, rec := observed(t, healthConfig(clock))
+		addAll(t, s, w("a", 1), w("b", 2))
+		if err := s.Suspend("a", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if late {
+			clock.Pause()
+		}
+		clock.Advance(500 * time.Millisecond)
+		if err := s.Suspend("a", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(700 * time.Millisecond) // the first deadline has passed, the second not yet
+		wantState(t, s, "a", "resting")
+		if got := rec.ids(events.EventResume); len(got) != 0 {
+			t.Fatalf("late %v: EventResume for %v while a's extended suspension runs", late, got)
+		}
+		clock.Resume()
+		clock.Advance(0)
+		wantState(t, s, "a", "resting")
+		clock.Advance(time.Second)
+		wantState(t, s, "a", "active")
+		s.Shutdown()
+		if got := rec.ids(events.EventResume); fmt.Sprint(got) != "[a]" {
+			t.Fatalf("late %v: EventResume for %v, want [a] once", late, got)
+		}
 	}
 }
 

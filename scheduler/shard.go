@@ -60,7 +60,8 @@ type shard[T any, ID comparable] struct {
 	now    func() int64 // the scheduler's clock, as deadlines count it
 	hooks  *hooks       // the scheduler's
 	// emit queues an event for the observers (Scheduler.emit): it never
-	// blocks and runs no user code, so place may call it under mu.
+	// blocks and runs no user code, so it may be called under mu (place,
+	// and the operations that call forgetEnded, do).
 	emit func(events.EventType, ID)
 
 	// active mirrors heap.Len() and top mirrors heap.Top() (when peeked)
@@ -288,6 +289,23 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 	}
 	s.setRest(n, 0, node.NoRest)
 	return false
+}
+
+// forgetEnded forgets n's suspension or ejection if it is over, and
+// reports whether it did. A suspension or ejection still on a node (not
+// removed) after its end is one whose end no one has reported: place and
+// the timer (expire) forget it when they report it. So an operation that would
+// replace or clear n's rest itself (Suspend, a cooldown or ejection on a
+// release, Exclude, Include) calls this first, and when it reports true,
+// emits EventResume once its step is done, as place does: otherwise,
+// with the timer late, the end would go unreported. The operation's undo
+// restores the rest.
+func (s *shard[T, ID]) forgetEnded(n *node.Node[T, ID]) bool {
+	if (n.Rest != node.Suspended && n.Rest != node.Ejected) || s.now() < n.RestUntil {
+		return false
+	}
+	s.setRest(n, 0, node.NoRest)
+	return true
 }
 
 // limited starts a rest for n's limits if one of its buckets lacks a
