@@ -61,7 +61,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		if limited {
 			unmeter(sh, n, g.cost)
 		}
-		sh.setRest(n, rest, why)
+		sh.restoreRest(n, rest, why)
 		if holds {
 			n.Holders--
 			sh.holders--
@@ -170,7 +170,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 			return
 		}
 		n.SetHealth(failures, ejections)
-		sh.setRest(n, rest, why) // also gives back an ejection reserved above
+		sh.restoreRest(n, rest, why) // also gives back an ejection reserved above
 		back := sh.limitsOnly(n)
 		n.Holders++
 		sh.holders++

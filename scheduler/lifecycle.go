@@ -124,7 +124,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		defer func() {
 			if !done {
 				sh.setState(n, state)
-				sh.setRest(n, rest, why)
+				sh.restoreRest(n, rest, why)
 				n.SetHealth(failures, ejections)
 			}
 		}()
@@ -168,7 +168,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		done := false
 		defer func() {
 			if !done {
-				sh.setRest(n, rest, why)
+				sh.restoreRest(n, rest, why)
 			}
 		}()
 		sh.place(n)
@@ -344,7 +344,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 			n.SetBucket(old.bucket)
 			setQuotas(n, old.quotas)
 			n.SetFullAt(old.fullAt)
-			sh.setRest(n, old.restUntil, old.rest)
+			sh.restoreRest(n, old.restUntil, old.rest)
 		}
 	}()
 	sh.place(n)

@@ -282,3 +282,78 @@ func TestStrategyPanicLeavesSchedulerUsable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An operation that ends an ejection (Include), or finds one over with
+// its timer late, uncounts it; when the comparator then panics, the
+// undo puts the ejection back, and it must count as ejected again.
+func TestComparatorPanicPutsAnEjectionBackCounted(t *testing.T) {
+	var lease scheduler.Lease[*worker, string]
+	ops := []struct {
+		name  string
+		after time.Duration // from the ejection (a minute) to the operation
+		op    func(s *scheduler.Scheduler[*worker, string]) error
+	}{
+		{"Include", 0, func(s *scheduler.Scheduler[*worker, string]) error { return s.Include("w0") }},
+		{"Include after its end", 2 * time.Minute, func(s *scheduler.Scheduler[*worker, string]) error { return s.Include("w0") }},
+		{"Update after its end", 2 * time.Minute, func(s *scheduler.Scheduler[*worker, string]) error {
+			v := w("w0", 1000)
+			v.Capacity = 2
+			return s.Update(v)
+		}},
+		{"Lease.Release after its end", 2 * time.Minute, func(s *scheduler.Scheduler[*worker, string]) error { return lease.Release() }},
+	}
+	for _, tt := range ops {
+		t.Run(tt.name, func(t *testing.T) {
+			panics := 0
+			for k := 1; ; k++ {
+				tr := &trap{}
+				tr.disarm()
+				clock := fakeclock.New()
+				cfg := baseConfig(1, config.Exclusive)
+				cfg.Comparator = tr.compare
+				cfg.Clock = clock
+				cfg.Capacity = func(v *worker) int { return v.Capacity }
+				cfg.Ejection = config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Minute}
+				s := newScheduler(t, cfg)
+				ws := numbered(40)
+				for _, v := range ws {
+					v.Capacity = 2
+				}
+				ws[0].Priority = -1 // the best: the leases below take it
+				addAll(t, s, ws...)
+				lease = mustLease(t, s)
+				held := mustLease(t, s)
+				if lease.Key() != "w0" || held.Key() != "w0" {
+					t.Fatalf("leases on %s and %s, want w0", lease.Key(), held.Key())
+				}
+				if err := held.Fail(); err != nil {
+					t.Fatal(err)
+				}
+				if got := s.Stats().EjectedResources; got != 1 {
+					t.Fatalf("%d ejected after w0's failure, want 1", got)
+				}
+				clock.Pause() // the ejection's timer is late
+				clock.Advance(tt.after)
+				tr.arm(k)
+				panicked, _ := callCatching(func() error { return tt.op(s) })
+				stillArmed := tr.armed()
+				tr.disarm()
+				if panicked == nil {
+					if !stillArmed {
+						t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
+					}
+					break
+				}
+				panics++
+				if err := s.CheckInvariants(); err != nil {
+					t.Fatalf("k=%d: after the panic: %v", k, err)
+				}
+				clock.Resume()
+				s.Shutdown()
+			}
+			if panics == 0 {
+				t.Fatal("the comparator was never called: the test proves nothing")
+			}
+		})
+	}
+}

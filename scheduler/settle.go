@@ -138,7 +138,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 				copy(n.Quotas(), saved)
 				e.Cost = paid
 				n.SetFullAt(full)
-				sh.setRest(n, rest, why)
+				sh.restoreRest(n, rest, why)
 			}
 		}()
 		setLimitRest(sh, n, limitRest(n, now))

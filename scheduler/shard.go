@@ -278,6 +278,18 @@ func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) 
 	s.recount(n, was)
 }
 
+// restoreRest puts back n's rest as an operation saved it before
+// changing it, for the operation's undo when user code panics: as
+// setRest, and an ejection put back counts as ejected again, since
+// setRest uncounts an ejection that it ends but does not count one that
+// it sets (an ejection is counted when it is reserved: reserveEjection).
+func (s *shard[T, ID]) restoreRest(n *node.Node[T, ID], until int64, why node.Rest) {
+	if why == node.Ejected && n.Rest != node.Ejected {
+		s.pool.ejected.Add(1)
+	}
+	s.setRest(n, until, why)
+}
+
 // stillResting reports whether n's rest is still running, and forgets a rest
 // that has ended.
 func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
@@ -410,7 +422,7 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	done := false
 	defer func() {
 		if !done && n.RestUntil != rest { // undo the forgetting of an ended rest
-			s.setRest(n, rest, why)
+			s.restoreRest(n, rest, why)
 		}
 	}()
 	switch {
