@@ -9,6 +9,7 @@ local v = redis.call('HGET', REQ, ARGV[2])
 if waiting(v) then
   redis.call('ZREM', QUEUE, ARGV[2])
   redis.call('HDEL', REQ, ARGV[2])
+  freed = true -- the waiters behind it may wait for it alone (serve)
 elseif v then
   local token, id = split_entry(v)
   local lease = lease_member(token, ARGV[2], id)
