@@ -63,6 +63,7 @@ if prior and waiting(prior) then
       -- Its resources' limits lowered below its cost (Sync).
       redis.call('ZREM', QUEUE, request)
       redis.call('HDEL', REQ, request)
+      freed = true -- the waiters behind it may wait for it alone (serve)
       return { EXCEEDS }
     end
     redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
