@@ -114,7 +114,9 @@
 //	{NAME}:res     hash  one packed field per resource (capacity,
 //	                     holders, flags, end of suspension, priority,
 //	                     then any buckets, rest for them and health);
-//	                     pool counters; the digest of the last Sync
+//	                     pool counters; the digest of the last Sync;
+//	                     a long field that keeps it a hash table (as
+//	                     in req), whose lookups do not scan
 //	{NAME}:avail   zset  resources with a free slot, by priority, then
 //	                     budget left, then holders
 //	{NAME}:leases  zset  lease token, acquire request and resource ID
