@@ -23,25 +23,25 @@ import (
 	"github.com/crsched/crs/internal/node"
 )
 
-type rvRes struct {
+type randomResource struct {
 	key       string
 	prio, cap int
 	limited   bool
 	budgeted  bool
 }
 
-// rvSentinel is an event type no operation emits: the test emits it after
+// stepEnd is an event type no operation emits: the test emits it after
 // each step and waits for it, so that it sees each step's events.
-const rvSentinel events.EventType = 200
+const stepEnd events.EventType = 200
 
-type rvRec struct {
+type stepRecorder struct {
 	mu    sync.Mutex
 	step  []events.Event[string]
 	flush chan struct{}
 }
 
-func (r *rvRec) OnEvent(e events.Event[string]) {
-	if e.Type == rvSentinel {
+func (r *stepRecorder) OnEvent(e events.Event[string]) {
+	if e.Type == stepEnd {
 		r.flush <- struct{}{}
 		return
 	}
@@ -51,8 +51,8 @@ func (r *rvRec) OnEvent(e events.Event[string]) {
 }
 
 // take returns the events of the step that just ran.
-func (r *rvRec) take(s *Scheduler[*rvRes, string]) []events.Event[string] {
-	s.emit(rvSentinel, "")
+func (r *stepRecorder) take(s *Scheduler[*randomResource, string]) []events.Event[string] {
+	s.emit(stepEnd, "")
 	<-r.flush
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -61,46 +61,46 @@ func (r *rvRec) take(s *Scheduler[*rvRes, string]) []events.Event[string] {
 	return got
 }
 
-type rvSnap struct {
+type restSnapshot struct {
 	rest  node.Rest
 	until int64
 	state node.State
 }
 
-func rvSnapshot(s *Scheduler[*rvRes, string]) map[*node.Node[*rvRes, string]]rvSnap {
-	m := map[*node.Node[*rvRes, string]]rvSnap{}
-	s.nodes.Range(func(_ string, n *node.Node[*rvRes, string]) {
-		m[n] = rvSnap{n.Rest, n.RestUntil, n.State}
+func restsOf(s *Scheduler[*randomResource, string]) map[*node.Node[*randomResource, string]]restSnapshot {
+	m := map[*node.Node[*randomResource, string]]restSnapshot{}
+	s.nodes.Range(func(_ string, n *node.Node[*randomResource, string]) {
+		m[n] = restSnapshot{n.Rest, n.RestUntil, n.State}
 	})
 	return m
 }
 
 func TestRandomRestsAreReportedOnceEach(t *testing.T) {
 	for seed := range uint64(60) {
-		if err := rvRun(seed, 400); err != nil {
+		if err := runRandomRests(seed, 400); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
 }
 
-func rvRun(seed uint64, steps int) (err error) {
+func runRandomRests(seed uint64, steps int) (err error) {
 	r := rand.New(rand.NewPCG(seed, 0xc0ffee))
 	clock := fakeclock.New()
 	var countdown atomic.Int64
 	countdown.Store(math.MinInt64 / 2)
-	rec := &rvRec{flush: make(chan struct{})}
+	rec := &stepRecorder{flush: make(chan struct{})}
 	policy := config.Exclusive
 	if r.IntN(4) == 0 {
 		policy = config.Shared
 	}
-	cfg := config.Config[*rvRes, string]{
+	cfg := config.Config[*randomResource, string]{
 		HeapCount:     1 + r.IntN(2),
 		AcquirePolicy: policy,
-		KeyFunc:       func(v *rvRes) string { return v.key },
-		Capacity:      func(v *rvRes) int { return v.cap },
-		Comparator: func(a, b *rvRes) int {
+		KeyFunc:       func(v *randomResource) string { return v.key },
+		Capacity:      func(v *randomResource) int { return v.cap },
+		Comparator: func(a, b *randomResource) int {
 			if countdown.Add(-1) == 0 {
-				panic("rv comparator")
+				panic("comparator trap")
 			}
 			return a.prio - b.prio
 		},
@@ -121,7 +121,7 @@ func rvRun(seed uint64, steps int) (err error) {
 		cfg.LeaseTTL = 2 * time.Second
 	}
 	if r.IntN(2) == 0 {
-		cfg.RateLimit = func(v *rvRes) (float64, int) {
+		cfg.RateLimit = func(v *randomResource) (float64, int) {
 			if v.limited {
 				return 2, 1
 			}
@@ -129,7 +129,7 @@ func rvRun(seed uint64, steps int) (err error) {
 		}
 	}
 	if r.IntN(2) == 0 {
-		cfg.Limits = func(v *rvRes) []config.Limit {
+		cfg.Limits = func(v *randomResource) []config.Limit {
 			if v.budgeted {
 				return []config.Limit{{Name: "tok", Max: 4, Per: time.Second}}
 			}
@@ -142,8 +142,8 @@ func rvRun(seed uint64, steps int) (err error) {
 	}
 	defer s.Shutdown()
 	const keys = 6
-	newRes := func(k int) *rvRes {
-		return &rvRes{key: fmt.Sprintf("k%d", k), prio: r.IntN(10), cap: 1 + r.IntN(2), limited: r.IntN(3) == 0, budgeted: r.IntN(2) == 0}
+	newRes := func(k int) *randomResource {
+		return &randomResource{key: fmt.Sprintf("k%d", k), prio: r.IntN(10), cap: 1 + r.IntN(2), limited: r.IntN(3) == 0, budgeted: r.IntN(2) == 0}
 	}
 	for k := range keys {
 		if err := s.Add(newRes(k)); err != nil {
@@ -151,7 +151,7 @@ func rvRun(seed uint64, steps int) (err error) {
 		}
 	}
 	rec.take(s)
-	var leases []Lease[*rvRes, string]
+	var leases []Lease[*randomResource, string]
 	var anon []string
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -160,7 +160,7 @@ func rvRun(seed uint64, steps int) (err error) {
 	dur := func() time.Duration { return time.Duration(1+r.IntN(20)) * 100 * time.Millisecond }
 	// onLease runs f on a random lease and forgets the lease unless f
 	// panics (then it had no effect: the lease is still held).
-	onLease := func(f func(Lease[*rvRes, string]) error) {
+	onLease := func(f func(Lease[*randomResource, string]) error) {
 		if len(leases) == 0 {
 			return
 		}
@@ -169,13 +169,13 @@ func rvRun(seed uint64, steps int) (err error) {
 		leases = append(leases[:i], leases[i+1:]...)
 	}
 	// useLease runs f on a random lease, which it keeps.
-	useLease := func(f func(*Lease[*rvRes, string]) error) {
+	useLease := func(f func(*Lease[*randomResource, string]) error) {
 		if len(leases) > 0 {
 			_ = f(&leases[r.IntN(len(leases))])
 		}
 	}
 	for step := range steps {
-		before := rvSnapshot(s)
+		before := restsOf(s)
 		t0 := s.now()
 		advance := false
 		if r.IntN(3) == 0 {
@@ -197,13 +197,13 @@ func rvRun(seed uint64, steps int) (err error) {
 				}
 			case 2:
 				name = "Lease.Release"
-				onLease(func(l Lease[*rvRes, string]) error { return l.Release() })
+				onLease(func(l Lease[*randomResource, string]) error { return l.Release() })
 			case 3:
 				name = "Lease.Fail"
-				onLease(func(l Lease[*rvRes, string]) error { return l.Fail() })
+				onLease(func(l Lease[*randomResource, string]) error { return l.Fail() })
 			case 4:
 				name = "Lease.Cooldown"
-				onLease(func(l Lease[*rvRes, string]) error { return l.Cooldown(dur()) })
+				onLease(func(l Lease[*randomResource, string]) error { return l.Cooldown(dur()) })
 			case 5:
 				name = "Release"
 				if len(anon) > 0 {
@@ -253,23 +253,23 @@ func rvRun(seed uint64, steps int) (err error) {
 				}
 			case 16:
 				name = "Lease.Settle"
-				useLease(func(l *Lease[*rvRes, string]) error { return l.Settle(config.Cost{"tok": int64(r.IntN(8))}) })
+				useLease(func(l *Lease[*randomResource, string]) error { return l.Settle(config.Cost{"tok": int64(r.IntN(8))}) })
 			case 17:
 				name = "Lease.Observe"
-				useLease(func(l *Lease[*rvRes, string]) error {
+				useLease(func(l *Lease[*randomResource, string]) error {
 					return l.Observe("tok", int64(r.IntN(4)), time.Duration(r.IntN(1000))*time.Millisecond)
 				})
 			case 18:
 				name = "Lease.Extend"
-				useLease(func(l *Lease[*rvRes, string]) error { return l.Extend(dur()) })
+				useLease(func(l *Lease[*randomResource, string]) error { return l.Extend(dur()) })
 			case 19:
 				name = "BatchAdd"
-				_ = s.BatchAdd([]*rvRes{newRes(r.IntN(keys)), newRes(r.IntN(keys))})
+				_ = s.BatchAdd([]*randomResource{newRes(r.IntN(keys)), newRes(r.IntN(keys))})
 			}
 			return nil
 		}()
 		countdown.Store(math.MinInt64 / 2)
-		if panicked != nil && panicked != "rv comparator" {
+		if panicked != nil && panicked != "comparator trap" {
 			panic(panicked)
 		}
 		where := fmt.Sprintf("step %d (%s, panicked %v)", step, name, panicked != nil)
@@ -288,7 +288,7 @@ func rvRun(seed uint64, steps int) (err error) {
 				starts[e.ID]++
 			}
 		}
-		after := rvSnapshot(s)
+		after := restsOf(s)
 		seen := map[string]bool{}
 		for n, b := range before {
 			seen[n.Key] = true
