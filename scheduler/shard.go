@@ -304,14 +304,13 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 }
 
 // forgetEnded forgets n's suspension or ejection if it is over, and
-// reports whether it did. A suspension or ejection still on a node (not
-// removed) after its end is one whose end no one has reported: place and
-// the timer (expire) forget it when they report it. So an operation that would
-// replace or clear n's rest itself (Suspend, a cooldown or ejection on a
-// release, Exclude, Include) calls this first, and when it reports true,
-// emits EventResume once its step is done, as place does: otherwise,
-// with the timer late, the end would go unreported. The operation's undo
-// restores the rest.
+// reports whether it did. One still on a live node after its end has not
+// been reported: place and the timer (expire) forget it as they report
+// it. So an operation that replaces or clears n's rest itself (Suspend,
+// a cooldown or ejection on a release, Exclude, Include) calls this
+// first and, on true, emits EventResume once its step is done, as place
+// does; otherwise, with the timer late, the end would go unreported. The
+// operation's undo restores the rest (restoreRest).
 func (s *shard[T, ID]) forgetEnded(n *node.Node[T, ID]) bool {
 	if (n.Rest != node.Suspended && n.Rest != node.Ejected) || s.now() < n.RestUntil {
 		return false
