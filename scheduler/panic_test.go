@@ -28,6 +28,21 @@ func (tr *trap) compare(a, b *worker) int {
 	return cmp.Compare(a.Priority, b.Priority)
 }
 
+// fire runs op with the comparator set to panic at its k-th call, and
+// reports whether it did; it fails t if the comparator panicked but the
+// panic did not reach op's caller.
+func (tr *trap) fire(t *testing.T, k int, op func() error) bool {
+	t.Helper()
+	tr.arm(k)
+	panicked, _ := callCatching(op)
+	stillArmed := tr.armed()
+	tr.disarm()
+	if panicked == nil && !stillArmed {
+		t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
+	}
+	return panicked != nil
+}
+
 // callCatching runs f and returns what it panicked with, or nil.
 func callCatching(f func() error) (panicked any, err error) {
 	defer func() { panicked = recover() }()
@@ -161,14 +176,7 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 						tt.prepare(t, s)
 					}
 					before := tt.effect(s)
-					tr.arm(k)
-					panicked, _ := callCatching(func() error { return tt.op(s) })
-					stillArmed := tr.armed()
-					tr.disarm()
-					if panicked == nil {
-						if !stillArmed {
-							t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
-						}
+					if !tr.fire(t, k, func() error { return tt.op(s) }) {
 						break // the operation needs fewer than k comparisons: all covered
 					}
 					panics++
@@ -334,14 +342,7 @@ func TestComparatorPanicPutsAnEjectionBackCounted(t *testing.T) {
 				}
 				clock.Pause() // the ejection's timer is late
 				clock.Advance(tt.after)
-				tr.arm(k)
-				panicked, _ := callCatching(func() error { return tt.op(s) })
-				stillArmed := tr.armed()
-				tr.disarm()
-				if panicked == nil {
-					if !stillArmed {
-						t.Fatalf("k=%d: comparator panicked but the panic did not reach the caller", k)
-					}
+				if !tr.fire(t, k, func() error { return tt.op(s) }) {
 					break
 				}
 				panics++
