@@ -227,7 +227,7 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 // and its value, or nil.
 func (s *Scheduler[T, ID]) coveringIn(sh *shard[T, ID], cost config.Cost) (n *node.Node[T, ID], v T) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	if n, _ = s.covering(sh, cost, s.now()); n != nil {
 		v = n.Value
@@ -267,7 +267,7 @@ func (s *Scheduler[T, ID]) read(sh *shard[T, ID]) (*node.Node[T, ID], T, uint64)
 
 func (s *Scheduler[T, ID]) lockedPeek(sh *shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	if n = sh.best(); n != nil {
 		v = n.Value
@@ -287,7 +287,7 @@ func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
 // (see sweepGlobal). It reports whether it took one.
 func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	n := sh.best()
 	if n == nil {

@@ -97,7 +97,7 @@ func inSlabOrder(n, shards int, f func(i, at, offset int)) {
 func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	sh.begin()
 	defer sh.end()
@@ -287,7 +287,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		}
 		for i := range locked {
 			if touched(i) {
-				s.shards[i].mu.Unlock()
+				s.shards[i].unlock()
 			}
 		}
 	}()

@@ -230,7 +230,7 @@ func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
 func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	if n.State != node.Active {
 		return false

@@ -87,7 +87,7 @@ func (s *Scheduler[T, ID]) kick(skip int) {
 // woken serves sh's waiters at a wake (see wake, kick).
 func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, nil)
 	if sh.wakeAt <= s.now() {
 		sh.wakeAt = 0
@@ -104,7 +104,7 @@ func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
 		sh := &s.shards[i]
 		func() {
 			sh.mu.Lock()
-			defer sh.mu.Unlock()
+			defer sh.unlock()
 			s.repair(sh, nil)
 			n, at := s.covering(sh, cost, s.now())
 			if n != nil {

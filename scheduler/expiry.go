@@ -186,7 +186,7 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 	first, second := noEvent, noEvent
 	func() {
 		sh.mu.Lock()
-		defer sh.mu.Unlock()
+		defer sh.unlock()
 		s.repair(sh, n)
 		now := s.now()
 		if token == 0 {

@@ -15,7 +15,7 @@ import (
 func (s *Scheduler[T, ID]) CheckInvariants() error {
 	for i := range s.shards {
 		s.shards[i].mu.Lock()
-		defer s.shards[i].mu.Unlock()
+		defer s.shards[i].unlock()
 	}
 	for i := range s.shards {
 		s.repair(&s.shards[i], nil)
@@ -25,6 +25,9 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	for si := range s.shards {
 		sh := &s.shards[si]
 		h := &sh.heap
+		if sh.unejected != 0 {
+			return fmt.Errorf("shard %d: %d ejection slots released by a step that has ended still held", si, sh.unejected)
+		}
 		if v := sh.version.Load(); v&1 != 0 {
 			return fmt.Errorf("shard %d: a change never ended (version %d is odd)", si, v)
 		}
@@ -269,7 +272,7 @@ func (s *Scheduler[T, ID]) StateOf(id ID) string {
 		return "absent"
 	}
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	return n.State.String()
 }
 

@@ -38,7 +38,7 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 	}
 	event := noEvent
 	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
-		(n.Rest == node.Ejected || s.reserveEjection()) {
+		(n.Rest == node.Ejected || s.reserveEjection(sh)) {
 		reserved := n.Rest != node.Ejected
 		e := n.Extra()
 		e.Ejections++
@@ -59,11 +59,12 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 	return event
 }
 
-// reserveEjection takes one of the pool's ejection slots, if any is left:
-// ejection never takes the last resource that is neither ejected nor
-// excluded, nor more than MaxEjectedShare of the pool (but always allows
-// one, as Envoy does).
-func (s *Scheduler[T, ID]) reserveEjection() bool {
+// reserveEjection takes one of the pool's ejection slots for a resource
+// of sh, if any is left: ejection never takes the last resource that is
+// neither ejected nor excluded, nor more than MaxEjectedShare of the pool
+// (but always allows one, as Envoy does). Slots the step on sh released
+// count as free. Requires sh.mu.
+func (s *Scheduler[T, ID]) reserveEjection(sh *shard[T, ID]) bool {
 	size := s.size.Load()
 	limit := size - s.pool.excluded.Load() - 1
 	if share := s.ejection.MaxEjectedShare; share > 0 {
@@ -71,7 +72,7 @@ func (s *Scheduler[T, ID]) reserveEjection() bool {
 	}
 	for {
 		cur := s.pool.ejected.Load()
-		if cur >= limit {
+		if cur-sh.unejected >= limit {
 			return false
 		}
 		if s.pool.ejected.CompareAndSwap(cur, cur+1) {

@@ -154,7 +154,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	reclaimedHere := false
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
-		defer sh.mu.Unlock()
+		defer sh.unlock()
 		s.repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 {
@@ -195,7 +195,7 @@ func (s *Scheduler[T, ID]) leaseGone(handleDeadline int64) error {
 func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadline int64, d time.Duration) (int64, error) {
 	sh := &s.shards[n.Shard]
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	i := n.FindLease(token)
 	if i < 0 {
 		return 0, s.leaseGone(handleDeadline)

@@ -47,7 +47,7 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 // the event of a rest the release began, if any.
 func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	s.repair(sh, n)
 	if n.State == node.Removed { // a draining resource's holds still end
 		return noEvent, false, crserrors.ErrResourceNotFound
@@ -75,25 +75,19 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		s.catchUp(sh, n)
 		switch n.State {
 		case node.Active:
 			sh.deactivate(n, node.Excluded)
 		case node.Resting:
 			sh.setState(n, node.Excluded)
 		default:
-			return false, crserrors.ErrResourceNotActive
+			return s.serve(sh), crserrors.ErrResourceNotActive
 		}
 		if n.Rest == node.Suspended || n.Rest == node.Ejected {
-			// A rest that is over ended before the exclusion: its
-			// end is reported, as its timer would have. One still
-			// running just ends.
 			was := n.RestUntil
-			resumed := sh.forgetEnded(n)
 			sh.setRest(n, 0, node.NoRest)
 			s.restMoved(n, was)
-			if resumed {
-				sh.emit(events.EventResume, n.Key)
-			}
 		}
 		return false, nil
 	})
@@ -111,12 +105,13 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		s.catchUp(sh, n)
 		switch {
 		case n.State == node.Active:
-			return false, crserrors.ErrResourceNotInactive
+			return s.serve(sh), crserrors.ErrResourceNotInactive
 		case n.State == node.Held,
 			n.State == node.Resting && n.Rest == node.RateLimited:
-			return false, crserrors.ErrResourceNotExcluded
+			return s.serve(sh), crserrors.ErrResourceNotExcluded
 		}
 		state, rest, why := n.State, n.RestUntil, n.Rest
 		failures, ejections := n.Health()
@@ -279,7 +274,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 // does in the same step as the change of its limits.
 func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	if !s.enter(sh, n) {
 		return false, false, crserrors.ErrResourceNotFound
 	}
@@ -376,11 +371,25 @@ func (s *Scheduler[T, ID]) locked(id ID, step func(*shard[T, ID], *node.Node[T, 
 		return false, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	if !s.enter(sh, n) {
 		return false, crserrors.ErrResourceNotFound
 	}
 	return step(sh, n)
+}
+
+// catchUp ends n's rest if it is over, as its timer will (expire), so
+// that whether Include or Exclude refuses does not depend on how late the
+// timer runs. A refusal then still serves the waiters, since n may have
+// become free. An excluded node's ended rest is the operation's to end
+// (see forgetEnded).
+func (s *Scheduler[T, ID]) catchUp(sh *shard[T, ID], n *node.Node[T, ID]) {
+	if n.State != node.Resting || s.now() < n.RestUntil {
+		return
+	}
+	was := n.RestUntil
+	sh.place(n)
+	s.restMoved(n, was)
 }
 
 // enter prepares sh, just locked, for an operation on n (see repair),

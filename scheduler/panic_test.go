@@ -358,3 +358,48 @@ func TestComparatorPanicPutsAnEjectionBackCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestComparatorPanicKeepsTheEjectionLimit has an Include end w0's
+// ejection, the pool's only ejection slot, and w1 in the other shard fail
+// while Include's comparator runs, which then panics. The undo puts w0's
+// ejection back, so w1's failure must not have taken the slot meanwhile:
+// one resource ejected, as MaxEjectedShare allows, not two.
+func TestComparatorPanicKeepsTheEjectionLimit(t *testing.T) {
+	var during func() // run once, by the next comparison, which then panics
+	cfg := baseConfig(2, config.Exclusive)
+	cfg.Comparator = func(a, b *worker) int {
+		if f := during; f != nil {
+			during = nil
+			f()
+			panic("comparator trap")
+		}
+		return cmp.Compare(a.Priority, b.Priority)
+	}
+	cfg.Ejection = config.Ejection{ConsecutiveFailures: 1, BaseTime: time.Minute, MaxEjectedShare: 0.25}
+	s := newScheduler(t, cfg)
+	ws := numbered(4) // in rotation: w0 and w2 in one shard, w1 and w3 in the other
+	addAll(t, s, ws...)
+	on0, on1 := mustLease(t, s), mustLease(t, s)
+	if on0.Key() == "w1" {
+		on0, on1 = on1, on0
+	}
+	if on0.Key() != "w0" || on1.Key() != "w1" {
+		t.Fatalf("leases on %s and %s, want w0 and w1", on0.Key(), on1.Key())
+	}
+	if err := on0.Fail(); err != nil {
+		t.Fatal(err)
+	}
+	during = func() {
+		if err := on1.Fail(); err != nil {
+			t.Errorf("w1's Fail: %v", err)
+		}
+	}
+	if panicked, _ := callCatching(func() error { return s.Include("w0") }); panicked == nil {
+		t.Fatal("Include did not panic: the test proves nothing")
+	}
+	wantState(t, s, "w0", "resting")
+	if got := s.Stats().EjectedResources; got != 1 {
+		t.Errorf("%d resources ejected, want 1 (MaxEjectedShare 0.25 of 4)", got)
+	}
+	mustInvariants(t, s)
+}

@@ -188,7 +188,7 @@ func (s *Scheduler[T, ID]) Len() int {
 	}
 	for i := range s.shards {
 		s.shards[i].mu.Lock()
-		defer s.shards[i].mu.Unlock()
+		defer s.shards[i].unlock()
 	}
 	return int(s.size.Load())
 }
@@ -219,7 +219,7 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 		return zero, crserrors.ErrResourceNotFound
 	}
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
+	defer sh.unlock()
 	if !s.enter(sh, n) {
 		return zero, crserrors.ErrResourceNotFound
 	}

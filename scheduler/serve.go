@@ -122,7 +122,7 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 		if !done {
 			o.broken = true
 		}
-		o.mu.Unlock()
+		o.unlock()
 	}()
 	s.repair(o, nil) // which may serve waiters itself
 	top := o.best()

@@ -111,7 +111,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 	sh := &s.shards[n.Shard]
 	served, err := func() (bool, error) {
 		sh.mu.Lock()
-		defer sh.mu.Unlock()
+		defer sh.unlock()
 		s.repair(sh, nil)
 		i := n.FindLease(l.token)
 		if i < 0 {

@@ -38,6 +38,11 @@ type shard[T any, ID comparable] struct {
 	// while a resource of this shard is free. The next holder of mu
 	// repairs the shard before anything else (see Scheduler.repair).
 	broken bool
+	// unejected counts the ejections ended by the step that holds mu.
+	// pool.ejected counts them until unlock, so that the step's undo
+	// can put one back (restoreRest) without exceeding the pool's limit
+	// if another shard's failure would meanwhile have taken the slot.
+	unejected int64
 	// wakeAt is when the wake armed for this shard's waiters comes due
 	// (see Scheduler.wake), 0 if none is.
 	wakeAt int64
@@ -262,14 +267,15 @@ func (s *shard[T, ID]) setState(n *node.Node[T, ID], to node.State) {
 // setRest records that n rests until until, for why, and keeps the
 // counters. It does not move n: place does. An ejection must have been
 // reserved in pool.ejected (see Scheduler.reserveEjection); setRest
-// releases the reservation when the ejection ends or is overridden.
+// releases the reservation when the ejection ends or is overridden, as
+// the step unlocks (see unejected).
 func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) {
 	was := s.limitsOnly(n)
 	if c := s.counter(n); c != nil {
 		*c--
 	}
 	if n.Rest == node.Ejected && why != node.Ejected {
-		s.pool.ejected.Add(-1)
+		s.unejected++
 	}
 	n.RestUntil, n.Rest = until, why
 	if c := s.counter(n); c != nil {
@@ -280,14 +286,25 @@ func (s *shard[T, ID]) setRest(n *node.Node[T, ID], until int64, why node.Rest) 
 
 // restoreRest puts back n's rest as an operation saved it before
 // changing it, for the operation's undo when user code panics: as
-// setRest, and an ejection put back counts as ejected again, since
-// setRest uncounts an ejection that it ends but does not count one that
-// it sets (an ejection is counted when it is reserved: reserveEjection).
+// setRest, and an ejection put back keeps the slot its end had released,
+// which the step still holds (unejected), since setRest releases the
+// slot of an ejection that it ends but takes none for one that it sets
+// (an ejection's slot is taken when it is reserved: reserveEjection).
 func (s *shard[T, ID]) restoreRest(n *node.Node[T, ID], until int64, why node.Rest) {
 	if why == node.Ejected && n.Rest != node.Ejected {
-		s.pool.ejected.Add(1)
+		s.unejected--
 	}
 	s.setRest(n, until, why)
+}
+
+// unlock releases mu, and with it the ejection slots of the ejections the
+// step ended. Every step on a shard ends with it.
+func (s *shard[T, ID]) unlock() {
+	if s.unejected != 0 {
+		s.pool.ejected.Add(-s.unejected)
+		s.unejected = 0
+	}
+	s.mu.Unlock()
 }
 
 // stillResting reports whether n's rest is still running, and forgets a rest
@@ -307,7 +324,7 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 // reports whether it did. One still on a live node after its end has not
 // been reported: place and the timer (expire) forget it as they report
 // it. So an operation that replaces or clears n's rest itself (Suspend,
-// a cooldown or ejection on a release, Exclude, Include) calls this
+// a cooldown or ejection on a release, Include) calls this
 // first and, on true, emits EventResume once its step is done, as place
 // does; otherwise, with the timer late, the end would go unreported. The
 // operation's undo restores the rest (restoreRest).

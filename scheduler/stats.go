@@ -63,7 +63,7 @@ type shardCounts struct {
 
 func (s *shard[T, ID]) counts() shardCounts {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders, s.resting}
 }
 
@@ -141,7 +141,7 @@ func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
 		func() {
 			sh := &s.shards[i]
 			sh.mu.Lock()
-			defer sh.mu.Unlock()
+			defer sh.unlock()
 			now := s.now()
 			for _, n := range nodes {
 				if gone(n) {
