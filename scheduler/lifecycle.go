@@ -75,19 +75,25 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		s.catchUp(sh, n)
 		switch n.State {
 		case node.Active:
 			sh.deactivate(n, node.Excluded)
 		case node.Resting:
 			sh.setState(n, node.Excluded)
 		default:
-			return s.serve(sh), crserrors.ErrResourceNotActive
+			return false, crserrors.ErrResourceNotActive
 		}
 		if n.Rest == node.Suspended || n.Rest == node.Ejected {
+			// A rest that is over ended before the exclusion: its
+			// end is reported, as its timer would have. One still
+			// running just ends.
 			was := n.RestUntil
+			resumed := sh.forgetEnded(n)
 			sh.setRest(n, 0, node.NoRest)
 			s.restMoved(n, was)
+			if resumed {
+				sh.emit(events.EventResume, n.Key)
+			}
 		}
 		return false, nil
 	})
@@ -105,13 +111,12 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		s.catchUp(sh, n)
 		switch {
 		case n.State == node.Active:
-			return s.serve(sh), crserrors.ErrResourceNotInactive
+			return false, crserrors.ErrResourceNotInactive
 		case n.State == node.Held,
 			n.State == node.Resting && n.Rest == node.RateLimited:
-			return s.serve(sh), crserrors.ErrResourceNotExcluded
+			return false, crserrors.ErrResourceNotExcluded
 		}
 		state, rest, why := n.State, n.RestUntil, n.Rest
 		failures, ejections := n.Health()
@@ -376,20 +381,6 @@ func (s *Scheduler[T, ID]) locked(id ID, step func(*shard[T, ID], *node.Node[T, 
 		return false, crserrors.ErrResourceNotFound
 	}
 	return step(sh, n)
-}
-
-// catchUp ends n's rest if it is over, as its timer will (expire), so
-// that whether Include or Exclude refuses does not depend on how late the
-// timer runs. A refusal then still serves the waiters, since n may have
-// become free. An excluded node's ended rest is the operation's to end
-// (see forgetEnded).
-func (s *Scheduler[T, ID]) catchUp(sh *shard[T, ID], n *node.Node[T, ID]) {
-	if n.State != node.Resting || s.now() < n.RestUntil {
-		return
-	}
-	was := n.RestUntil
-	sh.place(n)
-	s.restMoved(n, was)
 }
 
 // enter prepares sh, just locked, for an operation on n (see repair),

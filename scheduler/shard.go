@@ -324,7 +324,7 @@ func (s *shard[T, ID]) stillResting(n *node.Node[T, ID]) bool {
 // reports whether it did. One still on a live node after its end has not
 // been reported: place and the timer (expire) forget it as they report
 // it. So an operation that replaces or clears n's rest itself (Suspend,
-// a cooldown or ejection on a release, Include) calls this
+// a cooldown or ejection on a release, Exclude, Include) calls this
 // first and, on true, emits EventResume once its step is done, as place
 // does; otherwise, with the timer late, the end would go unreported. The
 // operation's undo restores the rest (restoreRest).
