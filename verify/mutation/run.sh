@@ -53,6 +53,6 @@ git -C "$root" archive HEAD | tar -x -C "$work"
 cd "$work"
 PATH="$here:$PATH" "$gobin/gremlins" unleash \
 	--coverpkg ./... --workers 2 --timeout-coefficient 4 \
-	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|redispool|verify)/' \
+	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|redispool|verify|tools)/' \
 	-E '^internal/(fakeclock|leakcheck|loadtest|mockprovider)/' "${only[@]}" \
 	-o "$out" .
