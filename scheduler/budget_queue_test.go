@@ -10,6 +10,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
 )
 
 // A queued waiter whose cost an Update puts above every resource's Max
@@ -82,5 +83,30 @@ func TestAnUpdateKeepingTheLimitsNeverFailsALeaseWithCostExceedsLimits(t *testin
 		if errors.Is(err, crserrors.ErrCostExceedsLimits) {
 			t.Fatalf("lease %d: %v, though the key's Max of 100 covers 50 throughout", i, err)
 		}
+	}
+}
+
+// A queued waiter whose cost a Remove or an Update in one shard puts
+// above every resource's Max fails at once, found by the resources of the
+// other shards: the changed shard has nothing active to serve it with.
+func TestAWaiterMadeUncoverableInAnotherShardFailsAtOnce(t *testing.T) {
+	for name, change := range map[string]func(s *scheduler.Scheduler[*apiKey, string]) error{
+		"Remove": func(s *scheduler.Scheduler[*apiKey, string]) error { return s.Remove("a") },
+		"Update": func(s *scheduler.Scheduler[*apiKey, string]) error { return s.Update(&apiKey{ID: "a", TPM: 500}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := fakeclock.New()
+			s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", Priority: 1, TPM: 100})
+			l := leaseNow(t, s, tokens(1000)) // a, which then rests
+			l.Release()
+			big := leaseLater(context.Background(), s, tokens(800))
+			untilWaiters(t, s, 1)
+			if err := change(s); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(0) // the kick runs on the timer
+			untilWaiters(t, s, 0)
+			wantErr(t, "the waiter for 800 tokens", <-big, crserrors.ErrCostExceedsLimits)
+		})
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/fakeclock"
@@ -232,6 +234,14 @@ func TestInvalidCostsAndLimitsChangeNothing(t *testing.T) {
 		t.Fatalf("b after a refused Add is %s", got)
 	}
 	wantErr(t, "Update with Max 0", s.Update(&apiKey{ID: "a", TPM: -5}), crserrors.ErrInvalidLimit)
+	wantErr(t, "BatchAdd with Max 0", s.BatchAdd([]*apiKey{{ID: "c", TPM: 10}, {ID: "d", TPM: -1}}), crserrors.ErrInvalidLimit)
+	if got := s.StateOf("c"); got != "absent" {
+		t.Fatalf("c after a refused BatchAdd is %s", got)
+	}
+	if err := s.BatchAdd([]*apiKey{{ID: "e", Priority: 1, TPM: 10}}); err != nil {
+		t.Fatalf("BatchAdd with valid limits: %v", err)
+	}
+	wantRemaining(t, s, "e", map[string]int64{"tokens": 10})
 	wantRemaining(t, s, "a", map[string]int64{"tokens": 100})
 	l, _ := s.Lease(context.Background())
 	wantErr(t, "Settle negative", l.Settle(config.Cost{"tokens": -3}), crserrors.ErrInvalidCost)
@@ -320,6 +330,29 @@ func TestALargeCostIsNotStarvedBySmallOnes(t *testing.T) {
 	}
 }
 
+// AcquireByAffinity keeps the FIFO order of a pool with limits as Acquire
+// does: served while no one waits, refused while a waiter is queued.
+func TestAcquireByAffinityDoesNotPassQueuedWaiters(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600})
+	id := acquire.StringIdentifier("user-1")
+	if k, err := s.AcquireByAffinity(id); err != nil || k.ID != "a" {
+		t.Fatalf("AcquireByAffinity with no one waiting = %v, %v; want a", k, err)
+	}
+	l := leaseNow(t, s, tokens(599)) // the rest: a plain acquisition spent 1
+	l.Release()
+	queued := leaseLater(context.Background(), s, tokens(500))
+	untilWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
+	if _, err := s.AcquireByAffinity(id); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("AcquireByAffinity past a queued waiter: %v", err)
+	}
+	clock.Advance(50 * time.Second) // 500
+	if err := <-queued; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 	clock := fakeclock.New()
 	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 600}, &apiKey{ID: "b", TPM: 600})
@@ -341,6 +374,29 @@ func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 	}
 }
 
+// The wake a departed waiter armed does not delay the next one: a waiter
+// whose cost is covered sooner is served at its own refill.
+func TestTheNextWaiterIsServedAtItsOwnRefillNotTheDepartedOnes(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 600}) // 10 tokens a second
+	l := leaseNow(t, s, tokens(599))                                        // 1 left: a stays active
+	l.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	big := leaseLater(ctx, s, tokens(600)) // covered in 59.9 s
+	untilWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
+	small := leaseLater(context.Background(), s, tokens(10)) // covered in 0.9 s
+	untilWaiters(t, s, 2)
+	cancel()
+	wantErr(t, "cancelled big", <-big, context.Canceled)
+	clock.Advance(0) // the kick runs on the timer
+	clock.Advance(time.Second)
+	untilWaiters(t, s, 0)
+	if err := <-small; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestACostUnderGlobalOrderTakesACoveringResource(t *testing.T) {
 	s := newKeyPoolWith(t, config.Config[*apiKey, string]{HeapCount: 4, Ordering: config.GlobalOrder, Clock: fakeclock.New()},
 		&apiKey{ID: "a", TPM: 100}, &apiKey{ID: "b", Priority: 1, TPM: 100},
@@ -355,6 +411,35 @@ func TestACostUnderGlobalOrderTakesACoveringResource(t *testing.T) {
 	}
 	l.Release()
 	mustKeyInvariants(t, s)
+}
+
+// Among equally good resources that cover a cost, the one of the
+// strategy's shard wins, as it does for a plain acquisition.
+func TestACostUnderGlobalOrderBreaksTiesAtTheStrategysShard(t *testing.T) {
+	for start, want := range []string{"a", "b", "c", "d"} {
+		cfg := config.Config[*apiKey, string]{HeapCount: 4, Ordering: config.GlobalOrder, AcquireStrategy: fixedStrategy(start), Clock: fakeclock.New()}
+		s := newKeyPoolWith(t, cfg, &apiKey{ID: "a", TPM: 100}, &apiKey{ID: "b", TPM: 100},
+			&apiKey{ID: "c", TPM: 100}, &apiKey{ID: "d", TPM: 100}) // one per shard
+		l, err := s.Lease(context.Background(), tokens(50))
+		if err != nil || l.Key() != want {
+			t.Fatalf("strategy picks shard %d: Lease = %q, %v; want %s", start, l.Key(), err, want)
+		}
+		l.Release()
+	}
+}
+
+// An identifier whose resource cannot cover a cost goes to the next one
+// in its order that can.
+func TestACostPassesOverTheAffinityResourceThatCannotCoverIt(t *testing.T) {
+	s := newKeyPool(t, fakeclock.New(), config.Shared, 2, &apiKey{ID: "a", TPM: 100}, &apiKey{ID: "b", TPM: 100_000})
+	for i := range 20 {
+		id := acquire.StringIdentifier(fmt.Sprint("user-", i))
+		l, err := s.LeaseByAffinity(context.Background(), id, tokens(200))
+		if err != nil || l.Key() != "b" {
+			t.Fatalf("LeaseByAffinity(%s) of 200 tokens = %q, %v; want b, the only key that has them", id, l.Key(), err)
+		}
+		l.Release()
+	}
 }
 
 func mustKeyInvariants(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) {

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -94,6 +95,19 @@ func TestObserversReceiveEventsInOrder(t *testing.T) {
 		if e.Type != want[i] || e.ID != "a" {
 			t.Fatalf("event %d = %v %s, want %v a", i, e.Type, e.ID, want[i])
 		}
+	}
+}
+
+// BatchAdd reports each resource it adds, in the batch's order, whatever
+// the shards they go to.
+func TestBatchAddReportsEveryResourceInBatchOrder(t *testing.T) {
+	s, rec := observed(t, baseConfig(3, config.Shared))
+	if err := s.BatchAdd([]*worker{w("a", 1), w("b", 2), w("c", 3), w("d", 4), w("e", 5)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown() // delivers what is queued
+	if got, want := fmt.Sprint(rec.ids(events.EventAdd)), "[a b c d e]"; got != want {
+		t.Fatalf("EventAdd for %s, want %s", got, want)
 	}
 }
 

@@ -264,6 +264,27 @@ func TestLateReleaseOfAnExpiredLeaseReportsTheExpiryOnce(t *testing.T) {
 	}
 }
 
+// A lease's Release reports the release; a Release that finds the lease
+// past its deadline before the timer does reports the expiry instead.
+func TestReleaseReportsAReleaseOrTheExpiryItFinds(t *testing.T) {
+	clock := fakeclock.New()
+	s, rec := observed(t, leaseConfig(time.Second, clock))
+	addAll(t, s, w("a", 1))
+	l := mustLease(t, s)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustLease(t, s)
+	clock.Pause() // the timer is late
+	clock.Advance(2 * time.Second)
+	wantErr(t, "Release past the deadline", l.Release(), crserrors.ErrLeaseExpired)
+	clock.Resume()
+	s.Shutdown()
+	if released, expired := rec.ids(events.EventRelease), rec.ids(events.EventExpire); len(released) != 1 || len(expired) != 1 {
+		t.Fatalf("EventRelease for %v, EventExpire for %v; want one each", released, expired)
+	}
+}
+
 func TestStatsHistogramIsTheCallersCopy(t *testing.T) {
 	s := newScheduler(t, baseConfig(1, config.Exclusive))
 	st := s.Stats()
