@@ -769,33 +769,30 @@ func TestEjectionDuringALongerSuspensionIsStillAnEjection(t *testing.T) {
 	}
 }
 
-// A release cooldown that ends with an ejection leaves it an ejection.
-func TestAnEjectionEndingWithTheCooldownStaysAnEjection(t *testing.T) {
-	clock := fakeclock.New()
-	cfg := ejectionConfig(clock, 0) // 10s
-	cfg.ReleaseCooldown = 10 * time.Second
-	cfg.Capacity = func(v *worker) int { return v.Capacity }
-	s := newScheduler(t, cfg)
-	addAll(t, s, withCapacity("a", 1, 3), withCapacity("b", 2, 1))
-	fail(t, leases(t, s, "a", 3)) // the third failure ejects a until the cooldown's end
-	if st := s.Stats(); st.EjectedResources != 1 || st.SuspendedResources != 0 {
-		t.Fatalf("after an ejection as long as the cooldown: %d ejected, %d suspended; want 1, 0", st.EjectedResources, st.SuspendedResources)
-	}
-}
-
-// A suspension that ends with an ejection leaves it an ejection.
-func TestASuspensionEndingWithAnEjectionLeavesItAnEjection(t *testing.T) {
-	clock := fakeclock.New()
-	cfg := ejectionConfig(clock, 0) // 10s
-	cfg.Capacity = func(v *worker) int { return v.Capacity }
-	s := newScheduler(t, cfg)
-	addAll(t, s, withCapacity("a", 1, 3), withCapacity("b", 2, 1))
-	fail(t, leases(t, s, "a", 3)) // ejected until t=10s
-	if err := s.Suspend("a", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if st := s.Stats(); st.EjectedResources != 1 || st.SuspendedResources != 0 {
-		t.Fatalf("after a suspension as long as the ejection: %d ejected, %d suspended; want 1, 0", st.EjectedResources, st.SuspendedResources)
+// A release cooldown or a suspension that ends at the same instant as an
+// ejection leaves it an ejection.
+func TestARestEndingWithAnEjectionLeavesItAnEjection(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cooldown time.Duration
+		suspend  time.Duration
+	}{{"release cooldown", 10 * time.Second, 0}, {"suspension", 0, 10 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ejectionConfig(fakeclock.New(), 0) // 10s
+			cfg.ReleaseCooldown = tc.cooldown
+			cfg.Capacity = func(v *worker) int { return v.Capacity }
+			s := newScheduler(t, cfg)
+			addAll(t, s, withCapacity("a", 1, 3), withCapacity("b", 2, 1))
+			fail(t, leases(t, s, "a", 3)) // the third failure ejects a until t=10s
+			if tc.suspend > 0 {
+				if err := s.Suspend("a", tc.suspend); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := s.Stats(); st.EjectedResources != 1 || st.SuspendedResources != 0 {
+				t.Fatalf("%d ejected, %d suspended; want 1, 0", st.EjectedResources, st.SuspendedResources)
+			}
+		})
 	}
 }
 
