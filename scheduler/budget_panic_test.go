@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 
@@ -55,5 +56,38 @@ func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 	}
 	if err := s.CheckInvariants(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A comparator that panics while a lease with a cost takes its resource
+// gives the cost back: no budget is spent by a lease that never began.
+func TestAComparatorPanicInALeaseRefundsItsCost(t *testing.T) {
+	var boom atomic.Bool
+	s := newKeyPoolWith(t, config.Config[*apiKey, string]{
+		HeapCount:     1,
+		AcquirePolicy: config.Shared,
+		Clock:         fakeclock.New(),
+		Comparator: func(a, b *apiKey) int {
+			if boom.Load() {
+				panic("boom")
+			}
+			return a.Priority - b.Priority
+		},
+	}, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000, Priority: 1}, &apiKey{ID: "c", TPM: 1000, Priority: 2})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the comparator was not called: the test proves nothing")
+			}
+		}()
+		boom.Store(true)
+		defer boom.Store(false)
+		_, _ = s.Lease(context.Background(), tokens(400))
+	}()
+	for _, id := range []string{"a", "b", "c"} {
+		wantRemaining(t, s, id, map[string]int64{"tokens": 1000})
+	}
+	if st := s.Stats(); st.Holders != 0 {
+		t.Fatalf("a panicked lease left %d holders", st.Holders)
 	}
 }
