@@ -247,8 +247,17 @@ func TestInvalidCostsAndLimitsChangeNothing(t *testing.T) {
 	wantErr(t, "Settle negative", l.Settle(config.Cost{"tokens": -3}), crserrors.ErrInvalidCost)
 	wantErr(t, "Observe unknown", l.Observe("requests", 1, 0), crserrors.ErrUnknownLimit)
 	wantErr(t, "Observe negative", l.Observe("tokens", -1, 0), crserrors.ErrInvalidCost)
+	wantErr(t, "Observe above MaxUnits", l.Observe("tokens", config.MaxUnits+1, 0), crserrors.ErrInvalidCost)
+	wantErr(t, "Observe negative reset", l.Observe("tokens", 0, -time.Second), crserrors.ErrInvalidDuration)
+	if err := l.Observe("tokens", config.MaxUnits, 0); err != nil { // the largest valid, and no raise
+		t.Fatalf("Observe MaxUnits: %v", err)
+	}
 	wantRemaining(t, s, "a", map[string]int64{"tokens": 99})
-	l.Release()
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "Observe after Release", l.Observe("tokens", 0, 0), crserrors.ErrLeaseReleased)
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 99})
 }
 
 func TestObserveLowersTheBucketToWhatTheProviderReports(t *testing.T) {
@@ -355,11 +364,14 @@ func TestAcquireByAffinityDoesNotPassQueuedWaiters(t *testing.T) {
 
 func TestCancelledOldestWaiterLetsTheNextBeServed(t *testing.T) {
 	clock := fakeclock.New()
-	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 600}, &apiKey{ID: "b", TPM: 600})
-	for range 2 {
-		l := leaseNow(t, s, tokens(550))
+	// Two shards, one key each: a spent, b with 50 tokens, so that only
+	// the other shard than a's covers the second waiter.
+	s := newKeyPool(t, clock, config.Shared, 2, &apiKey{ID: "a", TPM: 600}, &apiKey{ID: "b", TPM: 100})
+	for _, c := range []int64{600, 50} {
+		l := leaseNow(t, s, tokens(c))
 		l.Release()
 	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
 	ctx, cancel := context.WithCancel(context.Background())
 	big := leaseLater(ctx, s, tokens(600))
 	untilWaiters(t, s, 1)
@@ -568,6 +580,49 @@ func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T
 	}
 }
 
+// Under GlobalOrder a batch serves its waiters across the shards it went
+// into; the one it leaves waiting may be covered by another shard.
+func TestABatchThatServesTheOldestWaiterLetsAnotherShardServeTheNext(t *testing.T) {
+	clock := fakeclock.New()
+	// Two shards, one key each: a spent, b with 50 tokens.
+	s := newKeyPoolWith(t, config.Config[*apiKey, string]{HeapCount: 2, AcquirePolicy: config.Shared, Ordering: config.GlobalOrder, Clock: clock},
+		&apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 100})
+	for _, c := range []int64{1000, 50} {
+		l := leaseNow(t, s, tokens(c))
+		l.Release()
+	}
+	lease := func(c int64) <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			l, err := s.Lease(context.Background(), tokens(c))
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- l.Key()
+			l.Release()
+		}()
+		return got
+	}
+	big := lease(800)
+	untilWaiters(t, s, 1)
+	untilArmed(t, clock, 1)
+	small := lease(20) // b covers it, but it waits behind the first
+	untilWaiters(t, s, 2)
+	// c goes to a's shard (keys are dealt round robin) and covers the 800
+	// with nothing left for the 20.
+	if err := s.BatchAdd([]*apiKey{{ID: "c", TPM: 800}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-big; got != "c" {
+		t.Fatalf("the 800 went to %s", got)
+	}
+	clock.Advance(0) // the batch kicked b's shard
+	if got := <-small; got != "b" {
+		t.Fatalf("the 20 went to %s", got)
+	}
+}
+
 func TestAnOlderLeaseDoesNotSettleABucketAddedAfterIt(t *testing.T) {
 	s := newKeyPool(t, fakeclock.New(), config.Shared, 1, &apiKey{ID: "a", RPM: 10})
 	old, err := s.Lease(context.Background())
@@ -694,6 +749,24 @@ func TestObserveWithAResetLongerThanPerKeepsOnlyTheRemaining(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A reset of exactly the bucket's Per is still this bucket's window: to
+// be full when the provider is, the bucket must start from empty, whatever
+// remaining says.
+func TestObserveWithAResetOfExactlyPerEmptiesTheBucket(t *testing.T) {
+	clock := fakeclock.New()
+	s := newKeyPool(t, clock, config.Shared, 1, &apiKey{ID: "a", TPM: 1000})
+	l := leaseNow(t, s, tokens(10))
+	if err := l.Observe("tokens", 500, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(30 * time.Second)
+	wantRemaining(t, s, "a", map[string]int64{"tokens": 500})
 }
 
 func TestBudgetsReportsEveryBudgetOfThePoolAsRemainingDoes(t *testing.T) {

@@ -87,24 +87,32 @@ func TestBuiltInStrategiesAcquireFromEveryConfiguration(t *testing.T) {
 
 func TestAdaptiveAcquiresFromTheShardWithMoreActiveResources(t *testing.T) {
 	// With two shards the adaptive strategy always samples both, so the
-	// fuller shard always wins: shard 0 keeps three active resources,
-	// shard 1 one, and every Acquire must take shard 0's best. With one
-	// shard (which draws nothing), w0 is the best of all.
-	for _, heaps := range []int{1, 2} {
-		t.Run(fmt.Sprint(heaps), func(t *testing.T) {
-			cfg := baseConfig(heaps, config.Exclusive)
+	// fuller shard always wins: the one that keeps three active resources
+	// against the other's one, and every Acquire must take its best. With
+	// one shard (which draws nothing), w0 is the best of all.
+	for _, c := range []struct {
+		heaps   int
+		exclude []string
+		want    string
+	}{
+		{1, []string{"w3", "w5"}, "w0"},
+		{2, []string{"w3", "w5"}, "w0"}, // two shards: w0 w2 w4 | w1 w3 w5
+		{2, []string{"w2", "w4"}, "w1"},
+	} {
+		t.Run(fmt.Sprint(c.heaps, c.exclude), func(t *testing.T) {
+			cfg := baseConfig(c.heaps, config.Exclusive)
 			cfg.AcquireStrategy = acquire.NewAdaptiveStrategy()
 			s := newScheduler(t, cfg)
-			addAll(t, s, numbered(6)...) // two shards: w0 w2 w4 | w1 w3 w5
-			for _, id := range []string{"w3", "w5"} {
+			addAll(t, s, numbered(6)...)
+			for _, id := range c.exclude {
 				if err := s.Exclude(id); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for i := 0; i < 100; i++ {
 				got, err := s.Acquire()
-				if err != nil || got.ID != "w0" {
-					t.Fatalf("Acquire #%d = %v, %v; want w0", i, got, err)
+				if err != nil || got.ID != c.want {
+					t.Fatalf("Acquire #%d = %v, %v; want %s", i, got, err, c.want)
 				}
 				if err := s.Release(got.ID); err != nil {
 					t.Fatal(err)

@@ -122,6 +122,44 @@ func TestWaiterIsWokenByEveryWayAResourceArrives(t *testing.T) {
 	}
 }
 
+func TestABatchSmallerThanTheQueueServesWhatItHasAndTheRestWait(t *testing.T) {
+	for _, order := range []config.Ordering{config.ShardOrder, config.GlobalOrder} {
+		t.Run(order.String(), func(t *testing.T) {
+			cfg := baseConfig(2, config.Exclusive)
+			cfg.Ordering = order
+			s := newScheduler(t, cfg)
+			var results []<-chan result
+			for i := range 3 {
+				results = append(results, acquireAsync(context.Background(), s))
+				untilWaiters(t, s, i+1)
+			}
+			if err := s.BatchAdd([]*worker{w("b1", 5), w("b2", 6)}); err != nil {
+				t.Fatal(err)
+			}
+			served := map[string]bool{}
+			for i, r := range results[:2] {
+				got := <-r
+				if got.err != nil {
+					t.Fatalf("waiter %d: %v", i, got.err)
+				}
+				served[got.v.ID] = true
+			}
+			if !served["b1"] || !served["b2"] {
+				t.Fatalf("the first two waiters got %v, want b1 and b2", served)
+			}
+			if n := s.Stats().Waiters; n != 1 {
+				t.Fatalf("%d waiters after a batch of two served three, want 1", n)
+			}
+			if err := s.Release("b2"); err != nil {
+				t.Fatal(err)
+			}
+			if got := <-results[2]; got.err != nil || got.v.ID != "b2" {
+				t.Fatalf("the last waiter got %v, %v; want b2", got.v, got.err)
+			}
+		})
+	}
+}
+
 func TestSharedWaitersWaitOnlyWhileNothingIsActive(t *testing.T) {
 	s := newScheduler(t, baseConfig(2, config.Shared))
 	var results []<-chan result
