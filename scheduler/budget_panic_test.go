@@ -7,13 +7,14 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
 )
 
-// A comparator that panics in Settle leaves the budgets and the lease's
-// settled cost as they were, and the scheduler usable.
-func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
-	var boom atomic.Bool
-	s := newKeyPoolWith(t, config.Config[*apiKey, string]{
+// newPanickingKeyPool is a shared pool of one shard whose comparator, by
+// priority, panics while boom is set.
+func newPanickingKeyPool(t *testing.T, boom *atomic.Bool, keys ...*apiKey) *scheduler.Scheduler[*apiKey, string] {
+	t.Helper()
+	return newKeyPoolWith(t, config.Config[*apiKey, string]{
 		HeapCount:     1,
 		AcquirePolicy: config.Shared,
 		Clock:         fakeclock.New(),
@@ -23,7 +24,14 @@ func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 			}
 			return a.Priority - b.Priority
 		},
-	}, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000}, &apiKey{ID: "c", TPM: 1000})
+	}, keys...)
+}
+
+// A comparator that panics in Settle leaves the budgets and the lease's
+// settled cost as they were, and the scheduler usable.
+func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
+	var boom atomic.Bool
+	s := newPanickingKeyPool(t, &boom, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000}, &apiKey{ID: "c", TPM: 1000})
 	l := leaseNow(t, s, tokens(400))
 	id := l.Value().ID
 	before, _ := s.Remaining(id)
@@ -63,17 +71,7 @@ func TestAComparatorPanicInSettleChangesNothing(t *testing.T) {
 // gives the cost back: no budget is spent by a lease that never began.
 func TestAComparatorPanicInALeaseRefundsItsCost(t *testing.T) {
 	var boom atomic.Bool
-	s := newKeyPoolWith(t, config.Config[*apiKey, string]{
-		HeapCount:     1,
-		AcquirePolicy: config.Shared,
-		Clock:         fakeclock.New(),
-		Comparator: func(a, b *apiKey) int {
-			if boom.Load() {
-				panic("boom")
-			}
-			return a.Priority - b.Priority
-		},
-	}, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000, Priority: 1}, &apiKey{ID: "c", TPM: 1000, Priority: 2})
+	s := newPanickingKeyPool(t, &boom, &apiKey{ID: "a", TPM: 1000}, &apiKey{ID: "b", TPM: 1000, Priority: 1}, &apiKey{ID: "c", TPM: 1000, Priority: 2})
 	func() {
 		defer func() {
 			if recover() == nil {

@@ -111,6 +111,22 @@ func wantRemaining(t *testing.T, s *scheduler.Scheduler[*apiKey, string], id str
 	}
 }
 
+// leaseKeyLater starts a caller that leases c tokens and releases at
+// once, and returns where the key it got, or its error's text, comes.
+func leaseKeyLater(s *scheduler.Scheduler[*apiKey, string], c int64) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		l, err := s.Lease(context.Background(), tokens(c))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- l.Key()
+		l.Release()
+	}()
+	return got
+}
+
 // untilArmed spins until the fake clock has n timers pending: the oldest
 // waiter, having found no budget that covers its cost, has armed the
 // wake that serves it. Advancing the clock before that would let the
@@ -550,25 +566,12 @@ func TestTheNextWaiterIsServedFromAnotherShardOnceTheOldestIsServed(t *testing.T
 	}
 	wantRemaining(t, s, "a", map[string]int64{"tokens": 0})
 	wantRemaining(t, s, "b", map[string]int64{"tokens": 50})
-	lease := func(c int64) <-chan string {
-		got := make(chan string, 1)
-		go func() {
-			l, err := s.Lease(context.Background(), tokens(c))
-			if err != nil {
-				got <- err.Error()
-				return
-			}
-			got <- l.Key()
-			l.Release()
-		}()
-		return got
-	}
 	// Only a can ever cover 800; b covers 20 now, but that call waits
 	// behind the first.
-	big := lease(800)
+	big := leaseKeyLater(s, 800)
 	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
-	small := lease(20)
+	small := leaseKeyLater(s, 20)
 	untilWaiters(t, s, 2)
 	clock.Advance(48 * time.Second) // a refills to 800
 	if got := <-big; got != "a" {
@@ -591,23 +594,10 @@ func TestABatchThatServesTheOldestWaiterLetsAnotherShardServeTheNext(t *testing.
 		l := leaseNow(t, s, tokens(c))
 		l.Release()
 	}
-	lease := func(c int64) <-chan string {
-		got := make(chan string, 1)
-		go func() {
-			l, err := s.Lease(context.Background(), tokens(c))
-			if err != nil {
-				got <- err.Error()
-				return
-			}
-			got <- l.Key()
-			l.Release()
-		}()
-		return got
-	}
-	big := lease(800)
+	big := leaseKeyLater(s, 800)
 	untilWaiters(t, s, 1)
 	untilArmed(t, clock, 1)
-	small := lease(20) // b covers it, but it waits behind the first
+	small := leaseKeyLater(s, 20) // b covers it, but it waits behind the first
 	untilWaiters(t, s, 2)
 	// c goes to a's shard (keys are dealt round robin) and covers the 800
 	// with nothing left for the 20.
