@@ -121,7 +121,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 		// lease's check of the profiles, must never see it uncounted.
 		s.profiles.change(limitsOfNode(n), 1)
 	}
-	return s.serve(sh), nil
+	return s.serveAfter(sh), nil
 }
 
 // collision is a key found taken, and whether the resource holding it
@@ -345,10 +345,14 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		}
 	}
 	if s.global {
-		return s.serveBest(added), collision[ID]{}, false
+		func() {
+			defer s.recovered() // as in serveAfter: the batch is in
+			served = s.serveBest(added)
+		}()
+		return served, collision[ID]{}, false
 	}
 	for i, k := range added {
-		if k > 0 && s.serve(&s.shards[i]) {
+		if k > 0 && s.serveAfter(&s.shards[i]) {
 			served = true
 		}
 	}

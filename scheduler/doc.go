@@ -96,7 +96,10 @@
 // The comparator runs under a shard lock; KeyFunc, the strategy and the
 // observers never do. If the comparator panics, the operation is undone,
 // the lock is released and the panic reaches the caller; the heap order is
-// rebuilt by the next operation on that shard. Observers run on a
-// dispatcher goroutine and their panics are recovered and counted
-// (stats.Stats.ObserverPanics).
+// rebuilt by the next operation on that shard. Where no caller can be told
+// (on the scheduler's timer, or while a resource freed by an operation
+// that has taken effect is handed to a waiter) the panic is recovered and
+// counted (stats.Stats.ComparatorPanics), and the timer's step is retried
+// shortly after. Observers run on a dispatcher goroutine and their panics
+// are recovered and counted (stats.Stats.ObserverPanics).
 package scheduler

@@ -101,8 +101,30 @@ func (e *expiry[T, ID]) fire() {
 	}
 	e.mu.Unlock()
 	for _, d := range live {
-		e.s.expire(d.Item.node, d.Item.token)
+		e.run(d.Item)
 	}
+}
+
+// panicRetry is how long after a comparator panic on the timer its entry
+// comes due again: soon, for a lease past its deadline keeps its slot and
+// a waiter may wait for it, but not in a loop, for a comparator that
+// panics every time would then keep the timer busy.
+const panicRetry = 10 * time.Millisecond
+
+// run handles one due entry on the timer's goroutine, where a comparator
+// panic has no caller to go to and would end the process. The step it
+// panicked in is undone as for any caller (see shard), so the panic is
+// recovered and counted (Stats.ComparatorPanics), and the entry queued
+// again: the lease still ends, the rest still ends and the waiters are
+// still served once the comparator stops panicking.
+func (e *expiry[T, ID]) run(ref leaseRef[T, ID]) {
+	defer func() {
+		if recover() != nil {
+			e.s.panics.Add(1)
+			e.schedule(node.After(e.s.now(), panicRetry), ref.node, ref.token)
+		}
+	}()
+	e.s.expire(ref.node, ref.token)
 }
 
 // drop marks the entry for the lease with token on n, due at at, as
@@ -214,7 +236,7 @@ func (s *Scheduler[T, ID]) expire(n *node.Node[T, ID], token uint64) {
 		}
 		// The timer goroutine has nothing else to do, so a waiter served
 		// here gets a processor without yielding.
-		s.serve(sh)
+		s.serveAfter(sh)
 	}()
 	for _, e := range []events.EventType{first, second} {
 		if e != noEvent {

@@ -164,10 +164,10 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 			rest = s.unhold(sh, n, i, ending{how: reclaimed})
 			s.expired.Add(1)
 			reclaimedHere = true
-			return s.serve(sh), crserrors.ErrLeaseExpired
+			return s.serveAfter(sh), crserrors.ErrLeaseExpired
 		}
 		rest = s.unhold(sh, n, i, end)
-		return s.serve(sh), nil
+		return s.serveAfter(sh), nil
 	}()
 	yieldTo(served)
 	switch {

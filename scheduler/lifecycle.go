@@ -55,7 +55,7 @@ func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (event
 	switch {
 	case n.Anonymous() > 0:
 		rest := s.unhold(sh, n, -1, ending{how: succeeded})
-		return rest, s.waiters.Len() > 0 && s.serve(sh), nil
+		return rest, s.waiters.Len() > 0 && s.serveAfter(sh), nil
 	case n.Holders > 0:
 		return noEvent, false, crserrors.ErrResourceLeased
 	case n.State == node.Active:
@@ -140,7 +140,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 			sh.emit(events.EventResume, n.Key)
 		}
 		s.restMoved(n, rest)
-		return s.serve(sh), nil
+		return s.serveAfter(sh), nil
 	})
 }
 
@@ -301,7 +301,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		}()
 		sh.fix(n)
 		done = true
-		return s.waiters.Len() > 0 && s.serve(sh), false, nil
+		return s.waiters.Len() > 0 && s.serveAfter(sh), false, nil
 	}
 	old := struct {
 		value     T
@@ -351,7 +351,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	done = true
 	s.restMoved(n, old.restUntil)
 	moved = s.budgeted && s.profiles.move(was, limits)
-	return s.serve(sh), moved, nil
+	return s.serveAfter(sh), moved, nil
 }
 
 // transition runs step on the node for id under its shard's lock, then,

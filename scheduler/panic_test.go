@@ -200,9 +200,9 @@ func TestComparatorPanicUndoesTheOperation(t *testing.T) {
 }
 
 // TestPanicWhileServingAWaiterKeepsTheWaiterQueued: the comparator panics
-// while a BatchAdd hands one of its resources to a waiter. The panic goes
-// to the BatchAdd caller (whose batch is in); the waiter must not be lost,
-// and the next operation on the shard serves it.
+// while a BatchAdd hands one of its resources to a waiter. The batch is
+// in, so the BatchAdd succeeds and the panic is counted; the waiter must
+// not be lost, and the next operation on the shard serves it.
 func TestPanicWhileServingAWaiterKeepsTheWaiterQueued(t *testing.T) {
 	tr := &trap{}
 	tr.disarm()
@@ -217,10 +217,13 @@ func TestPanicWhileServingAWaiterKeepsTheWaiterQueued(t *testing.T) {
 	// Ordering the batch of three takes two comparisons; the third comes
 	// while the best of them is handed to the waiter.
 	tr.arm(3)
-	p, _ := callCatching(func() error { return s.BatchAdd([]*worker{w("x", 3), w("y", 1), w("z", 2)}) })
+	p, err := callCatching(func() error { return s.BatchAdd([]*worker{w("x", 3), w("y", 1), w("z", 2)}) })
 	tr.disarm()
-	if p == nil {
-		t.Fatal("serving the waiter did not panic: the test misses its target")
+	if p != nil || err != nil {
+		t.Fatalf("BatchAdd = %v, panic %v; want nil: the batch is in", err, p)
+	}
+	if got := s.Stats().ComparatorPanics; got != 1 {
+		t.Fatalf("ComparatorPanics = %d, want 1: serving the waiter did not panic", got)
 	}
 	if got := s.Len(); got != 3 {
 		t.Fatalf("Len = %d: the batch itself should be in", got)

@@ -75,6 +75,7 @@ type Scheduler[T any, ID comparable] struct {
 	waiters  waitq.Queue[grant[T, ID]]
 	expiry   expiry[T, ID]
 	expired  atomic.Uint64 // leases reclaimed at their deadline
+	panics   atomic.Uint64 // comparator panics recovered (see serveAfter, expiry.run)
 	pool     poolCounts
 	totals   struct{ suspensions, ejections, failures atomic.Uint64 }
 

@@ -75,6 +75,27 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	return served
 }
 
+// serveAfter is serve after a change that has taken effect: a release,
+// an Add, an Include. A comparator panic while it hands a resource to a
+// waiter cannot undo that change, and the caller's operation succeeded,
+// so the panic is recovered and counted (Stats.ComparatorPanics) rather
+// than sent to a caller who would take it for a failure and might repeat
+// the operation: a second Release would free someone else's slot. The
+// shard is left broken, and its next operation serves the waiters (see
+// repair).
+func (s *Scheduler[T, ID]) serveAfter(sh *shard[T, ID]) bool {
+	defer s.recovered()
+	return s.serve(sh)
+}
+
+// recovered, deferred, stops a comparator panic that no caller can be
+// told of, and counts it.
+func (s *Scheduler[T, ID]) recovered() {
+	if recover() != nil {
+		s.panics.Add(1)
+	}
+}
+
 // pop takes the waiter to serve next: the oldest, or, when the giver
 // cannot be sure that it hands out the best resource of all shards, the
 // oldest committed one (see Queue.PopCommitted).
@@ -145,8 +166,8 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 // the others waiting (strict FIFO, see obtain), and the wake of sh is
 // armed for the instant one may. If the comparator panics, w goes back to the
 // front of the queue so it is not forgotten, the shard is left broken, so
-// that its next user serves it, and the panic continues to the caller
-// that made the resource available (whose own operation is done). A w
+// that its next user serves it, and the panic continues (to serveAfter,
+// which recovers it, or to a repair's caller, whose step has not begun). A w
 // whose caller gave up while it was popped is not put back: it is sent
 // an empty grant, on which its caller returns (see obtain).
 func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) bool {

@@ -146,7 +146,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		sh.place(n)
 		done = true
 		s.restMoved(n, rest)
-		return s.serve(sh), nil
+		return s.serveAfter(sh), nil
 	}()
 	yieldTo(served)
 	return err

@@ -49,6 +49,13 @@ type Stats struct {
 	DroppedEvents uint64
 	// ObserverPanics counts panics recovered from Observer.OnEvent.
 	ObserverPanics uint64
+	// ComparatorPanics counts comparator panics that the scheduler
+	// recovered because no caller could be told of them: on its own timer
+	// (the step is undone and retried), or while it handed a resource to
+	// a waiter after the operation that freed the resource had taken
+	// effect. Every other comparator panic reaches the caller whose
+	// operation it undid, and is not counted.
+	ComparatorPanics uint64
 
 	// Waiters is the number of callers waiting for a resource now.
 	Waiters int

@@ -21,6 +21,9 @@ import (
 // knownStateText is what the scheduler of knownState exports, every
 // series with its value.
 const knownStateText = `
+# HELP crs_comparator_panics_total Comparator panics the scheduler recovered because no caller could be told: on its timer, or while handing a resource to a waiter after the operation that freed it took effect.
+# TYPE crs_comparator_panics_total counter
+crs_comparator_panics_total 0
 # HELP crs_ejections_total Ejections of resources after consecutive failures (config.Ejection).
 # TYPE crs_ejections_total counter
 crs_ejections_total 1

@@ -35,6 +35,8 @@ var scalarSpecs = []scalarSpec{
 		func(s *stats.Stats) float64 { return float64(s.DroppedEvents) }},
 	{nameObserverPanics, "Panics recovered from observers.", prometheus.CounterValue,
 		func(s *stats.Stats) float64 { return float64(s.ObserverPanics) }},
+	{nameComparatorPanics, "Comparator panics the scheduler recovered because no caller could be told: on its timer, or while handing a resource to a waiter after the operation that freed it took effect.", prometheus.CounterValue,
+		func(s *stats.Stats) float64 { return float64(s.ComparatorPanics) }},
 	{nameSuspensions, "Suspensions: Suspend calls and cooldowns (ReleaseCooldown, Lease.Cooldown).", prometheus.CounterValue,
 		func(s *stats.Stats) float64 { return float64(s.Suspensions) }},
 	{nameEjections, "Ejections of resources after consecutive failures (config.Ejection).", prometheus.CounterValue,

@@ -157,17 +157,18 @@ func TestServerServesTheWorkloadsMetricsOverHTTP(t *testing.T) {
 		t.Fatalf("tally: %d calls + %d given up, want %d rounds in all", calls, gaveUp, w.workers*w.rounds)
 	}
 	for name, want := range map[string]uint64{
-		"crs_holders":               0, // every call released its upstream
-		"crs_waiters":               0,
-		"crs_waits_total":           st.Waits,
-		"crs_wait_duration_seconds": st.Waits, // its count
-		"crs_waits_cancelled_total": gaveUp,   // each one a wait its context ended
-		"crs_leases_expired_total":  st.ExpiredLeases,
-		"crs_events_dropped_total":  st.DroppedEvents,
-		"crs_observer_panics_total": 0,
-		"crs_lease_failures_total":  done.failed.Load(),    // Lease.Fail calls
-		"crs_suspensions_total":     done.throttled.Load(), // Lease.Cooldown calls
-		"crs_ejections_total":       st.Ejections,
+		"crs_holders":                 0, // every call released its upstream
+		"crs_waiters":                 0,
+		"crs_waits_total":             st.Waits,
+		"crs_wait_duration_seconds":   st.Waits, // its count
+		"crs_waits_cancelled_total":   gaveUp,   // each one a wait its context ended
+		"crs_leases_expired_total":    st.ExpiredLeases,
+		"crs_events_dropped_total":    st.DroppedEvents,
+		"crs_observer_panics_total":   0,
+		"crs_comparator_panics_total": 0,
+		"crs_lease_failures_total":    done.failed.Load(),    // Lease.Fail calls
+		"crs_suspensions_total":       done.throttled.Load(), // Lease.Cooldown calls
+		"crs_ejections_total":         st.Ejections,
 	} {
 		if got := value(t, families, name); got != float64(want) {
 			t.Errorf("%s = %v, want %d", name, got, want)

@@ -1,0 +1,187 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
+)
+
+// expiries is an observer that reports each expired lease on a channel.
+type expiries chan string
+
+func (e expiries) OnEvent(ev events.Event[string]) {
+	if ev.Type == events.EventExpire {
+		e <- ev.ID
+	}
+}
+
+// A comparator that panics on the scheduler's own timer, while a lease
+// that passed its deadline goes back into the heap, must not crash the
+// process: the reclaim is undone, the panic counted, and the lease still
+// ends once the comparator stops panicking. The clock is the real one, so
+// the timer runs on a goroutine of the runtime's, where an unrecovered
+// panic ends the test binary.
+func TestAComparatorPanicAtALeaseExpiryOnTheRealClockIsRecovered(t *testing.T) {
+	tr := &trap{}
+	tr.disarm()
+	expired := make(expiries, 1)
+	cfg := baseConfig(1, config.Exclusive)
+	cfg.Comparator = tr.compare
+	cfg.LeaseTTL = time.Millisecond
+	cfg.Observers = []events.Observer[string]{expired}
+	s := newScheduler(t, cfg)
+	addAll(t, s, w("a", 1), w("b", 2))
+	l, err := s.Lease(context.Background())
+	if err != nil || l.Key() != "a" {
+		t.Fatalf("Lease = %v, %v; want a", l.Key(), err)
+	}
+	// Putting a back beside b is the expiry's one comparison.
+	tr.arm(1)
+	select {
+	case id := <-expired:
+		if id != "a" {
+			t.Fatalf("expired %q, want a", id)
+		}
+	case <-time.After(10 * time.Second): // liveness bound only
+		t.Fatal("the lease never expired after the comparator panicked")
+	}
+	if tr.armed() {
+		t.Fatal("the comparator did not panic: the test misses its target")
+	}
+	if got := s.Stats().ComparatorPanics; got != 1 {
+		t.Fatalf("ComparatorPanics = %d, want 1", got)
+	}
+	wantErr(t, "Release of the expired lease", l.Release(), crserrors.ErrLeaseExpired)
+	mustInvariants(t, s)
+}
+
+// On a fake clock the timer runs inside Advance. A comparator panic there
+// is recovered before it reaches Advance, for the end of a lease and of a
+// rest alike; the step is undone and comes due again, so the resource is
+// back once the comparator stops panicking.
+func TestAComparatorPanicOnTheTimerIsUndoneAndRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		start  func(*testing.T, *scheduler.Scheduler[*worker, string])
+		undone string // a's state while the comparator panics
+	}{
+		{"lease expiry", func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+			if _, err := s.Lease(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}, "held"},
+		{"end of a suspension", func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
+			if err := s.Suspend("a", time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}, "resting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &trap{}
+			tr.disarm()
+			clock := fakeclock.New()
+			cfg := baseConfig(1, config.Exclusive)
+			cfg.Comparator = tr.compare
+			cfg.Clock = clock
+			cfg.LeaseTTL = time.Second
+			s := newScheduler(t, cfg)
+			addAll(t, s, w("a", 1), w("b", 2))
+			tc.start(t, s)
+			tr.arm(1)
+			if p, _ := callCatching(func() error { clock.Advance(time.Second); return nil }); p != nil {
+				t.Fatalf("the timer's panic reached Advance: %v", p)
+			}
+			if tr.armed() {
+				t.Fatal("the comparator did not panic: the test misses its target")
+			}
+			if got := s.Stats().ComparatorPanics; got != 1 {
+				t.Fatalf("ComparatorPanics = %d, want 1", got)
+			}
+			wantState(t, s, "a", tc.undone)
+			clock.Advance(time.Second)
+			wantState(t, s, "a", "active")
+			mustInvariants(t, s)
+		})
+	}
+}
+
+// A release that hands the freed slot to a waiter has taken effect before
+// the comparator runs for the waiter. A panic there is recovered and
+// counted, not sent to the caller: its release succeeded, and a caller
+// told otherwise would release again and free someone else's slot. The
+// next operation on the shard serves the waiter; a repeated Release(id)
+// is one, and finds the slot the waiter's and leaves it alone.
+func TestAReleaseWhoseHandOverPanicsSucceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hold    func(*testing.T, *scheduler.Scheduler[*apiKey, string]) func() error
+		again   error
+		release string
+	}{
+		{"Release(id)", func(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) func() error {
+			if v, err := s.Acquire(); err != nil || v.ID != "a" {
+				t.Fatalf("Acquire = %v, %v; want a", v, err)
+			}
+			return func() error { return s.Release("a") }
+		}, crserrors.ErrResourceLeased, "Release(id)"},
+		{"Lease.Release", func(t *testing.T, s *scheduler.Scheduler[*apiKey, string]) func() error {
+			l := leaseNow(t, s)
+			if l.Key() != "a" {
+				t.Fatalf("leased %q, want a", l.Key())
+			}
+			return l.Release
+		}, crserrors.ErrLeaseReleased, "Lease.Release"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var boom atomic.Bool
+			s := newKeyPoolWith(t, config.Config[*apiKey, string]{
+				HeapCount:     2,
+				AcquirePolicy: config.Exclusive,
+				Ordering:      config.GlobalOrder,
+				Clock:         fakeclock.New(),
+				Comparator: func(x, y *apiKey) int {
+					if boom.Load() {
+						panic("boom")
+					}
+					return x.Priority - y.Priority
+				},
+			}, &apiKey{ID: "a", Priority: 1, TPM: 10}, &apiKey{ID: "b", Priority: 2, TPM: 10})
+			release := tc.hold(t, s)
+			// b, in the other shard, keeps 2 tokens: too few for the
+			// waiter, which waits for a.
+			l := leaseNow(t, s, tokens(8))
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+			waiter := leaseLater(context.Background(), s, tokens(5))
+			untilWaiters(t, s, 1)
+			// Handing a over, under GlobalOrder, compares it with b.
+			boom.Store(true)
+			p, err := callCatching(release)
+			boom.Store(false)
+			if p != nil {
+				t.Fatalf("%s panicked after the release took effect: %v", tc.release, p)
+			}
+			if err != nil {
+				t.Fatalf("%s = %v, want nil: the release took effect", tc.release, err)
+			}
+			if got := s.Stats().ComparatorPanics; got != 1 {
+				t.Fatalf("ComparatorPanics = %d, want 1: the hand-over did not panic", got)
+			}
+			wantErr(t, tc.release+" again", release(), tc.again)
+			if _, err := s.Get("a"); err != nil { // an operation on a's shard
+				t.Fatal(err)
+			}
+			if err := <-waiter; err != nil {
+				t.Fatalf("the waiter got %v, want a", err)
+			}
+		})
+	}
+}
