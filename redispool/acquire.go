@@ -332,8 +332,8 @@ func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {
 			t.Stop()
 			return nil, nil
 		}
-		if !parked && p.parked != nil {
-			p.parked()
+		if !parked && p.hooks.parked != nil {
+			p.hooks.parked()
 		}
 		select {
 		case g := <-w.grant:

@@ -133,12 +133,12 @@ func BenchmarkWakeLatency(b *testing.B) {
 	add(b, holder, Resource{ID: "a"})
 	ctx := context.Background()
 	parked := make(chan struct{}, 1)
-	waiter.parked = func() {
+	waiter.onParked(func() {
 		select {
 		case parked <- struct{}{}:
 		default:
 		}
-	}
+	})
 	latencies := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {

@@ -160,14 +160,14 @@ func childHolder(pool *Pool) error {
 func childWaiter(pool *Pool) error {
 	var mu sync.Mutex
 	reported := true
-	pool.parked = func() {
+	pool.onParked(func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if !reported {
 			reported = true
 			fmt.Println("parked")
 		}
-	}
+	})
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		mu.Lock()

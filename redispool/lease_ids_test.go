@@ -22,7 +22,7 @@ func TestEveryLeasePathTakesIDsWithSeparators(t *testing.T) {
 			t.Run(fmt.Sprint(evalsha, id), func(t *testing.T) {
 				p := newPool(t, c, Options{LeaseTTL: time.Hour})
 				if evalsha {
-					p.noFunctions.Store(true)
+					p.useScripts()
 				}
 				add(t, p, Resource{ID: id, Limits: []config.Limit{tokens(100)}})
 				// release

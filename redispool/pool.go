@@ -27,7 +27,6 @@ type Pool struct {
 	channel  string    // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
 	ttlMs    int64
-	windowMs int64 // RequestWindow; tests shorten it
 	recheck  time.Duration
 	proc     string // this handle's id in the waiter queue: see hub
 	clock    config.Clock
@@ -42,13 +41,12 @@ type Pool struct {
 	// bg counts what may still give a lease back: give-backs in the
 	// background, and acquire commands in flight (whose caller may
 	// leave before the grant arrives, which is then given back). Close
-	// waits for it, for closeWait at most. Add only under bgMu while
-	// !bgClosed; giving is bg's count, for Close's error.
-	bgMu      sync.Mutex
-	bg        sync.WaitGroup
-	bgClosed  bool // Close is waiting for bg: no more Add
-	giving    atomic.Int64
-	closeWait time.Duration // abandonTimeout; tests shorten it
+	// waits for it, for abandonTimeout at most. Add only under bgMu
+	// while !bgClosed; giving is bg's count, for Close's error.
+	bgMu     sync.Mutex
+	bg       sync.WaitGroup
+	bgClosed bool // Close is waiting for bg: no more Add
+	giving   atomic.Int64
 	// gaveUp counts give-backs that ran out of time: their leases stay
 	// until their deadline.
 	gaveUp atomic.Int64
@@ -59,7 +57,22 @@ type Pool struct {
 	noFunctions atomic.Bool
 	// wakeFailures counts grant messages the server refused (Stats).
 	wakeFailures atomic.Int64
-	parked       func() // test hook: a waiter is about to block
+	hooks        hooks // set only by tests (export_test.go)
+}
+
+// hooks are the places where a test watches a Pool or shortens its
+// waits; the zero value, outside tests, changes nothing. Tests set them
+// while no call of the Pool runs, so they are read without a lock.
+type hooks struct {
+	// parked runs in wait when a waiter is about to block for the first
+	// time, so that a test knows that it waits.
+	parked func()
+	// windowMs, if not 0, replaces RequestWindow for the records of
+	// this Pool's later writes.
+	windowMs int64
+	// closeWait, if not 0, replaces abandonTimeout as the bound on
+	// Close's wait for give-backs.
+	closeWait time.Duration
 }
 
 // New returns a handle on the pool opts.Name of client. It sends
@@ -83,14 +96,11 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
 		ttlMs:    millis(opts.LeaseTTL),
-		windowMs: requestWindowMs,
 		recheck:  opts.RecheckInterval,
 		clock:    opts.Clock,
 		ejection: opts.Ejection,
 		replicas: opts.WaitReplicas,
 		waitFor:  opts.WaitTimeout,
-
-		closeWait: abandonTimeout,
 	}
 	if p.replicas > 0 {
 		// WAIT counts the replicas that have the writes of its own
@@ -176,12 +186,16 @@ func (p *Pool) Close() error {
 		p.bg.Wait()
 		close(done)
 	}()
-	t := time.NewTimer(p.closeWait)
+	wait := abandonTimeout
+	if p.hooks.closeWait != 0 {
+		wait = p.hooks.closeWait
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
-		return fmt.Errorf("redispool: close: %d still running after %v: %w", p.giving.Load(), p.closeWait, ErrGiveBackUnfinished)
+		return fmt.Errorf("redispool: close: %d still running after %v: %w", p.giving.Load(), wait, ErrGiveBackUnfinished)
 	}
 	if n := p.gaveUp.Load(); n > 0 {
 		return fmt.Errorf("redispool: close: %d ran out of time: %w", n, ErrGiveBackUnfinished)

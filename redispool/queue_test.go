@@ -203,10 +203,7 @@ func TestAWaiterWhoseGrantMessageWasLostGetsItAtItsRecheck(t *testing.T) {
 	// receives after it (one subscription delivers in order), tells
 	// when the hub has dropped it.
 	marker := &waiter{request: newRequest(), grant: make(chan grantMsg, 1)}
-	p.hub.mu.Lock()
-	ws := p.hub.waiters
-	p.hub.waiters = map[string]*waiter{marker.request: marker}
-	p.hub.mu.Unlock()
+	ws := p.hub.swapWaiters(map[string]*waiter{marker.request: marker})
 	mustRelease(t, held)
 	if s := stats(t, other); s.Leases != 1 {
 		t.Fatalf("stats %+v, want the slot granted to the waiter", s)
@@ -219,9 +216,7 @@ func TestAWaiterWhoseGrantMessageWasLostGetsItAtItsRecheck(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the marker did not arrive")
 	}
-	p.hub.mu.Lock()
-	p.hub.waiters = ws
-	p.hub.mu.Unlock()
+	p.hub.swapWaiters(ws)
 	select {
 	case r := <-got:
 		t.Fatalf("served without its message: %v, %v", r.lease, r.err)

@@ -238,12 +238,13 @@ func TestARequestRecordExpiresAfterItsWindow(t *testing.T) {
 	if ttl := c.PTTL(ctx, p.done+request).Val(); ttl <= 0 || ttl > RequestWindow {
 		t.Fatalf("the record expires in %v, want within RequestWindow", ttl)
 	}
-	p.windowMs = 50 // the window of every later call of this handle
+	const window = 50 // ms: the window of every later call of this handle
+	p.setRequestWindow(window)
 	if _, _, err := p.run(ctx, scriptRemove, request+"1", "a"); err != nil {
 		t.Fatal(err)
 	}
 	written := serverMillis(t, c)
-	waitServerTime(t, c, written+2*p.windowMs)
+	waitServerTime(t, c, written+2*window)
 	if _, _, err := p.run(ctx, scriptRemove, request+"1", "a"); !errors.Is(err, crserrors.ErrResourceNotFound) {
 		t.Fatalf("the request sent again after its window: %v, want ErrResourceNotFound (applied again)", err)
 	}

@@ -239,7 +239,11 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 	if s.record && request != "" {
 		record = 1
 	}
-	argv = append(argv, request, p.windowMs, record)
+	window := requestWindowMs
+	if p.hooks.windowMs != 0 {
+		window = p.hooks.windowMs
+	}
+	argv = append(argv, request, window, record)
 	keys := append(p.keys[:len(p.keys):len(p.keys)], p.done+request)
 	r := p.eval(ctx, s, request, keys, argv)
 	if r.err != nil {

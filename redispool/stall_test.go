@@ -171,7 +171,7 @@ func leaveAStalledAcquire(t *testing.T, closeWait time.Duration) (srv *redisServ
 	c = patientClient(t, px.addr())
 	p = newPool(t, c, Options{})
 	if closeWait != 0 {
-		p.closeWait = closeWait
+		p.setCloseWait(closeWait)
 	}
 	add(t, p, Resource{ID: "a"})
 	loadScripts(t, c)

@@ -15,12 +15,12 @@ import (
 // about to block.
 func parkings(p *Pool) <-chan struct{} {
 	ch := make(chan struct{}, 1024)
-	p.parked = func() {
+	p.onParked(func() {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
-	}
+	})
 	return ch
 }
 
