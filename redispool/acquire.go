@@ -153,8 +153,16 @@ func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, erro
 	if !queued { // the server took the request for given up: cannot be
 		return nil, fmt.Errorf("redispool: acquire: request refused: %w", crserrors.ErrNoResourceAvailable)
 	}
-	// Queued on the server: whatever ends this call without a lease
-	// gives the request up, which Close waits for.
+	return p.waitInQueue(ctx, w, cost, start, next)
+}
+
+// waitInQueue waits until the request of w, which the server queued
+// when it was sent at start (next: its answer's time until the server
+// frees something by itself), is granted a lease, by a message or at a
+// re-check. Whatever ends it without a lease gives the request up,
+// which Close waits for.
+func (p *Pool) waitInQueue(ctx context.Context, w *waiter, cost string, start time.Time, next time.Duration) (*Lease, error) {
+	request := w.request
 	if !p.track() {
 		p.abandon(request)
 		return nil, p.errClosed("acquire")
@@ -185,6 +193,7 @@ func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, erro
 		// learn its deadline): the same request, so the server answers
 		// with its lease or keeps its place in the queue.
 		looked = time.Now()
+		var l *Lease
 		l, next, _, err = p.try(ctx, request, cost, true, looked)
 		if l != nil {
 			return l, nil
