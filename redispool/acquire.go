@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,8 +34,7 @@ func (costOption) acquireOption() {}
 func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }
 
 // costArg checks the cost that opts give and writes it as the scripts
-// read it (parse_cost in lua/bucket.lua): "NAME=AMOUNT,..." with NAME
-// in hex, sorted; "" for the default cost.
+// read it (formatCost); "" for the default cost.
 func costArg(opts []AcquireOption) (string, error) {
 	var cost config.Cost
 	for _, opt := range opts {
@@ -52,22 +49,6 @@ func costArg(opts []AcquireOption) (string, error) {
 		return "", fmt.Errorf("redispool: acquire: %w", err)
 	}
 	return formatCost(cost), nil
-}
-
-func formatCost(cost config.Cost) string {
-	names := make([]string, 0, len(cost))
-	for name := range cost {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for i, name := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%x=%d", name, cost[name])
-	}
-	return b.String()
 }
 
 // TryAcquire leases the best available resource without waiting: the

@@ -2,7 +2,6 @@ package redispool
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -128,32 +127,6 @@ func (p *Pool) ejectionArgs() []any {
 	}
 	e := p.ejection
 	return []any{e.ConsecutiveFailures, millis(e.BaseTime), millis(e.MaxTime), strconv.FormatFloat(e.MaxEjectedShare, 'g', -1, 64)}
-}
-
-// Remaining returns the units left now in each budget (Resource.Limits)
-// of resource id, by limit name, by the server's clock: negative for a
-// bucket in debt, empty for a resource without limits, as the core's
-// Scheduler.Remaining. ErrResourceNotFound: the pool has no resource id
-// (or it drains).
-func (p *Pool) Remaining(ctx context.Context, id string) (map[string]int64, error) {
-	if err := checkID(id); err != nil {
-		return nil, fmt.Errorf("redispool: remaining: %w", err)
-	}
-	_, r, err := p.run(ctx, scriptRemain, "", id)
-	if err != nil {
-		return nil, fmt.Errorf("redispool: remaining %q: %w", id, err)
-	}
-	out := make(map[string]int64, len(r)/2)
-	for i := 0; i+1 < len(r); i += 2 {
-		h, _ := r[i].(string)
-		name, err := hex.DecodeString(h)
-		n, ok := r[i+1].(int64)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("redispool: remaining %q: unexpected reply %v", id, r)
-		}
-		out[string(name)] = n
-	}
-	return out, nil
 }
 
 // Name is the pool's name.

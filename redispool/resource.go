@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,24 @@ func formatLimits(limits []config.Limit) (string, error) {
 	return b.String(), nil
 }
 
+// formatCost writes cost as the scripts read it (parse_cost in
+// lua/bucket.lua): "NAME=AMOUNT,..." with NAME in hex, sorted.
+func formatCost(cost config.Cost) string {
+	names := make([]string, 0, len(cost))
+	for name := range cost {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%x=%d", name, cost[name])
+	}
+	return b.String()
+}
+
 // Sync makes the pool's resources exactly rs, in one step on the server:
 // it adds those that are missing, sets the priority, capacity and limits
 // of those that differ, and removes the others (a resource with leases
@@ -253,6 +272,32 @@ func (p *Pool) Suspend(ctx context.Context, id string, d time.Duration) error {
 		return fmt.Errorf("redispool: suspend %q for %v: %w", id, d, crserrors.ErrInvalidDuration)
 	}
 	return p.idOp(ctx, "suspend", scriptSuspend, id, millis(d))
+}
+
+// Remaining returns the units left now in each budget (Resource.Limits)
+// of resource id, by limit name, by the server's clock: negative for a
+// bucket in debt, empty for a resource without limits, as the core's
+// Scheduler.Remaining. ErrResourceNotFound: the pool has no resource id
+// (or it drains).
+func (p *Pool) Remaining(ctx context.Context, id string) (map[string]int64, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("redispool: remaining: %w", err)
+	}
+	_, r, err := p.run(ctx, scriptRemain, "", id)
+	if err != nil {
+		return nil, fmt.Errorf("redispool: remaining %q: %w", id, err)
+	}
+	out := make(map[string]int64, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		h, _ := r[i].(string)
+		name, err := hex.DecodeString(h)
+		n, ok := r[i+1].(int64)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("redispool: remaining %q: unexpected reply %v", id, r)
+		}
+		out[string(name)] = n
+	}
+	return out, nil
 }
 
 // idOp runs a script that acts on one existing resource.
