@@ -246,48 +246,6 @@ func mayHaveRun(err error) bool {
 	return !errors.As(err, &refused) && !(errors.As(err, &netErr) && netErr.Op == "dial")
 }
 
-// abandonTimeout bounds the give-back of a lease whose grant was lost.
-const abandonTimeout = 5 * time.Second
-
-// giveBack ends the lease that acquire request got, if any, and records
-// the request as abandoned; it retries while the network fails it (it
-// is idempotent), for abandonTimeout at most. One that runs out of
-// time is counted (gaveUp): Close reports it.
-func (p *Pool) giveBack(request string) {
-	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
-	defer cancel()
-	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		_, _, err := p.run(ctx, scriptAbandon, request, request)
-		var refused redis.Error
-		if err == nil || errors.As(err, &refused) {
-			return
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			p.gaveUp.Add(1)
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// abandon gives back the lease that request got, if it got one: in the
-// background, since the caller's ctx may have ended, unless the Pool is
-// closed (Close waits for those in the background, and no longer can).
-// If Redis cannot be reached, the lease ends at its deadline.
-func (p *Pool) abandon(request string) {
-	if !p.track() {
-		p.giveBack(request)
-		return
-	}
-	go func() {
-		defer p.untrack()
-		p.giveBack(request)
-	}()
-}
-
 // wait blocks until w is granted a lease (returned), the re-check is
 // due or asked for (nil), ctx ends or the pool closes.
 func (p *Pool) wait(ctx context.Context, w *waiter) (*grantMsg, error) {

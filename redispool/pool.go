@@ -176,6 +176,10 @@ func (p *Pool) Close() error {
 	return nil
 }
 
+// abandonTimeout bounds the give-back of a lease whose grant was lost,
+// and Close's wait for the give-backs still running.
+const abandonTimeout = 5 * time.Second
+
 // track counts one more thing that may give a lease back (see bg), and
 // reports whether it did: not once Close waits.
 func (p *Pool) track() bool {
