@@ -18,12 +18,12 @@
 //
 // -scenario llm calls an OpenAI-compatible provider over HTTP instead,
 // with API keys under requests and tokens per minute: the mock provider
-// of internal/mockprovider, started in-process, or -provider URL. It
+// of harness/mockprovider, started in-process, or -provider URL. It
 // reports the 429s, the calls served, the share of the budget used and
 // the latency added, for crs and, with -compare, for a naive round
 // robin (docs/crsload.md).
 //
-// The harness itself lives in internal/loadtest. The same command on a
+// The harness itself lives in harness/loadtest. The same command on a
 // pool kept in Redis, shared by several processes, is the redispool
 // module's crsload-redis: cd redispool && go run ./cmd/crsload-redis
 // -redis ADDR.
@@ -33,7 +33,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // command is run() in a goroutine, its stdout read line by line.

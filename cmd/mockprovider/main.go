@@ -16,7 +16,7 @@
 //	curl -s $URL/stats
 //
 // How calls are charged and answered is documented in the
-// internal/mockprovider package (go doc ./internal/mockprovider): a call
+// harness/mockprovider package (go doc ./harness/mockprovider): a call
 // is admitted on its prompt plus max_tokens, and settled to its usage
 // when it ends, unless -keep-estimate.
 package main
@@ -34,7 +34,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 func main() {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crsched/crs/harness/mockprovider"
 	"github.com/crsched/crs/internal/fakeclock"
-	"github.com/crsched/crs/internal/mockprovider"
 )
 
 // A provider that keeps the estimate charged reports fewer tokens left

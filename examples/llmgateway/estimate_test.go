@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/harness/mockprovider"
 	"github.com/crsched/crs/internal/fakeclock"
-	"github.com/crsched/crs/internal/mockprovider"
 )
 
 // n completions may each run to max_tokens: a provider reserves them

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/harness/mockprovider"
 	"github.com/crsched/crs/internal/fakeclock"
-	"github.com/crsched/crs/internal/mockprovider"
 )
 
 // gateway serves a Gateway with keys in front of upstream, on loopback.

@@ -11,8 +11,9 @@
 # It copies the committed tree (git archive HEAD) to a scratch directory,
 # so that gremlins never touches the work tree, and runs every mutant
 # against the tests of its own package plus scheduler/ (see ./go).
-# Internal test helpers (fakeclock, leakcheck, the mock provider) and the
-# load-test engine are left out: they are not the library.
+# The internal test helpers (fakeclock, leakcheck) and harness/ (the
+# load-test engine and the mock provider) are left out: they are not the
+# library.
 set -euo pipefail
 GREMLINS_VERSION=v0.6.0
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,6 +56,6 @@ cd "$work"
 # which builds and tests every package: several times one mutant's run.
 PATH="$here:$PATH" "$gobin/gremlins" unleash \
 	--coverpkg ./... --workers 2 --timeout-coefficient 1 \
-	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|redispool|verify|tools)/' \
-	-E '^internal/(fakeclock|leakcheck|loadtest|mockprovider)/' "${only[@]}" \
+	-E '^(acquire|config|errors|events|stats|extensions|examples|bench|cmd|harness|redispool|verify|tools)/' \
+	-E '^internal/(fakeclock|leakcheck)/' "${only[@]}" \
 	-o "$out" .

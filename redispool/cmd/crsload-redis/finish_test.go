@@ -10,7 +10,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 )
 
 // A lease still held once every process has finished fails the end

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 	"github.com/crsched/crs/redispool"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 	"github.com/crsched/crs/redispool"
 	"github.com/redis/go-redis/v9"
 )

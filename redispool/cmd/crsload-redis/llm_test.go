@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crsched/crs/internal/loadtest"
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/loadtest"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // llmArgs are a short llm run on pool against the provider at url: two

@@ -4,7 +4,7 @@
 // other flag, the scenarios, the report, the output streams and the exit
 // statuses are those of the root module's cmd/crsload (this module has
 // the Redis client, which the root module may not depend on; the harness
-// itself is github.com/crsched/crs/internal/loadtest). It has a name of
+// itself is github.com/crsched/crs/harness/loadtest). It has a name of
 // its own so that installing both commands keeps both.
 //
 //	cd redispool
@@ -88,7 +88,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 )
 
 func main() {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crsched/crs/harness/loadtest"
 	"github.com/crsched/crs/internal/leakcheck"
-	"github.com/crsched/crs/internal/loadtest"
 	"github.com/crsched/crs/redispool"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/loadtest"
+	"github.com/crsched/crs/harness/loadtest"
 	"github.com/crsched/crs/redispool"
 )
 

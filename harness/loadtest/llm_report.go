@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // LLMReport is what a run of the llm scenario measured, with one client.

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // llmCounters are what the llm scenario's workers count, lock-free.

@@ -1,6 +1,10 @@
 // Package loadtest is the engine of cmd/crsload, the load-test harness of
 // the crs scheduler.
 //
+// It is program code for the repository's commands (cmd/crsload and the
+// redispool module's cmd/crsload-redis) and their tests, not a library
+// API: it may change in any release.
+//
 // A run starts N workers (goroutines) that compete for R resources through
 // a pool: the crs scheduler, a mutex-around-a-heap baseline for -compare,
 // or a pool another command plugs in with an Extension (MainWith): the

@@ -6,6 +6,10 @@
 // every call served and refused, and the budget its buckets allowed, so
 // that the share of that budget a client used can be read off it.
 //
+// It is program code for the repository's commands (cmd/mockprovider,
+// crsload's llm scenario) and tests (examples/llmgateway's among them),
+// not a library API: it may change in any release.
+//
 // # The API
 //
 // POST /v1/chat/completions with "Authorization: Bearer KEY" and a JSON

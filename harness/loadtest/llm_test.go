@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/harness/mockprovider"
 	"github.com/crsched/crs/internal/fakeclock"
-	"github.com/crsched/crs/internal/mockprovider"
 )
 
 func TestLLMScenarioDefaultsGiveTheIssuesSettings(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // Options are the command's settings: the run's Config and what to do

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/mockprovider"
+	"github.com/crsched/crs/harness/mockprovider"
 )
 
 // The llm scenario: workers make chat-completion calls, of random token
@@ -20,7 +20,7 @@ import (
 // that picks an API key per call (LLMClient): the crs scheduler, keeping
 // each key's requests and tokens per minute, or the naive round robin
 // that retries after a 429's Retry-After. By default the provider is
-// internal/mockprovider, started in-process on a loopback port, with the
+// harness/mockprovider, started in-process on a loopback port, with the
 // same limits as the client is given, so that the run shows whether the
 // client keeps them (no 429) and how much of the budget it uses.
 //
