@@ -13,6 +13,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crsprom "github.com/crsched/crs/extensions/prometheus"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -22,7 +23,7 @@ import (
 )
 
 // tokensPool is a pool of keys of capacity 1, each with a budget of
-// tokens a minute (its priority), on a manual clock.
+// tokens a minute (its priority), on a fake clock.
 func tokensPool(t *testing.T, clock config.Clock, ids ...string) *pool {
 	t.Helper()
 	sched := newPool(t, config.Config[*worker, string]{
@@ -91,7 +92,7 @@ func series(families map[string]*dto.MetricFamily, name string) map[string]float
 }
 
 func TestWithBudgetsExportsEachResourcesRemainingBudget(t *testing.T) {
-	clock := newManualClock()
+	clock := fakeclock.New()
 	sched := tokensPool(t, clock, "a", "b")
 	l, err := sched.Lease(context.Background(), scheduler.WithCost(config.Cost{"tokens": 500}))
 	must(t, "Lease", err) // a, of 600 tokens
@@ -127,7 +128,7 @@ func TestWithBudgetsExportsEachResourcesRemainingBudget(t *testing.T) {
 }
 
 func TestBudgetsAreNotExportedUnlessAskedFor(t *testing.T) {
-	sched := tokensPool(t, newManualClock(), "a")
+	sched := tokensPool(t, fakeclock.New(), "a")
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(crsprom.NewCollector(sched, nil))
 	families := scrapeOverHTTP(t, reg)
@@ -140,7 +141,7 @@ func TestBudgetsAreNotExportedUnlessAskedFor(t *testing.T) {
 }
 
 func TestWithBudgetsRefusesANilSource(t *testing.T) {
-	sched := tokensPool(t, newManualClock(), "a")
+	sched := tokensPool(t, fakeclock.New(), "a")
 	_, err := crsprom.New(sched, nil, crsprom.WithBudgets[string](nil))
 	if !errors.Is(err, crsprom.ErrNilStats) {
 		t.Fatalf("WithBudgets(nil): New returned %v, want ErrNilStats", err)
@@ -181,7 +182,7 @@ func untilLimitWaits(t *testing.T, sched *pool, n uint64) {
 }
 
 func TestLimitWaitsTotalLeavesOutWaitsForAFullResource(t *testing.T) {
-	clock := newManualClock()
+	clock := fakeclock.New()
 	sched := tokensPool(t, clock, "k") // 600 tokens a minute
 	ctx := context.Background()
 	tokens := func(n int64) scheduler.LeaseOption { return scheduler.WithCost(config.Cost{"tokens": n}) }

@@ -10,6 +10,7 @@ import (
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/extensions/metrics"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
 
@@ -59,7 +60,7 @@ func untilWaiting(sched *pool, n int) {
 //	shard 0: a held (by a served waiter), c suspended, e draining, g active
 //	shard 1: b ejected, d rate-limited, f active, h excluded
 //
-// with 2 waits (1 cancelled, both of zero length on the manual clock), 1
+// with 2 waits (1 cancelled, both of zero length on the fake clock), 1
 // expired lease, 1 failure, 1 observer panic, and the events listed in
 // knownStateText, all delivered: it returns the scheduler shut down, so
 // that nothing moves any more.
@@ -71,7 +72,7 @@ func knownState(t *testing.T) (*pool, *metrics.TelemetryObserver[string]) {
 			panic("observer bug")
 		}
 	})
-	clock := newManualClock()
+	clock := fakeclock.New()
 	sched := newPool(t, config.Config[*worker, string]{
 		HeapCount:     2,
 		AcquirePolicy: config.Exclusive,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	crsprom "github.com/crsched/crs/extensions/prometheus"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -44,7 +45,7 @@ func TestReadmeMetricTableMatchesTheCollector(t *testing.T) {
 		t.Fatalf("Gather: %v", err)
 	}
 	// The metrics of the options, from a pool with budgets.
-	keys := tokensPool(t, newManualClock(), "a")
+	keys := tokensPool(t, fakeclock.New(), "a")
 	optional := prometheus.NewPedanticRegistry()
 	optional.MustRegister(crsprom.NewCollector(keys, nil, crsprom.WithBudgets(keys.Budgets)))
 	more, err := optional.Gather()

@@ -1,6 +1,12 @@
 // Package fakeclock is a config.Clock for tests: time moves only when the
 // test advances it, and timers fire synchronously inside Advance, so tests
 // of deadlines neither sleep nor race the clock.
+//
+// Advance moves the clock from one timer's instant to the next, firing
+// each timer with the clock at its instant. Step is for concurrent
+// histories (the verify module's checks): it moves the clock in one step
+// and then fires the timers that came due, as a late timer goroutine
+// would, and Freeze lets a call read the clock on one side of a step.
 package fakeclock
 
 import (
@@ -17,7 +23,16 @@ type Clock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*timer // pending, in creation order
-	paused bool     // Advance moves time but fires nothing
+	paused bool     // Advance and Step move time but fire nothing
+	// stepped is the furthest instant a Step has reached: a timer due by
+	// then has started, and Stop no longer cancels it.
+	stepped time.Time
+	// frozen is held for reading by Freeze and for writing by a Step
+	// while it moves the time.
+	frozen sync.RWMutex
+	// stepping serialises Steps: each fires every timer its step made
+	// due before the next one steps.
+	stepping sync.Mutex
 }
 
 type timer struct {
@@ -49,11 +64,12 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) config.Timer {
 	return t
 }
 
-// Stop cancels the timer if it has not fired.
+// Stop cancels the timer if it has not fired, and no Step has passed its
+// instant.
 func (t *timer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
-	if t.done {
+	if t.done || !t.at.After(t.c.stepped) {
 		return false
 	}
 	t.done = true
@@ -87,16 +103,68 @@ func (c *Clock) Advance(d time.Duration) {
 	}
 }
 
-// Pause makes Advance move time without firing timers, as if the timer
-// goroutine were late; Resume undoes it (due timers fire at the next
-// Advance).
+// Step moves the clock forward by d in one step, then runs, in deadline
+// order, every timer that is due, including those that their callbacks
+// or other goroutines create due meanwhile, before it returns. Unlike
+// Advance, it leaves the clock at now+d while the timers fire, as a timer
+// goroutine that runs late sees it, so a goroutine running beside Step
+// reads the time before the step or after it, never at a timer's instant
+// in between. And a timer whose instant a Step has passed has started, as
+// a time.AfterFunc timer has once its instant passes: Stop no longer
+// cancels it, and it fires in that Step (or, paused, in the first Step
+// after Resume).
+//
+// stepped (if not nil) runs at the step, before any other goroutine can
+// read the new time; it must not use the clock. Steps run one at a time,
+// and wait for every Freeze to thaw.
+func (c *Clock) Step(d time.Duration, stepped func()) {
+	c.stepping.Lock()
+	defer c.stepping.Unlock()
+	c.frozen.Lock()
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.stepped = c.now
+	if stepped != nil {
+		stepped()
+	}
+	c.mu.Unlock()
+	c.frozen.Unlock()
+	for {
+		c.mu.Lock()
+		var t *timer
+		if !c.paused {
+			t = c.nextDue(c.now)
+		}
+		if t == nil {
+			c.mu.Unlock()
+			return
+		}
+		t.done = true
+		c.mu.Unlock()
+		t.f()
+	}
+}
+
+// Freeze keeps Step from moving the clock until thaw is called, so that
+// a call that reads the clock more than once (for a deadline, then to arm
+// its timer) reads it on one side of a step. Freezes may overlap; they do
+// not hold back Advance. A goroutine must not Freeze twice before it
+// thaws: a Step waiting in between would wait for ever.
+func (c *Clock) Freeze() (thaw func()) {
+	c.frozen.RLock()
+	return c.frozen.RUnlock
+}
+
+// Pause makes Advance and Step move time without firing timers, as if
+// the timer goroutine were late; Resume undoes it (due timers fire at the
+// next Advance or Step).
 func (c *Clock) Pause() {
 	c.mu.Lock()
 	c.paused = true
 	c.mu.Unlock()
 }
 
-// Resume lets Advance fire timers again.
+// Resume lets Advance and Step fire timers again.
 func (c *Clock) Resume() {
 	c.mu.Lock()
 	c.paused = false
@@ -126,6 +194,7 @@ func (c *Clock) nextDue(end time.Time) *timer {
 			live = append(live, t)
 		}
 	}
+	clear(c.timers[len(live):])
 	c.timers = live
 	sort.SliceStable(live, func(i, j int) bool { return live[i].at.Before(live[j].at) })
 	if len(live) == 0 || live[0].at.After(end) {

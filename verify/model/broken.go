@@ -177,5 +177,7 @@ type lateTimer struct{ Real }
 
 func (b lateTimer) Advance(d time.Duration, stepped func()) {
 	b.Real.Advance(0, nil)
-	b.Real.clock.step(d, stepped)
+	b.Real.clock.Pause()
+	b.Real.clock.Step(d, stepped)
+	b.Real.clock.Resume()
 }

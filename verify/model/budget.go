@@ -7,6 +7,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
 
@@ -62,13 +63,13 @@ type BRes struct {
 // clock.
 type BudgetPool struct {
 	*scheduler.Scheduler[*BRes, string]
-	clock *stepClock
+	clock *fakeclock.Clock
 }
 
 // NewBudgetPool starts a scheduler of BudgetKeys at most, over heaps
 // shards, under the Exclusive policy if exclusive.
 func NewBudgetPool(heaps int, exclusive bool) (BudgetPool, error) {
-	clock := newStepClock()
+	clock := fakeclock.New()
 	cfg := config.Config[*BRes, string]{
 		HeapCount:  heaps,
 		Comparator: func(a, b *BRes) int { return strings.Compare(a.Key, b.Key) },
@@ -84,9 +85,9 @@ func NewBudgetPool(heaps int, exclusive bool) (BudgetPool, error) {
 	return BudgetPool{s, clock}, err
 }
 
-// Advance moves the clock by d, calls stepped at the step, and fires the
-// timers that came due.
-func (p BudgetPool) Advance(d time.Duration, stepped func()) { p.clock.Advance(d, stepped) }
+// Advance moves the clock by d in one step, calls stepped at the step,
+// and fires the timers that came due (fakeclock.Clock.Step).
+func (p BudgetPool) Advance(d time.Duration, stepped func()) { p.clock.Step(d, stepped) }
 
 // BKind is an operation of the budget histories.
 type BKind uint8
@@ -437,8 +438,7 @@ type BudgetLease = scheduler.Lease[*BRes, string]
 func (c *BClient) Do(in BInput) (out BOutput) {
 	out.Key = -1
 	var err error
-	c.P.clock.setting.RLock() // every call reads the clock on one side of a step
-	defer c.P.clock.setting.RUnlock()
+	defer c.P.clock.Freeze()() // every call reads the clock on one side of a step
 	slot := in.Lease - c.ID*BudgetLeases
 	switch in.Kind {
 	case BAdd:

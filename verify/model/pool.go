@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 	"github.com/crsched/crs/stats"
 )
@@ -50,19 +51,19 @@ type Pool interface {
 // Real is the scheduler as a Pool, with the clock it runs on.
 type Real struct {
 	*scheduler.Scheduler[*Res, string]
-	clock *stepClock
+	clock *fakeclock.Clock
 	epoch time.Time // the clock's reading at New
 }
 
-// Advance moves the clock by d, calls stepped, and fires the timers that
-// came due.
-func (r Real) Advance(d time.Duration, stepped func()) { r.clock.Advance(d, stepped) }
+// Advance moves the clock by d in one step, calls stepped, and fires the
+// timers that came due (fakeclock.Clock.Step).
+func (r Real) Advance(d time.Duration, stepped func()) { r.clock.Step(d, stepped) }
 
-// Suspend suspends id for d, on one side of any step of the clock (see
-// stepClock.setting).
+// Suspend suspends id for d, on one side of any step of the clock: it
+// reads the clock twice, for the deadline and to arm the timer for it,
+// and a step in between could arm the timer a step late.
 func (r Real) Suspend(id string, d time.Duration) error {
-	r.clock.setting.RLock()
-	defer r.clock.setting.RUnlock()
+	defer r.clock.Freeze()()
 	return r.Scheduler.Suspend(id, d)
 }
 
@@ -70,10 +71,9 @@ func (r Real) Suspend(id string, d time.Duration) error {
 func (Real) ReleaseLease(l *Lease) error { return l.Release() }
 
 // CooldownLease ends l with a cooldown of d, on one side of any step of
-// the clock (see stepClock.setting).
+// the clock (see Suspend).
 func (r Real) CooldownLease(l *Lease, d time.Duration) error {
-	r.clock.setting.RLock()
-	defer r.clock.setting.RUnlock()
+	defer r.clock.Freeze()()
 	return l.Cooldown(d)
 }
 
@@ -128,7 +128,7 @@ func (c Config) String() string {
 
 // New starts a scheduler for c.
 func (c Config) New() (Real, error) {
-	clock := newStepClock()
+	clock := fakeclock.New()
 	cfg := config.Config[*Res, string]{
 		HeapCount:  c.HeapCount,
 		Comparator: Compare,
