@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"math"
-
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
 )
@@ -14,11 +12,6 @@ import (
 // it rises, and the caller waits meanwhile, unless none of those will
 // ever cover the cost: the search then goes on down the heap.
 const scanDepth = 64
-
-// wakeToken marks an expiry entry that wakes a shard's waiters at the
-// instant its budgets may cover the oldest one's cost (see wake). Lease
-// tokens count up from 1 and never reach it.
-const wakeToken = math.MaxUint64
 
 // covering returns the best node among the first scanDepth of sh's heap
 // that covers cost, or nil, with the earliest instant at which one of
@@ -67,7 +60,7 @@ func (s *Scheduler[T, ID]) wake(sh *shard[T, ID], at int64) {
 		return
 	}
 	sh.wakeAt = at
-	s.expiry.schedule(at, &s.wakers[sh.index], wakeToken)
+	s.deadlines.Schedule(at, wake[T, ID](sh.index))
 }
 
 // kick makes the expiry timer serve the waiters of every shard but skip
@@ -77,9 +70,9 @@ func (s *Scheduler[T, ID]) wake(sh *shard[T, ID], at int64) {
 // or shard skip's.
 func (s *Scheduler[T, ID]) kick(skip int) {
 	now := s.now()
-	for i := range s.wakers {
+	for i := range s.shards {
 		if i != skip {
-			s.expiry.schedule(now, &s.wakers[i], wakeToken)
+			s.deadlines.Schedule(now, wake[T, ID](i))
 		}
 	}
 }

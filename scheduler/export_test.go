@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -138,45 +139,19 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	return s.checkExpiry()
 }
 
-// checkExpiry verifies the expiry queue's marks: each dropped mark stands
+// checkExpiry verifies the deadlines' marks: each dropped mark stands
 // for an entry in the queue, and every deadline still to come (a lease's,
 // a rest's) has an entry in the queue that is not marked. Requires every
 // shard lock.
 func (s *Scheduler[T, ID]) checkExpiry() error {
-	e := &s.expiry
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	queued := make(map[due[T, ID]]int)
-	for _, d := range e.queue.Entries() {
-		queued[due[T, ID]{d.Item, d.At}]++
-	}
-	sum := 0
-	for d, k := range e.dropped {
-		if k > queued[d] {
-			return fmt.Errorf("expiry: %d marks dropped for %d queued entries of %v at %d", k, queued[d], d.ref.node.Key, d.at)
-		}
-		sum += k
-	}
-	if sum != e.dropping {
-		return fmt.Errorf("expiry: %d marks, counted as %d", sum, e.dropping)
-	}
-	if e.closed {
-		return nil
-	}
-	var err error
-	live := func(n *node.Node[T, ID], token uint64, at int64) {
-		d := due[T, ID]{leaseRef[T, ID]{n, token}, at}
-		if err == nil && at != 0 && at != node.Never && at > e.popped && queued[d] <= e.dropped[d] {
-			err = fmt.Errorf("expiry: the deadline %d of %v (token %d) has no live entry", at, n.Key, token)
-		}
-	}
-	s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
-		live(n, 0, n.RestUntil)
-		for _, l := range n.Leases() {
-			live(n, l.Token, l.Deadline)
-		}
+	return s.deadlines.Check(func(yield func(int64, deadline.Entry[*node.Node[T, ID]])) {
+		s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
+			yield(n.RestUntil, restEnd(n))
+			for _, l := range n.Leases() {
+				yield(l.Deadline, leaseEnd(n, l.Token))
+			}
+		})
 	})
-	return err
 }
 
 // checkNode verifies one node's own invariants. Requires its shard lock.
@@ -278,9 +253,7 @@ func (s *Scheduler[T, ID]) StateOf(id ID) string {
 
 // expiryPending reports whether a rest-end entry for n is queued.
 func (s *Scheduler[T, ID]) expiryPending(n *node.Node[T, ID]) bool {
-	s.expiry.mu.Lock()
-	defer s.expiry.mu.Unlock()
-	return s.expiry.queue.Has(func(r leaseRef[T, ID]) bool { return r.node == n && r.token == 0 })
+	return s.deadlines.Pending(restEnd(n))
 }
 
 // LockedPeek reads shard i's top and its value the way a lock-free reader
@@ -293,9 +266,7 @@ func (s *Scheduler[T, ID]) LockedPeek(i int) (T, bool) {
 // ExpiryQueueLen is the number of entries in the expiry queue, live or
 // not yet dropped.
 func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
-	s.expiry.mu.Lock()
-	defer s.expiry.mu.Unlock()
-	return s.expiry.queue.Len()
+	return s.deadlines.Len()
 }
 
 // setHooks sets the scheduler's test hooks (see hooks): before the calls

@@ -93,7 +93,7 @@ func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *gran
 	n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
 	if deadline != 0 {
 		g.deadline = deadline
-		s.expiry.schedule(deadline, n, g.token)
+		s.deadlines.Schedule(deadline, leaseEnd(n, g.token))
 	}
 }
 
@@ -128,7 +128,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		if i >= 0 {
 			ended := *n.Lease(i)
 			n.DropLease(i)
-			s.expiry.drop(ended.Deadline, n, ended.Token)
+			s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 		}
 		return noEvent
 	}
@@ -155,7 +155,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
 		}
 		if i >= 0 {
-			s.expiry.drop(ended.Deadline, n, ended.Token)
+			s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 		}
 		s.count(end, noEvent)
 		return noEvent
@@ -186,7 +186,7 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}
 	s.restMoved(n, rest)
 	if i >= 0 {
-		s.expiry.drop(ended.Deadline, n, ended.Token)
+		s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 	}
 	s.count(end, event)
 	return event

@@ -205,9 +205,9 @@ func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadl
 		return 0, crserrors.ErrLeaseExpired // the timer is about to reclaim it
 	}
 	deadline := node.After(now, d)
-	s.expiry.drop(n.Lease(i).Deadline, n, token)
+	s.deadlines.Drop(n.Lease(i).Deadline, leaseEnd(n, token))
 	n.Lease(i).Deadline = deadline
-	s.expiry.schedule(deadline, n, token)
+	s.deadlines.Schedule(deadline, leaseEnd(n, token))
 	return deadline, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/heap"
 	"github.com/crsched/crs/internal/lookup"
@@ -20,7 +21,7 @@ import (
 // concurrent use.
 //
 // Lock order: a shard lock, then the lookup map's, the waiter queue's,
-// the expiry queue's or the budget profiles' lock (never two of those at
+// the deadlines' or the budget profiles' lock (never two of those at
 // once). No method holds two
 // shard locks, except BatchAdd, which takes the shards it touches in
 // ascending index order. No user code (comparator aside, see below) runs
@@ -52,10 +53,8 @@ type Scheduler[T any, ID comparable] struct {
 	limits          func(T) []config.Limit // nil: no budgets
 	// budgeted: Limits is set. Waiting callers are then served in strict
 	// FIFO order, and a cost that no resource covers yet is waited for
-	// through the wakes (see cover.go); wakers are the nodes those wakes
-	// name in the expiry queue, one per shard, in no structure.
+	// through the wakes (see cover.go).
 	budgeted   bool
-	wakers     []node.Node[T, ID]
 	profiles   profiles
 	limitWaits atomic.Uint64 // waits that began while limits held the caller back
 	strategy   acquire.AcquireStrategy
@@ -73,11 +72,13 @@ type Scheduler[T any, ID comparable] struct {
 
 	affinity affinity[T, ID]
 	waiters  waitq.Queue[grant[T, ID]]
-	expiry   expiry[T, ID]
-	expired  atomic.Uint64 // leases reclaimed at their deadline
-	panics   atomic.Uint64 // comparator panics recovered (see serveAfter, expiry.run)
-	pool     poolCounts
-	totals   struct{ suspensions, ejections, failures atomic.Uint64 }
+	// deadlines holds every lease deadline, end of a rest and wake, on
+	// one timer (see expiry.go).
+	deadlines *deadline.Timer[*node.Node[T, ID]]
+	expired   atomic.Uint64 // leases reclaimed at their deadline
+	panics    atomic.Uint64 // comparator panics recovered by serveAfter
+	pool      poolCounts
+	totals    struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
 	closed atomic.Bool
@@ -137,16 +138,10 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.shards[i] = shard[T, ID]{heap: heap.New[T, ID](s.cmp, !peeked), index: i, exclusive: s.policy == config.Exclusive,
 			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks, emit: s.emit}
 	}
-	if s.budgeted {
-		s.wakers = make([]node.Node[T, ID], len(s.shards))
-		for i := range s.wakers {
-			s.wakers[i] = node.Node[T, ID]{Index: -1, Shard: int32(i)}
-		}
-	}
 	s.view = (*shardView[T, ID])(s)
 	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
 	_, s.adaptive = s.strategy.(*acquire.AdaptiveStrategy)
-	s.expiry.s = s
+	s.deadlines = deadline.New(s.clock, s.now, s.due)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}
@@ -163,7 +158,7 @@ func (s *Scheduler[T, ID]) Shutdown() {
 	for _, w := range s.waiters.Close() {
 		w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
 	}
-	s.expiry.stop()
+	s.deadlines.Stop()
 	if s.events != nil {
 		s.events.Stop()
 	}

@@ -49,7 +49,7 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st.WaitHistogram = stats.Histogram{Bounds: slices.Clone(histogram.Bounds), Counts: counts}
 	st.Waits = st.WaitHistogram.Total()
 	st.LimitWaits = s.limitWaits.Load()
-	st.ComparatorPanics = s.panics.Load()
+	st.ComparatorPanics = s.panics.Load() + s.deadlines.Panics()
 	st.ExpiredLeases = s.expired.Load()
 	st.Suspensions = s.totals.suspensions.Load()
 	st.Ejections = s.totals.ejections.Load()
