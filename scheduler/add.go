@@ -109,11 +109,13 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	}
 	done := false
 	defer func() {
-		if !done {
+		if !done { // the node itself is taken out of the heap by its undo
 			s.nodes.Delete(n.Key)
 		}
 	}()
+	sh.save(n, 0)
 	sh.activate(n)
+	sh.commit()
 	done = true
 	s.size.Add(1)
 	if s.budgeted {

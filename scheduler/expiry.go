@@ -91,9 +91,11 @@ func (s *Scheduler[T, ID]) restEnded(n *node.Node[T, ID]) {
 		}
 		// place leaves an excluded node as it is, so its rest ends, and
 		// is reported, here; place reports the others'.
+		sh.save(n, 0)
 		resumed = n.State == node.Excluded && sh.forgetEnded(n)
 		was := n.RestUntil
 		sh.place(n)
+		sh.commit()
 		if n.RestUntil != was && n.RestUntil != 0 { // the limits' rest after a suspension
 			s.deadlines.Schedule(n.RestUntil, restEnd(n))
 		}

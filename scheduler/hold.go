@@ -32,7 +32,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		// count, so the counts change after the move and nothing needs
 		// undoing. A branch of its own, since the bookkeeping below
 		// measured to cost more than it.
+		sh.save(n, 0)
 		sh.deactivate(n, node.Held)
+		sh.commit()
 		n.Holders++
 		sh.holders++
 		if lease {
@@ -45,7 +47,8 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 	if !holds && !limited {
 		return
 	}
-	rest, why := n.RestUntil, n.Rest
+	rest := n.RestUntil
+	sh.save(n, savingHolders|savingBudgets)
 	if limited {
 		meter(sh, n, g.cost)
 	}
@@ -53,25 +56,11 @@ func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease boo
 		n.Holders++
 		sh.holders++
 	}
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		if limited {
-			unmeter(sh, n, g.cost)
-		}
-		sh.restoreRest(n, rest, why)
-		if holds {
-			n.Holders--
-			sh.holders--
-		}
-	}()
 	// The lease is recorded once place is done, as in the branch above:
 	// place looks at the holder count, not at the leases, so a panic in
 	// it leaves no lease to take back.
 	sh.place(n)
-	done = true
+	sh.commit()
 	s.restMoved(n, rest)
 	if lease {
 		s.addLease(n, s.leaseDeadline(), g)
@@ -113,36 +102,25 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		// bookkeeping below measured to cost more than the move. The
 		// holder count goes first, since the heap breaks ties by it;
 		// the lease goes once the move is done, with nothing to undo.
+		sh.save(n, savingHolders)
 		n.Holders--
 		sh.holders--
-		done := false
-		defer func() {
-			if !done {
-				n.Holders++
-				sh.holders++
-			}
-		}()
 		sh.activate(n)
-		done = true
+		sh.commit()
 		n.ResetFailures()
-		if i >= 0 {
-			ended := *n.Lease(i)
-			n.DropLease(i)
-			s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
-		}
+		s.dropLease(n, i)
 		return noEvent
 	}
-	var ended node.Lease
+	// The lease goes once place is done: place looks at the holder
+	// count, not at the leases, so a panic in it leaves no lease to put
+	// back.
+	sh.save(n, savingHolders|savingHealth)
 	back := sh.limitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
 	n.Holders--
 	sh.holders--
 	sh.recount(n, back)
-	if i >= 0 {
-		ended = *n.Lease(i)
-		n.DropLease(i)
-	}
 	failures, ejections := n.Health()
-	rest, why := n.RestUntil, n.Rest
+	rest := n.RestUntil
 	switch end.how {
 	case succeeded:
 		n.ResetFailures()
@@ -150,13 +128,12 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		n.SetHealth(failures+1, ejections)
 	}
 	if n.State == node.Draining {
+		sh.commit() // no comparator below
 		if n.Holders == 0 {
 			sh.setState(n, node.Removed)
 			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
 		}
-		if i >= 0 {
-			s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
-		}
+		s.dropLease(n, i)
 		s.count(end, noEvent)
 		return noEvent
 	}
@@ -164,30 +141,24 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	// replace it unreported.
 	resumed := sh.forgetEnded(n)
 	event := s.restAfter(sh, n, end)
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		n.SetHealth(failures, ejections)
-		sh.restoreRest(n, rest, why) // also gives back an ejection reserved above
-		back := sh.limitsOnly(n)
-		n.Holders++
-		sh.holders++
-		sh.recount(n, back)
-		if i >= 0 {
-			n.AddLease(ended)
-		}
-	}()
 	sh.place(n)
-	done = true
+	sh.commit()
 	if resumed {
 		sh.emit(events.EventResume, n.Key)
 	}
 	s.restMoved(n, rest)
-	if i >= 0 {
-		s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
-	}
+	s.dropLease(n, i)
 	s.count(end, event)
 	return event
+}
+
+// dropLease ends the record of the lease at position i of n's leases,
+// and its deadline; nothing when i < 0 (an anonymous hold).
+func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
+	if i < 0 {
+		return
+	}
+	ended := *n.Lease(i)
+	n.DropLease(i)
+	s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 }

@@ -77,7 +77,9 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	return s.transition(id, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch n.State {
 		case node.Active:
+			sh.save(n, 0)
 			sh.deactivate(n, node.Excluded)
+			sh.commit()
 		case node.Resting:
 			sh.setState(n, node.Excluded)
 		default:
@@ -118,16 +120,8 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 			n.State == node.Resting && n.Rest == node.RateLimited:
 			return false, crserrors.ErrResourceNotExcluded
 		}
-		state, rest, why := n.State, n.RestUntil, n.Rest
-		failures, ejections := n.Health()
-		done := false
-		defer func() {
-			if !done {
-				sh.setState(n, state)
-				sh.restoreRest(n, rest, why)
-				n.SetHealth(failures, ejections)
-			}
-		}()
+		rest, why := n.RestUntil, n.Rest
+		sh.save(n, savingHealth)
 		resumed := sh.forgetEnded(n)
 		if why != node.RateLimited {
 			sh.setRest(n, 0, node.NoRest)
@@ -135,7 +129,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		n.ResetFailures()
 		sh.setState(n, node.Held) // off the heap, for place to decide
 		sh.place(n)
-		done = true
+		sh.commit()
 		if resumed {
 			sh.emit(events.EventResume, n.Key)
 		}
@@ -159,20 +153,15 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	}
 	err := s.transition(id, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
-		rest, why := n.RestUntil, n.Rest
+		rest := n.RestUntil
+		sh.save(n, 0)
 		// A rest that is over is not extended: it ended first.
 		resumed := sh.forgetEnded(n)
 		if until > n.RestUntil || n.Rest == node.RateLimited { // see restAfter
 			sh.setRest(n, until, node.Suspended)
 		}
-		done := false
-		defer func() {
-			if !done {
-				sh.restoreRest(n, rest, why)
-			}
-		}()
 		sh.place(n)
-		done = true
+		sh.commit()
 		if resumed {
 			sh.emit(events.EventResume, n.Key)
 		}
@@ -205,7 +194,9 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 			to = node.Draining
 		}
 		if n.State == node.Active {
+			sh.save(n, 0)
 			sh.deactivate(n, to)
+			sh.commit()
 		} else {
 			sh.setState(n, to)
 		}
@@ -291,27 +282,14 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		// The common case, an active resource that stays active,
 		// only moves in its heap: a branch of its own, since the
 		// bookkeeping below measured to cost more than the move.
-		prev := n.Value
+		sh.save(n, savingValue)
 		n.Stage(v)
-		done := false
-		defer func() {
-			if !done {
-				n.Stage(prev)
-			}
-		}()
 		sh.fix(n)
-		done = true
+		sh.commit()
 		return s.waiters.Len() > 0 && s.serveAfter(sh), false, nil
 	}
-	old := struct {
-		value     T
-		capacity  int32
-		bucket    node.Bucket
-		quotas    []node.Quota
-		fullAt    int64
-		restUntil int64
-		rest      node.Rest
-	}{n.Value, n.Capacity, n.Bucket(), n.Quotas(), n.FullAt(), n.RestUntil, n.Rest}
+	rest := n.RestUntil
+	sh.save(n, savingValue|savingHolders|savingBudgets)
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
@@ -332,24 +310,9 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		// (node.Never).
 		setLimitRest(sh, n, limitRest(n, now))
 	}
-	done := false
-	defer func() {
-		if !done {
-			// place publishes only once the heap is in order, so
-			// a comparator panic leaves the new value unpublished.
-			n.Stage(old.value)
-			back := sh.limitsOnly(n)
-			n.Capacity = old.capacity
-			sh.recount(n, back)
-			n.SetBucket(old.bucket)
-			setQuotas(n, old.quotas)
-			n.SetFullAt(old.fullAt)
-			sh.restoreRest(n, old.restUntil, old.rest)
-		}
-	}()
 	sh.place(n)
-	done = true
-	s.restMoved(n, old.restUntil)
+	sh.commit()
+	s.restMoved(n, rest)
 	moved = s.budgeted && s.profiles.move(was, limits)
 	return s.serveAfter(sh), moved, nil
 }

@@ -94,10 +94,8 @@ func coverWait[T any, ID comparable](n *node.Node[T, ID], cost config.Cost, now 
 
 // meter takes what a hold on n costs: a rate-limit token, and cost from
 // its budgets, which must cover it (fits); and starts the rest that
-// leaves n in, if any. unmeter gives it all back, exactly (a refund after
-// the clock moved on leaves the level where it would be without the
-// take), for a hold undone by a panic; the caller restores the rest.
-// Both require sh.mu.
+// leaves n in, if any. A hold undone by a panic gets it all back from
+// its undo (see undo). Requires sh.mu.
 func meter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost config.Cost) {
 	now := sh.now()
 	var next int64
@@ -113,19 +111,6 @@ func meter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost con
 	}
 	if next > n.RestUntil {
 		sh.setRest(n, next, node.RateLimited)
-	}
-}
-
-func unmeter[T any, ID comparable](sh *shard[T, ID], n *node.Node[T, ID], cost config.Cost) {
-	now := sh.now()
-	if n.Limited() {
-		n.Extra().Bucket.Refund(now)
-	}
-	if n.Budgeted() {
-		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
-			qs[i].Bucket.Settle(now, cost.Of(qs[i].Name), 0)
-		}
-		n.SetFullAt(fullAt(n, now))
 	}
 }
 

@@ -29,17 +29,14 @@ import (
 // (finding 10 in docs/TESTING.md).
 //
 // The comparator may panic anywhere in here: sh is left broken, so that
-// its next user serves the waiters (see repair).
+// its next user serves the waiters (see repair), and the hold it was
+// taking for a waiter is undone (see undo); what the step did before
+// serving has taken effect.
 func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	if s.waiters.Len() == 0 || sh.heap.Len() == 0 {
 		return false
 	}
-	done := false
-	defer func() {
-		if !done {
-			sh.broken = true
-		}
-	}()
+	sh.commit()
 	served := false
 	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
 		sure := true
@@ -66,7 +63,6 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 		}
 		served = true
 	}
-	done = true
 	if served && s.budgeted && s.waiters.Len() > 0 {
 		// The oldest waiter changed here, and sh has nothing for it (or
 		// no resource left): another shard may cover its cost now.
@@ -110,9 +106,11 @@ func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
 // top strictly better than sh's, or nil, and whether it could read every
 // shard's top. Under GlobalOrder a waiter must get the best resource of
 // all shards. A shard with a change in progress cannot be read: waiting
-// for it while sh's lock is held could deadlock. Requires sh.mu.
+// for it while sh's lock is held could deadlock. Requires sh.mu; the
+// comparator may panic, and leaves sh broken.
 func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
 	bestValue := sh.best().Value
+	sh.broken = true // left set if the comparator panics
 	sure = true
 	for i := range s.shards {
 		o := &s.shards[i]
@@ -128,6 +126,7 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 			better, bestValue = o, v
 		}
 	}
+	sh.broken = false
 	return better, sure
 }
 
@@ -138,26 +137,21 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 // comparator, here or in grantTo, leaves o broken, so that its next user
 // serves the waiters, and sh too (see serve).
 func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
-	done := false
-	defer func() {
-		if !done {
-			o.broken = true
-		}
-		o.unlock()
-	}()
+	defer o.unlock()
 	s.repair(o, nil) // which may serve waiters itself
 	top := o.best()
 	if top == nil || s.waiters.Len() == 0 {
-		done = true
 		return false
 	}
-	var w *waitq.Waiter[grant[T, ID]]
-	if s.cmp(top.Value, sh.best().Value) < 0 {
-		w = s.pop(sure)
+	ours := sh.best().Value
+	o.broken, sh.broken = true, true // left set if the comparator panics
+	better := s.cmp(top.Value, ours) < 0
+	o.broken, sh.broken = false, false
+	if !better {
+		return false
 	}
-	granted := w != nil && s.grantTo(o, w)
-	done = true
-	return granted
+	w := s.pop(sure)
+	return w != nil && s.grantTo(o, w)
 }
 
 // grantTo gives waiter w the top of sh, or with a cost the best resource
@@ -217,26 +211,9 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 // panics, the shards are left broken, so that their next users serve the
 // waiters (see repair).
 func (s *Scheduler[T, ID]) serveBest(added []int) bool {
-	done := false
-	defer func() {
-		for i, k := range added {
-			if k > 0 && !done {
-				s.shards[i].broken = true
-			}
-		}
-	}()
 	served := false
 	for s.waiters.Len() > 0 {
-		best := -1
-		var top *node.Node[T, ID]
-		for i, k := range added {
-			if k == 0 {
-				continue
-			}
-			if n := s.shards[i].best(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
-				best, top = i, n
-			}
-		}
+		best := s.bestOf(added)
 		if best < 0 {
 			break
 		}
@@ -252,9 +229,36 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 		}
 		served = true
 	}
-	done = true
 	if served && s.budgeted && s.waiters.Len() > 0 {
 		s.kick(-1)
 	}
 	return served
+}
+
+// bestOf returns the shard among those a batch went into (see serveBest)
+// whose top is best, ties to the lower shard, or -1 if none has one. If
+// the comparator panics, every shard of the batch is left broken, so that
+// its next user serves the waiters: each may hold a resource a waiter
+// should have had. It reads the tops under that mark itself, where
+// shard.best would clear it.
+func (s *Scheduler[T, ID]) bestOf(added []int) int {
+	for i, k := range added {
+		s.shards[i].broken = s.shards[i].broken || k > 0
+	}
+	best := -1
+	var top *node.Node[T, ID]
+	for i, k := range added {
+		if k == 0 {
+			continue
+		}
+		if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+			best, top = i, n
+		}
+	}
+	for i, k := range added {
+		if k > 0 {
+			s.shards[i].broken = false
+		}
+	}
+	return best
 }

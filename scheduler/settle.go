@@ -125,26 +125,16 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		if !n.Budgeted() {
 			return false, change(n, e, now) // nothing to move
 		}
-		saved := slices.Clone(n.Quotas())
-		paid := e.Cost
-		full := n.FullAt()
-		rest, why := n.RestUntil, n.Rest
+		rest := n.RestUntil
+		sh.save(n, savingBudgets)
+		sh.saveLease(e)
 		if err := change(n, e, now); err != nil {
 			return false, err
 		}
-		done := false
-		defer func() {
-			if !done {
-				copy(n.Quotas(), saved)
-				e.Cost = paid
-				n.SetFullAt(full)
-				sh.restoreRest(n, rest, why)
-			}
-		}()
 		setLimitRest(sh, n, limitRest(n, now))
 		n.SetFullAt(fullAt(n, now))
 		sh.place(n)
-		done = true
+		sh.commit()
 		s.restMoved(n, rest)
 		return s.serveAfter(sh), nil
 	}()

@@ -43,6 +43,9 @@ type shard[T any, ID comparable] struct {
 	// can put one back (restoreRest) without exceeding the pool's limit
 	// if another shard's failure would meanwhile have taken the slot.
 	unejected int64
+	// undo is what the step that holds mu saved of the node it changes,
+	// for unlock to put back if the comparator panicked (see undo).
+	undo undo[T, ID]
 	// wakeAt is when the wake armed for this shard's waiters comes due
 	// (see Scheduler.wake), 0 if none is.
 	wakeAt int64
@@ -297,9 +300,16 @@ func (s *shard[T, ID]) restoreRest(n *node.Node[T, ID], until int64, why node.Re
 	s.setRest(n, until, why)
 }
 
-// unlock releases mu, and with it the ejection slots of the ejections the
-// step ended. Every step on a shard ends with it.
+// unlock ends every step on a shard: it rolls the step back if the
+// comparator panicked in it (broken is still set: see undo), and releases
+// mu, and with it the ejection slots of the ejections the step ended.
 func (s *shard[T, ID]) unlock() {
+	if s.undo.n != nil {
+		if s.broken {
+			s.rollback()
+		}
+		s.commit()
+	}
 	if s.unejected != 0 {
 		s.pool.ejected.Add(-s.unejected)
 		s.unejected = 0
@@ -347,39 +357,20 @@ func (s *shard[T, ID]) limited(n *node.Node[T, ID]) bool {
 	return true
 }
 
-// activate moves n, off the heap, into the heap.
+// activate moves n, off the heap, into the heap. The step must have
+// saved n (see undo).
 func (s *shard[T, ID]) activate(n *node.Node[T, ID]) {
-	from := n.State
 	s.setState(n, node.Active)
-	done := false
-	defer func() {
-		if !done {
-			if n.Index >= 0 {
-				s.heap.Delete(int(n.Index))
-			}
-			s.setState(n, from)
-		}
-		s.publish()
-	}()
 	s.broken = true
 	s.heap.Push(n)
 	s.broken = false
-	done = true
+	s.publish()
 }
 
-// deactivate takes active node n out of the heap into state to.
+// deactivate takes active node n out of the heap into state to. The step
+// must have saved n (see undo).
 func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 	s.setState(n, to)
-	done := false
-	defer func() {
-		if !done {
-			if n.Index < 0 { // out before the sift that panicked
-				s.heap.Append(n)
-			}
-			s.setState(n, node.Active)
-		}
-		s.publish()
-	}()
 	s.broken = true
 	if to == node.Held && s.heap.Top() == n {
 		// A held node is given back soon, most often before anything
@@ -389,7 +380,7 @@ func (s *shard[T, ID]) deactivate(n *node.Node[T, ID], to node.State) {
 		s.heap.Remove(n)
 	}
 	s.broken = false
-	done = true
+	s.publish()
 }
 
 // best returns the heap's top, or nil. The heap may first run the sift a
@@ -419,13 +410,13 @@ func (s *shard[T, ID]) fix(n *node.Node[T, ID]) {
 // cost. Excluded and draining nodes stay where they are: those states are
 // the operator's decisions and outrank the others. A suspension or
 // ejection found over ends here, whoever calls (its timer may come later),
-// and is reported then.
+// and is reported then. The step must have saved n (see undo).
 func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	switch n.State {
 	case node.Excluded, node.Draining, node.Removed:
 		return
 	}
-	rest, why := n.RestUntil, n.Rest
+	why := n.Rest
 	want := node.Active
 	switch {
 	case s.stillResting(n):
@@ -435,12 +426,6 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	case s.full(n):
 		want = node.Held
 	}
-	done := false
-	defer func() {
-		if !done && n.RestUntil != rest { // undo the forgetting of an ended rest
-			s.restoreRest(n, rest, why)
-		}
-	}()
 	switch {
 	case n.State == want && want == node.Active:
 		s.fix(n)
@@ -452,7 +437,6 @@ func (s *shard[T, ID]) place(n *node.Node[T, ID]) {
 	default:
 		s.setState(n, want)
 	}
-	done = true
 	if (why == node.Suspended || why == node.Ejected) && n.Rest != why {
 		s.emit(events.EventResume, n.Key)
 	}

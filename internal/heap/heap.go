@@ -91,6 +91,16 @@ func (h *Heap[T, ID]) Delete(i int) {
 	removed.Index = -1
 }
 
+// Return puts n back at the end of the heap without ordering it and
+// without running a sift that waits, which is forgotten: for undoing a
+// step in which the comparator panicked. The heap is then only a valid
+// container, and its caller has Init run before the order is relied on.
+func (h *Heap[T, ID]) Return(n *node.Node[T, ID]) {
+	h.taken = nil
+	n.Index = int32(len(h.items))
+	h.items = append(h.items, n)
+}
+
 // Push adds n to the heap in order. The top that a lazy Pop took out
 // goes back to the root, the node moved there back to the end, and it
 // sinks if it no longer goes before its children.

@@ -1,0 +1,121 @@
+package scheduler
+
+import (
+	"github.com/crsched/crs/internal/node"
+)
+
+// undo is the one way a step is rolled back: a record of what the step
+// changes of one node, taken before the change, so that the step can be
+// undone if the comparator panics in it.
+//
+// A step saves a node (shard.save) before it changes anything that a
+// later comparator call could leave half done: always its state, its
+// place in the heap and its rest, and what the step names besides
+// (saving). If the comparator panics, the shard is left broken (see
+// shard.broken) and unlock, which ends every step, puts the node back as
+// it was saved. Changes a step makes after its last comparator call
+// (queueing deadlines, ending a lease's record, events) need no record.
+// A step that saves a second node (a release that hands the freed
+// resource to a waiter) has finished with the first: only the last node
+// saved is put back.
+type undo[T any, ID comparable] struct {
+	n         *node.Node[T, ID] // nil: nothing saved
+	what      saving
+	state     node.State
+	rest      node.Rest
+	restUntil int64
+
+	value               T
+	holders, capacity   int32
+	failures, ejections int
+	bucket              node.Bucket
+	quotas              []node.Quota // the node's budgets as they were
+	levels              []node.Quota // their contents; the buffer is kept
+	fullAt              int64
+	lease               *node.Lease // a lease record the step changes
+	cost                map[string]int64
+}
+
+// saving names what a step changes besides a node's state and rest.
+type saving uint8
+
+const (
+	savingValue   saving = 1 << iota // Value (Stage)
+	savingHolders                    // Holders and Capacity
+	savingHealth                     // the failure and ejection counts
+	savingBudgets                    // the rate limit, the budgets and FullAt
+)
+
+// save records n, and what of it the step will change, for the step's
+// undo (see undo). Requires s.mu.
+func (s *shard[T, ID]) save(n *node.Node[T, ID], what saving) {
+	u := &s.undo
+	u.n, u.what, u.lease = n, what, nil
+	u.state, u.rest, u.restUntil = n.State, n.Rest, n.RestUntil
+	if what&savingValue != 0 {
+		u.value = n.Value
+	}
+	if what&savingHolders != 0 {
+		u.holders, u.capacity = n.Holders, n.Capacity
+	}
+	if what&savingHealth != 0 {
+		u.failures, u.ejections = n.Health()
+	}
+	if what&savingBudgets != 0 {
+		u.bucket, u.fullAt = n.Bucket(), n.FullAt()
+		u.quotas = n.Quotas()
+		u.levels = append(u.levels[:0], u.quotas...)
+	}
+}
+
+// commit ends the step's record: its changes to the saved node stand,
+// whatever comes after. A step commits after its last comparator call on
+// that node. Requires s.mu.
+func (s *shard[T, ID]) commit() { s.undo.n, s.undo.lease = nil, nil }
+
+// saveLease adds the cost of lease record e to what the step's undo puts
+// back. Requires s.mu, after save.
+func (s *shard[T, ID]) saveLease(e *node.Lease) {
+	s.undo.lease, s.undo.cost = e, e.Cost
+}
+
+// rollback puts the saved node back as it was saved. It runs in unlock,
+// after a comparator panic, and calls no user code: the node goes back
+// into or out of the heap without ordering it, and the shard stays
+// broken for its next user to repair.
+func (s *shard[T, ID]) rollback() {
+	u := &s.undo
+	n := u.n
+	back := s.limitsOnly(n)
+	if u.what&savingHolders != 0 {
+		s.holders += int(u.holders - n.Holders)
+		n.Holders, n.Capacity = u.holders, u.capacity
+	}
+	if u.what&savingValue != 0 {
+		n.Stage(u.value) // unpublished: place publishes only a heap in order
+	}
+	if u.what&savingHealth != 0 {
+		n.SetHealth(u.failures, u.ejections)
+	}
+	if u.what&savingBudgets != 0 {
+		n.SetBucket(u.bucket)
+		setQuotas(n, u.quotas)
+		copy(u.quotas, u.levels)
+		n.SetFullAt(u.fullAt)
+	}
+	if u.lease != nil {
+		u.lease.Cost = u.cost
+	}
+	s.recount(n, back)
+	s.restoreRest(n, u.restUntil, u.rest)
+	switch {
+	case u.state == node.Active && n.Index < 0:
+		s.heap.Return(n)
+	case u.state != node.Active && n.Index >= 0:
+		s.heap.Delete(int(n.Index))
+	}
+	if n.State != u.state {
+		s.setState(n, u.state)
+	}
+	s.publish()
+}
