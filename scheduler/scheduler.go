@@ -58,8 +58,6 @@ type Scheduler[T any, ID comparable] struct {
 	profiles   profiles
 	limitWaits atomic.Uint64 // waits that began while limits held the caller back
 	strategy   acquire.AcquireStrategy
-	rotation   *acquire.RoundRobin // strategy, if it is the default (see strategyStart)
-	adaptive   bool                // strategy is an *acquire.AdaptiveStrategy (see strategyStart)
 	view       acquire.ShardView
 
 	shards []shard[T, ID]
@@ -139,8 +137,6 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks, emit: s.emit}
 	}
 	s.view = (*shardView[T, ID])(s)
-	s.rotation, _ = s.strategy.(*acquire.RoundRobin)
-	_, s.adaptive = s.strategy.(*acquire.AdaptiveStrategy)
 	s.deadlines = deadline.New(s.clock, s.now, s.due)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)

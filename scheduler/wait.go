@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/pick"
 	"github.com/crsched/crs/internal/waitq"
 )
 
@@ -42,27 +40,9 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 	return g.value, err
 }
 
-// strategyStart asks the strategy for the first shard to look in. The
-// default round robin and the adaptive strategy are asked directly rather
-// than through the interface (Select, then ShardCount and ActiveCount
-// through it): a shared Acquire measured faster that way. The adaptive
-// case is AdaptiveStrategy.Select, made on the shards themselves.
+// strategyStart asks the strategy for the first shard to look in, and
+// checks the shard it names.
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
-	if r := s.rotation; r != nil {
-		return r.Next(len(s.shards)), nil
-	}
-	if s.adaptive {
-		if len(s.shards) < 2 {
-			return 0, nil
-		}
-		first, second := pick.Two(rand.Uint64(), len(s.shards))
-		if s.shards[second].active.Load() > s.shards[first].active.Load() {
-			first = second
-		}
-		return first, nil
-	}
-	// Any other strategy is asked through its interface, and the shard
-	// it names checked.
 	start := s.strategy.Select(s.view)
 	if start < 0 || start >= len(s.shards) {
 		return 0, crserrors.ErrInvalidAcquireStrategy
