@@ -1,9 +1,8 @@
 package acquire
 
 import (
+	"math/bits"
 	"math/rand/v2"
-
-	"github.com/crsched/crs/internal/pick"
 )
 
 // AdaptiveStrategy follows the load: it prefers the shard with more
@@ -35,7 +34,7 @@ func (*AdaptiveStrategy) Select(view ShardView) int {
 	if n <= 1 {
 		return 0
 	}
-	first, second := pick.Two(rand.Uint64(), n)
+	first, second := two(rand.Uint64(), n)
 	// Which sample wins is as random as the samples, so this branch is
 	// written to compile to a conditional move.
 	if view.ActiveCount(second) > view.ActiveCount(first) {
@@ -46,3 +45,17 @@ func (*AdaptiveStrategy) Select(view ShardView) int {
 
 // String names the strategy as CRS did, for Stats.
 func (*AdaptiveStrategy) String() string { return "Adaptive" }
+
+// two turns the random word r into two distinct shards of n >= 2, each
+// uniform.
+func two(r uint64, n int) (first, second int) {
+	// One random word yields both samples: the high word of r*n is the
+	// first, and the low word, uniform to within n/2^64, picks the second
+	// among the other n-1 shards.
+	a, rest := bits.Mul64(r, uint64(n))
+	b, _ := bits.Mul64(rest, uint64(n-1))
+	if b >= a { // as random as a: written for a conditional move
+		b++
+	}
+	return int(a), int(b)
+}

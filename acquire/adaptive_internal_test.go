@@ -1,10 +1,8 @@
-package pick_test
+package acquire
 
 import (
 	"math/rand/v2"
 	"testing"
-
-	"github.com/crsched/crs/internal/pick"
 )
 
 func TestTwoIsTwoDistinctShardsInRange(t *testing.T) {
@@ -12,9 +10,9 @@ func TestTwoIsTwoDistinctShardsInRange(t *testing.T) {
 	for _, n := range []int{2, 3, 8, 64} {
 		seen := make([]int, n)
 		for range 10_000 {
-			first, second := pick.Two(r.Uint64(), n)
+			first, second := two(r.Uint64(), n)
 			if first == second || first < 0 || first >= n || second < 0 || second >= n {
-				t.Fatalf("%d shards: Two = %d, %d", n, first, second)
+				t.Fatalf("%d shards: two = %d, %d", n, first, second)
 			}
 			seen[second]++
 		}
@@ -27,8 +25,8 @@ func TestTwoIsTwoDistinctShardsInRange(t *testing.T) {
 	// The extreme words still give two distinct shards in range.
 	for _, w := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
 		for _, n := range []int{2, 3, 1024} {
-			if first, second := pick.Two(w, n); first == second || first < 0 || first >= n || second < 0 || second >= n {
-				t.Fatalf("Two(%#x, %d) = %d, %d", w, n, first, second)
+			if first, second := two(w, n); first == second || first < 0 || first >= n || second < 0 || second >= n {
+				t.Fatalf("two(%#x, %d) = %d, %d", w, n, first, second)
 			}
 		}
 	}
