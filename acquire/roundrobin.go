@@ -18,9 +18,9 @@ import (
 type RoundRobin struct {
 	// Padding keeps the counter on its own cache line so that a hot
 	// RoundRobin does not slow down whatever is allocated next to it.
-	_    [56]byte
-	next atomic.Uint64
-	_    [56]byte
+	_     [56]byte
+	calls atomic.Uint64
+	_     [56]byte
 }
 
 // NewRoundRobin returns a round-robin strategy whose first pick is shard 0.
@@ -33,20 +33,19 @@ func NewRoundRobin() AcquireStrategy { return &RoundRobin{} }
 // without touching the counter, so a single-shard scheduler pays no
 // cross-core traffic. With ShardCount() < 1 there is no valid answer; it
 // returns 0 and leaves the error to the scheduler's range check.
-func (r *RoundRobin) Select(view ShardView) int { return r.Next(view.ShardCount()) }
+func (r *RoundRobin) Select(view ShardView) int { return r.next(view.ShardCount()) }
 
-// Next is Select for a caller that knows the shard count, n: it takes the
-// next shard of the same rotation. The scheduler calls it directly when
-// its strategy is a RoundRobin, which spares a shared Acquire two calls
-// through interfaces, a third of its time.
-func (r *RoundRobin) Next(n int) int {
+// next is Select for a caller that knows the shard count, n, as
+// WeightedStrategy's fallback does: it takes the next shard of the same
+// rotation.
+func (r *RoundRobin) next(n int) int {
 	if n <= 1 {
 		return 0
 	}
 	// Add returns the incremented value; subtract one so the first pick
 	// is shard 0. The low 32 bits wrap every 2^32 calls, where the
 	// rotation skips at most n-1 shards once: irrelevant in practice.
-	return fastmod(uint32(r.next.Add(1)-1), n)
+	return fastmod(uint32(r.calls.Add(1)-1), n)
 }
 
 // fastmod returns c % n without a divide instruction, which costs tens of

@@ -34,23 +34,18 @@ func TestRoundRobinVisitsEachShardExactlyKTimesInKRounds(t *testing.T) {
 	}
 }
 
-func TestRoundRobinNextContinuesTheRotationOfSelect(t *testing.T) {
-	rr := acquire.NewRoundRobin().(*acquire.RoundRobin)
-	view := make(shardCounts, 3)
+func TestRoundRobinOfOneShardOrNoneLeavesTheRotation(t *testing.T) {
+	rr := acquire.NewRoundRobin()
 	var got []int
-	for call := range 7 {
-		if call%2 == 0 {
-			got = append(got, rr.Select(view))
-		} else {
-			got = append(got, rr.Next(3))
-		}
+	for range 4 {
+		got = append(got, rr.Select(make(shardCounts, 3)))
 		// One shard or none: 0, without moving the rotation.
-		if rr.Next(1) != 0 || rr.Next(0) != 0 {
-			t.Fatal("Next of one shard or none is not 0")
+		if rr.Select(make(shardCounts, 1)) != 0 || rr.Select(shardCounts{}) != 0 {
+			t.Fatal("Select of one shard or none is not 0")
 		}
 	}
-	if want := []int{0, 1, 2, 0, 1, 2, 0}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("Select and Next alternating gave %v, want %v", got, want)
+	if want := []int{0, 1, 2, 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Select of three shards, between those of one and none, gave %v, want %v", got, want)
 	}
 }
 

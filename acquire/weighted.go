@@ -128,7 +128,7 @@ func (w *WeightedStrategy) Select(view ShardView) int {
 		return 0
 	}
 	if len(w.columns) != n {
-		return w.rotation.Next(n)
+		return w.rotation.next(n)
 	}
 	// One draw gives both the column (high word) and the coin for it (low
 	// word, uniform to within n/2^64 and independent of the column).
