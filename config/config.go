@@ -42,7 +42,8 @@ type Config[T any, ID comparable] struct {
 	// (Shared, the zero value) or takes it out until Release (Exclusive).
 	AcquirePolicy AcquirePolicy
 	// AcquireStrategy picks the shard Acquire looks in first. nil means
-	// acquire.NewRoundRobin().
+	// the rotation of acquire.NewRoundRobin(), which the scheduler then
+	// keeps itself and asks without the interface.
 	AcquireStrategy acquire.AcquireStrategy
 	// Ordering decides whether Acquire returns the best resource of one
 	// shard (ShardOrder, the zero value) or of the whole pool

@@ -56,8 +56,9 @@ type Scheduler[T any, ID comparable] struct {
 	// through the wakes (see cover.go).
 	budgeted   bool
 	profiles   profiles
-	limitWaits atomic.Uint64 // waits that began while limits held the caller back
-	strategy   acquire.AcquireStrategy
+	limitWaits atomic.Uint64           // waits that began while limits held the caller back
+	strategy   acquire.AcquireStrategy // nil: the default strategy, rotation
+	rotation   rotation
 	view       acquire.ShardView
 
 	shards []shard[T, ID]
@@ -127,8 +128,8 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		shards:   make([]shard[T, ID], cfg.HeapCount),
 		nodes:    lookup.New[T, ID](),
 	}
-	if s.strategy == nil {
-		s.strategy = acquire.NewRoundRobin()
+	if s.strategy == nil && len(s.shards) > 1 {
+		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
 	}
 	s.epoch = s.clock.Now()
 	peeked := s.lockFree || s.global

@@ -78,8 +78,11 @@ func policyName(p config.AcquirePolicy) string {
 }
 
 // strategyName is the strategy's String, or "CustomStrategy", as CRS's
-// Stats named it.
+// Stats named it; nil, the default rotation, is "RoundRobin".
 func strategyName(st any) string {
+	if st == nil {
+		return "RoundRobin"
+	}
 	if named, ok := st.(fmt.Stringer); ok {
 		return named.String()
 	}

@@ -40,16 +40,6 @@ func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acqu
 	return g.value, err
 }
 
-// strategyStart asks the strategy for the first shard to look in, and
-// checks the shard it names.
-func (s *Scheduler[T, ID]) strategyStart() (int, error) {
-	start := s.strategy.Select(s.view)
-	if start < 0 || start >= len(s.shards) {
-		return 0, crserrors.ErrInvalidAcquireStrategy
-	}
-	return start, nil
-}
-
 // search takes a hold on a resource: for id, the one it maps to or the next
 // available in its order, else (and without id) the best of the shard the
 // strategy picks, or of the next non-empty shards.
