@@ -65,6 +65,7 @@ crs_resources{state="draining"} 1
 crs_resources{state="ejected"} 1
 crs_resources{state="excluded"} 1
 crs_resources{state="held"} 1
+crs_resources{state="other"} 0
 crs_resources{state="rate_limited"} 1
 crs_resources{state="suspended"} 1
 # HELP crs_scheduler_info Always 1; labels give the scheduler's acquire policy and strategy.
@@ -329,4 +330,76 @@ func hasFamily(families []*dto.MetricFamily, name string) bool {
 		}
 	}
 	return false
+}
+
+// crsEraStats fills only the fields stats.Stats had in CRS v1.2.3, as a
+// custom stats source written for CRS does (the values of CRS's own
+// exporter test).
+var crsEraStats = stats.Stats{
+	HeapCount:         4,
+	TotalResources:    10,
+	ActiveResources:   8,
+	InactiveResources: 2,
+	EmptyHeaps:        1,
+	NonEmptyHeaps:     3,
+}
+
+func TestCollectorExportsTheInactiveResourcesOfACRSEraSource(t *testing.T) {
+	const want = `
+# HELP crs_resources Resources by state; draining ones were removed while held and leave with their last holder.
+# TYPE crs_resources gauge
+crs_resources{state="active"} 8
+crs_resources{state="draining"} 0
+crs_resources{state="ejected"} 0
+crs_resources{state="excluded"} 0
+crs_resources{state="held"} 0
+crs_resources{state="other"} 2
+crs_resources{state="rate_limited"} 0
+crs_resources{state="suspended"} 0
+`
+	if err := testutil.CollectAndCompare(crsprom.NewCollector(fixedStats(crsEraStats), nil), strings.NewReader(want), "crs_resources"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCollectorCountsAsOtherOnlyTheInactiveResourcesNoStateHas(t *testing.T) {
+	for name, tc := range map[string]struct {
+		st    stats.Stats
+		other float64
+	}{
+		"every state given":               {stats.Stats{InactiveResources: 5, HeldResources: 1, ExcludedResources: 1, SuspendedResources: 1, EjectedResources: 1, RateLimitedResources: 1}, 0},
+		"some states given":               {stats.Stats{InactiveResources: 5, HeldResources: 2}, 3},
+		"states but no InactiveResources": {stats.Stats{HeldResources: 2, ExcludedResources: 1}, 0},
+		"draining is not inactive":        {stats.Stats{InactiveResources: 1, DrainingResources: 4}, 1},
+	} {
+		c := crsprom.NewCollector(fixedStats(tc.st), nil)
+		if got := resourcesByState(t, c)["other"]; got != tc.other {
+			t.Errorf("%s: crs_resources{state=\"other\"} = %v, want %v", name, got, tc.other)
+		}
+	}
+}
+
+// resourcesByState returns the crs_resources series of c by state.
+func resourcesByState(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	byState := map[string]float64{}
+	for _, mf := range families {
+		if mf.GetName() != "crs_resources" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "state" {
+					byState[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return byState
 }

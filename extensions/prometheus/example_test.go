@@ -62,6 +62,7 @@ func ExampleNewCollector() {
 	// crs_resources{pool="proxies",state="ejected"} 0
 	// crs_resources{pool="proxies",state="excluded"} 0
 	// crs_resources{pool="proxies",state="held"} 1
+	// crs_resources{pool="proxies",state="other"} 0
 	// crs_resources{pool="proxies",state="rate_limited"} 0
 	// crs_resources{pool="proxies",state="suspended"} 0
 	// # HELP crs_shard_active_resources Active (acquirable) resources in each heap shard.

@@ -35,6 +35,7 @@ crs_resources{pool="gpus",state="draining"} 0
 crs_resources{pool="gpus",state="ejected"} 0
 crs_resources{pool="gpus",state="excluded"} 0
 crs_resources{pool="gpus",state="held"} 1
+crs_resources{pool="gpus",state="other"} 0
 crs_resources{pool="gpus",state="rate_limited"} 0
 crs_resources{pool="gpus",state="suspended"} 0
 crs_resources{pool="proxies",state="active"} 1
@@ -42,6 +43,7 @@ crs_resources{pool="proxies",state="draining"} 0
 crs_resources{pool="proxies",state="ejected"} 0
 crs_resources{pool="proxies",state="excluded"} 0
 crs_resources{pool="proxies",state="held"} 0
+crs_resources{pool="proxies",state="other"} 0
 crs_resources{pool="proxies",state="rate_limited"} 0
 crs_resources{pool="proxies",state="suspended"} 0
 # HELP crs_shards Heap shards of the scheduler (Config.HeapCount).

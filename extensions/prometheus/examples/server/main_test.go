@@ -133,7 +133,7 @@ func TestServerServesTheWorkloadsMetricsOverHTTP(t *testing.T) {
 	states := map[string]int{
 		"active": st.ActiveResources, "held": st.HeldResources, "excluded": st.ExcludedResources,
 		"suspended": st.SuspendedResources, "ejected": st.EjectedResources, "rate_limited": st.RateLimitedResources,
-		"draining": st.DrainingResources,
+		"other": 0, "draining": st.DrainingResources,
 	}
 	total := 0.0
 	for state, want := range states {
