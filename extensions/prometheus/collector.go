@@ -26,6 +26,18 @@ type TelemetrySource interface {
 	Snapshot() metrics.TelemetryStats
 }
 
+// MetricsProvider is CRS v1.2.3's name for StatsSource, kept so that
+// code written for CRS compiles.
+//
+// Deprecated: Use StatsSource.
+type MetricsProvider = StatsSource
+
+// TelemetryProvider is CRS v1.2.3's name for TelemetrySource, kept so
+// that code written for CRS compiles.
+//
+// Deprecated: Use TelemetrySource.
+type TelemetryProvider = TelemetrySource
+
 // Collector is a prometheus.Collector for one scheduler. It is safe for
 // concurrent scrapes and holds no state between them: each Collect reads
 // the scheduler's Stats once and the telemetry's Snapshot once, and
