@@ -44,22 +44,36 @@ type TelemetryProvider = TelemetrySource
 // builds the metrics from those two values.
 type Collector struct {
 	stats     StatsSource
-	telemetry TelemetrySource // nil: no crs_events_total
+	telemetry TelemetrySource // nil: no event counters
 
-	scalars      []scalar
-	resources    *prometheus.Desc
-	shardActive  *prometheus.Desc
-	waitDuration *prometheus.Desc
-	info         *prometheus.Desc
-	events       *prometheus.Desc // nil without telemetry
-	budgets      budgetSource     // nil without WithBudgets
-	budget       *prometheus.Desc // nil without WithBudgets
+	descs    []*prometheus.Desc // every descriptor, once, for Describe
+	scalars  []scalar
+	pool     *poolDescs // nil with WithCRSNames
+	counters []counter  // nil without telemetry
+	budgets  budgetSource
+	budget   *prometheus.Desc // nil without WithBudgets
 }
 
 type scalar struct {
 	desc *prometheus.Desc
 	spec *scalarSpec
 }
+
+// counter is one series of event counts: with this package's names, one
+// value of crs_events_total's type label; with CRS's, a metric per type.
+type counter struct {
+	desc   *prometheus.Desc
+	labels []string
+	count  func(*metrics.TelemetryStats) uint64
+}
+
+// poolDescs are this package's labelled metrics of the pool.
+type poolDescs struct {
+	resources, shardActive, waitDuration, info *prometheus.Desc
+}
+
+// descFunc makes a descriptor with the collector's constant labels.
+type descFunc func(name, help string, labels ...string) *prometheus.Desc
 
 // New returns a collector that exports source's stats and, unless
 // telemetry is nil, its event counts. It returns ErrNilStats if source is
@@ -78,37 +92,55 @@ func New(source StatsSource, telemetry TelemetrySource, opts ...Option) (*Collec
 			return nil, err
 		}
 	}
+	c := &Collector{stats: source}
+	if !isNil(telemetry) {
+		c.telemetry = telemetry
+	}
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, o.constLabels)
+		d := prometheus.NewDesc(name, help, labels, o.constLabels)
+		c.descs = append(c.descs, d)
+		return d
 	}
-	c := &Collector{
-		stats:        source,
-		resources:    desc(nameResources, "Resources by state; draining ones were removed while held and leave with their last holder.", labelState),
-		shardActive:  desc(nameShardActive, "Active (acquirable) resources in each heap shard.", labelShard),
-		waitDuration: desc(nameWaitDuration, "How long calls waited for a resource, including waits their context ended."),
-		info:         desc(nameInfo, "Always 1; labels give the scheduler's acquire policy and strategy.", labelPolicy, labelStrategy),
-	}
-	for i := range scalarSpecs {
-		spec := &scalarSpecs[i]
-		c.scalars = append(c.scalars, scalar{desc(spec.name, spec.help), spec})
-	}
+	c.ownMetrics(desc)
 	if o.budgets != nil {
 		c.budgets = o.budgets
 		c.budget = desc(nameBudget, "Units left now in each budget (Config.Limits) of each resource, negative in debt.", labelResource, labelLimit)
 	}
-	if !isNil(telemetry) {
-		c.telemetry = telemetry
-		c.events = desc(nameEvents, "Scheduler events seen by the telemetry observer, by type. Events dropped from a full queue are in "+nameEventsDropped+" instead.", labelType)
-	}
 	// NewDesc reports its own problems only through Err; with the names
 	// above and checked labels there are none, unless a future edit adds
 	// one, which this turns into an error rather than a failed scrape.
-	for d := range c.descs {
+	for _, d := range c.descs {
 		if err := d.Err(); err != nil {
 			return nil, fmt.Errorf("crs/prometheus: %w", err)
 		}
 	}
 	return c, nil
+}
+
+// ownMetrics sets up this package's metrics.
+func (c *Collector) ownMetrics(desc descFunc) {
+	c.scalars = scalars(desc, scalarSpecs)
+	c.pool = &poolDescs{
+		resources:    desc(nameResources, "Resources by state; draining ones were removed while held and leave with their last holder.", labelState),
+		shardActive:  desc(nameShardActive, "Active (acquirable) resources in each heap shard.", labelShard),
+		waitDuration: desc(nameWaitDuration, "How long calls waited for a resource, including waits their context ended."),
+		info:         desc(nameInfo, "Always 1; labels give the scheduler's acquire policy and strategy.", labelPolicy, labelStrategy),
+	}
+	if c.telemetry == nil {
+		return
+	}
+	events := desc(nameEvents, "Scheduler events seen by the telemetry observer, by type. Events dropped from a full queue are in "+nameEventsDropped+" instead.", labelType)
+	for _, e := range eventCounters {
+		c.counters = append(c.counters, counter{events, []string{e.label}, e.count})
+	}
+}
+
+func scalars(desc descFunc, specs []scalarSpec) []scalar {
+	out := make([]scalar, len(specs))
+	for i := range specs {
+		out[i] = scalar{desc(specs[i].name, specs[i].help), &specs[i]}
+	}
+	return out
 }
 
 // NewCollector is New for callers that cannot handle an error, with the
@@ -123,25 +155,11 @@ func NewCollector(source StatsSource, telemetry TelemetrySource, opts ...Option)
 	return c
 }
 
-// descs yields every descriptor the collector can emit.
-func (c *Collector) descs(yield func(*prometheus.Desc) bool) {
-	for _, s := range c.scalars {
-		if !yield(s.desc) {
-			return
-		}
-	}
-	for _, d := range []*prometheus.Desc{c.resources, c.shardActive, c.waitDuration, c.info, c.events, c.budget} {
-		if d != nil && !yield(d) {
-			return
-		}
-	}
-}
-
 // Describe implements prometheus.Collector. The set of metrics is fixed
 // when the collector is made, so the registry can check it for conflicts
 // at registration.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for d := range c.descs {
+	for _, d := range c.descs {
 		ch <- d
 	}
 }
@@ -153,17 +171,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.scalars {
 		ch <- constMetric(s.desc, s.spec.kind, s.spec.value(&st))
 	}
-	for _, state := range resourceStates {
-		ch <- constMetric(c.resources, prometheus.GaugeValue, float64(state.count(&st)), state.name)
+	if c.pool != nil {
+		c.pool.collect(ch, &st)
 	}
-	c.collectShards(ch, st.HeapSizes)
-	ch <- waitHistogram(c.waitDuration, st.WaitHistogram, st.WaitTime)
-	ch <- constMetric(c.info, prometheus.GaugeValue, 1, labelValue(st.AcquirePolicy), labelValue(st.AcquireStrategy))
-
 	if c.telemetry != nil {
 		t := c.telemetry.Snapshot()
-		for _, e := range eventCounters {
-			ch <- constMetric(c.events, prometheus.CounterValue, float64(e.count(&t)), e.label)
+		for _, e := range c.counters {
+			ch <- constMetric(e.desc, prometheus.CounterValue, float64(e.count(&t)), e.labels...)
 		}
 	}
 	if c.budgets != nil {
@@ -176,17 +190,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// collect exports the resources by state, the shards, the wait histogram
+// and the scheduler's info.
+func (p *poolDescs) collect(ch chan<- prometheus.Metric, st *stats.Stats) {
+	for _, state := range resourceStates {
+		ch <- constMetric(p.resources, prometheus.GaugeValue, float64(state.count(st)), state.name)
+	}
+	p.collectShards(ch, st.HeapSizes)
+	ch <- waitHistogram(p.waitDuration, st.WaitHistogram, st.WaitTime)
+	ch <- constMetric(p.info, prometheus.GaugeValue, 1, labelValue(st.AcquirePolicy), labelValue(st.AcquireStrategy))
+}
+
 // collectShards exports one series per shard. The core allows at most
 // config.MaxHeapCount shards; a source reporting more is refused rather
 // than allowed to grow the series count without bound.
-func (c *Collector) collectShards(ch chan<- prometheus.Metric, sizes []int) {
+func (p *poolDescs) collectShards(ch chan<- prometheus.Metric, sizes []int) {
 	if len(sizes) > config.MaxHeapCount {
-		ch <- prometheus.NewInvalidMetric(c.shardActive, fmt.Errorf(
+		ch <- prometheus.NewInvalidMetric(p.shardActive, fmt.Errorf(
 			"%w: %d shards, at most %d", ErrInvalidStats, len(sizes), config.MaxHeapCount))
 		return
 	}
 	for i, n := range sizes {
-		ch <- constMetric(c.shardActive, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
+		ch <- constMetric(p.shardActive, prometheus.GaugeValue, float64(n), strconv.Itoa(i))
 	}
 }
 
