@@ -101,7 +101,11 @@ func New(source StatsSource, telemetry TelemetrySource, opts ...Option) (*Collec
 		c.descs = append(c.descs, d)
 		return d
 	}
-	c.ownMetrics(desc)
+	if o.crsNames {
+		c.crsMetrics(desc)
+	} else {
+		c.ownMetrics(desc)
+	}
 	if o.budgets != nil {
 		c.budgets = o.budgets
 		c.budget = desc(nameBudget, "Units left now in each budget (Config.Limits) of each resource, negative in debt.", labelResource, labelLimit)

@@ -23,4 +23,8 @@
 //
 // Several schedulers share a registry when each collector carries its own
 // constant labels (WithConstLabels), e.g. a pool name.
+//
+// WithCRSNames exports the metrics of CRS v1.2.3's collector instead,
+// under its names, for the dashboards and alerts of an upgrade; a
+// registry can hold that collector beside the usual one.
 package prometheus

@@ -17,6 +17,7 @@ type Option func(*options) error
 type options struct {
 	constLabels prometheus.Labels
 	budgets     budgetSource // nil: no crs_budget_remaining
+	crsNames    bool
 }
 
 // budgetSource calls yield with each budget of each resource: the
