@@ -49,7 +49,7 @@ func benchAcquireRelease(b *testing.B, goroutines, resources int) {
 	}
 	mustRelease(b, mustAcquire(b, p)) // load the scripts
 	ctx := context.Background()
-	_, usec := commandStats(b, c, "fcall")
+	_, usec := commandStats(b, c, "evalsha")
 	before := hook.n.Load()
 	roundTrip := func() bool {
 		l, err := p.Acquire(ctx)
@@ -77,7 +77,7 @@ func benchAcquireRelease(b *testing.B, goroutines, resources int) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "round-trips/s")
 	b.ReportMetric(float64(hook.n.Load()-before)/float64(b.N), "cmds/op")
-	_, after := commandStats(b, c, "fcall")
+	_, after := commandStats(b, c, "evalsha")
 	b.ReportMetric(float64(after-usec)/float64(b.N), "server-µs/op")
 }
 

@@ -194,35 +194,6 @@ func TestEveryOperationWorksOnAClusterOfThreeMasters(t *testing.T) {
 	}
 }
 
-// A pool loads its library on the master of its slot alone: another
-// master that refuses the library (here an ACL) neither fails the pool
-// nor sends it back to EVALSHA, and gets no library.
-func TestAPoolLoadsItsLibraryOnItsSlotsMasterAlone(t *testing.T) {
-	nodes := ownCluster(t, 3)
-	ctx := context.Background()
-	if err := nodes[1].c.Do(ctx, "ACL", "SETUSER", "default", "-function").Err(); err != nil {
-		t.Fatal(err)
-	}
-	p := newPool(t, clusterClient(t, nodes), Options{Name: poolOn(t, nodes, 0)})
-	add(t, p, Resource{ID: "a"}) // the first call loads the library
-	mustRelease(t, mustAcquire(t, p))
-	if p.noFunctions.Load() {
-		t.Fatal("the pool went back to EVALSHA")
-	}
-	for i, node := range nodes {
-		if i == 1 {
-			continue // its ACL refuses FUNCTION LIST too
-		}
-		libs, err := node.c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: libraryName}).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := len(libs), map[bool]int{true: 1, false: 0}[i == 0]; got != want {
-			t.Errorf("master %d has %d libraries named %s, want %d", i, got, libraryName, want)
-		}
-	}
-}
-
 // WAIT goes to the master of the pool's slot: with a replica there, a
 // grant waits for it; a pool on another master, which has none, gets
 // ErrNotReplicated and holds nothing.
@@ -297,14 +268,14 @@ func moveSlot(t *testing.T, nodes []*clusterNode, slot int, from, to *clusterNod
 }
 
 // After a reshard moves the pool's slot to a master that has not loaded
-// the library, the pool's next call loads it there and succeeds: the
+// the scripts, the pool's next call loads them there and succeeds: the
 // client learns where the slot went from the MOVED reply, not before.
-func TestAPoolWhoseSlotMovesLoadsItsLibraryOnTheNewMaster(t *testing.T) {
+func TestAPoolWhoseSlotMovesLoadsItsScriptsOnTheNewMaster(t *testing.T) {
 	nodes := ownCluster(t, 3)
 	ctx := context.Background()
 	c := clusterClient(t, nodes)
 	p := newPool(t, c, Options{Name: poolOn(t, nodes, 0)})
-	add(t, p, Resource{ID: "a"}) // loads the library on master 0
+	add(t, p, Resource{ID: "a"}) // loads the scripts on master 0
 	mustRelease(t, mustAcquire(t, p))
 	slot, err := nodes[0].c.ClusterKeySlot(ctx, p.keys[0]).Result()
 	if err != nil {
@@ -316,8 +287,5 @@ func TestAPoolWhoseSlotMovesLoadsItsLibraryOnTheNewMaster(t *testing.T) {
 		t.Fatalf("the first acquire after the slot moved: %v", err)
 	}
 	mustRelease(t, l)
-	if p.noFunctions.Load() {
-		t.Fatal("the pool went back to EVALSHA")
-	}
 	checkInvariants(t, c, p)
 }

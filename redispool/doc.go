@@ -93,12 +93,12 @@
 //
 // # How it works
 //
-// Every change of state is one Lua function, run atomically by the
-// server: an FCALL of the pool's FUNCTION library on Redis 7 and later
-// (loaded by the first call, and again when the server lost it), a
-// script of its own by EVALSHA on older servers or where an ACL forbids
-// functions. There is no read-modify-write on the client, so processes
-// never need a lock.
+// Every change of state is one Lua script, run atomically by the
+// server by EVALSHA (EVAL once when the server does not have it). There
+// is no read-modify-write on the client, so processes never need a
+// lock. A pool runs only code it sent itself: EVALSHA names a script by
+// its SHA-1, whereas a FUNCTION library, called by name, could be
+// replaced by any user allowed FUNCTION LOAD, so the pool uses none.
 // Every script first ends, by the server's clock (TIME), the leases past
 // their deadline and the suspensions that are over (so a step forward of
 // that clock ends leases early, while Lease.Deadline, the holder's

@@ -18,10 +18,6 @@ func (p *Pool) setRequestWindow(ms int64) { p.hooks.windowMs = ms }
 // abandonTimeout.
 func (p *Pool) setCloseWait(d time.Duration) { p.hooks.closeWait = d }
 
-// useScripts makes p run its operations as scripts (EVALSHA), as it does
-// on a server without functions.
-func (p *Pool) useScripts() { p.noFunctions.Store(true) }
-
 // swapWaiters makes ws the waiters that h delivers messages to, and
 // returns those it had.
 func (h *hub) swapWaiters(ws map[string]*waiter) map[string]*waiter {

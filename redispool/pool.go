@@ -51,9 +51,6 @@ type Pool struct {
 	gaveUp atomic.Int64
 	late   sync.WaitGroup // commands whose caller left before the reply
 	closed atomic.Bool
-	// noFunctions: the server has no FUNCTION library (before Redis 7,
-	// or an ACL forbids it), so the operations run as scripts.
-	noFunctions atomic.Bool
 	// wakeFailures counts grant messages the server refused (Stats).
 	wakeFailures atomic.Int64
 	hooks        hooks // set only by tests (export_test.go)

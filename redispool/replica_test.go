@@ -102,8 +102,8 @@ func TestAGrantAndAnExtendWaitForTheReplica(t *testing.T) {
 	if !replicaHasLease(t, rc, p, l) {
 		t.Fatal("Acquire returned before the replica had the lease")
 	}
-	if got := hook.since(n); !equal(got, []string{"fcall", "wait"}) {
-		t.Fatalf("a grant sent %v, want FCALL then WAIT", got)
+	if got := hook.since(n); !equal(got, []string{"evalsha", "wait"}) {
+		t.Fatalf("a grant sent %v, want EVALSHA then WAIT", got)
 	}
 	ctx := context.Background()
 	before := serverMillis(t, c)
@@ -123,7 +123,7 @@ func TestAGrantAndAnExtendWaitForTheReplica(t *testing.T) {
 	if _, err := p.TryAcquire(ctx); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
 		t.Fatal(err)
 	}
-	if got := hook.since(n); !equal(got, []string{"fcall", "wait", "fcall", "fcall", "fcall"}) {
+	if got := hook.since(n); !equal(got, []string{"evalsha", "wait", "evalsha", "evalsha", "evalsha"}) {
 		t.Fatalf("extend, release, exclude, empty try sent %v", got)
 	}
 }
@@ -405,8 +405,8 @@ func TestAQueuedWaiterReturnsOnlyOnceTheReplicaHasItsGrant(t *testing.T) {
 	if !replicaHasLease(t, rc, p, l) {
 		t.Fatal("Acquire returned before the replica had the lease")
 	}
-	if cmds := hook.since(n); !equal(cmds, []string{"fcall", "wait"}) {
-		t.Fatalf("the waiter sent %v after the grant, want FCALL then WAIT", cmds)
+	if cmds := hook.since(n); !equal(cmds, []string{"evalsha", "wait"}) {
+		t.Fatalf("the waiter sent %v after the grant, want EVALSHA then WAIT", cmds)
 	}
 	mustRelease(t, l)
 }

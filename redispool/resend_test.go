@@ -100,16 +100,15 @@ func want(t *testing.T, ok bool, what string, s Stats) {
 	}
 }
 
-// loadScripts loads the pool's library, and every script of the pool
-// for servers without one, on c's server.
+// allScripts are the pool's scripts.
+var allScripts = []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,
+	scriptAdd, scriptUpdate, scriptRemove, scriptExclude, scriptInclude, scriptSuspend, scriptSync,
+	scriptSynced, scriptStats, scriptSettle, scriptFail, scriptRemain, scriptObserve}
+
+// loadScripts loads every script of the pool on c's server.
 func loadScripts(t *testing.T, c redis.UniversalClient) {
 	t.Helper()
-	if err := loadLibrary(context.Background(), c, ""); err != nil {
-		t.Fatalf("FUNCTION LOAD: %v", err)
-	}
-	for _, s := range []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,
-		scriptAdd, scriptUpdate, scriptRemove, scriptExclude, scriptInclude, scriptSuspend, scriptStats,
-		scriptSync, scriptSynced, scriptSettle, scriptFail, scriptRemain, scriptObserve} {
+	for _, s := range allScripts {
 		if err := s.Load(context.Background(), c).Err(); err != nil {
 			t.Fatalf("SCRIPT LOAD %s: %v", s.name, err)
 		}

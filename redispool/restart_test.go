@@ -3,7 +3,6 @@ package redispool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -173,40 +172,16 @@ func waitConnected(t *testing.T, c redis.UniversalClient) {
 	}
 }
 
-func TestTheLibraryIsLoadedAgainWhenTheServerForgetsIt(t *testing.T) {
+// A pool whose scripts the server forgot (SCRIPT FLUSH, a restart)
+// sends each one again, once, by EVAL after EVALSHA's NOSCRIPT.
+func TestTheScriptsAreLoadedAgainWhenTheServerForgetsThem(t *testing.T) {
 	srv := ownServer(t)
+	admin := clientOf(t, srv.addr)
 	c, hook := hooked(t, srv.addr)
 	p := newPool(t, c, Options{})
 	ctx := context.Background()
 	add(t, p, Resource{ID: "a"})
-	if err := c.FunctionFlush(ctx).Err(); err != nil {
-		t.Fatal(err)
-	}
-	n := hook.count()
 	mustRelease(t, mustAcquire(t, p))
-	mustRelease(t, mustAcquire(t, p))
-	want := []string{"fcall", "function", "fcall", "fcall", "fcall", "fcall"}
-	if got := hook.since(n); !equal(got, want) {
-		t.Fatalf("commands %v, want %v: FCALL, and FUNCTION LOAD once after the library was lost", got, want)
-	}
-}
-
-// A server without FUNCTION (before Redis 7), or a user that may not
-// use it, runs the scripts by EVALSHA, loaded by EVAL after NOSCRIPT.
-func TestScriptsRunWhereFunctionsAreRefused(t *testing.T) {
-	srv := ownServer(t)
-	admin := clientOf(t, srv.addr)
-	user := fmt.Sprintf("nofunctions-%d", poolSeq.Add(1))
-	if err := admin.Do(context.Background(), "ACL", "SETUSER", user, "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function").Err(); err != nil {
-		t.Fatalf("ACL SETUSER: %v", err)
-	}
-	c := redis.NewClient(&redis.Options{Addr: srv.addr, Username: user, Password: "secret"})
-	t.Cleanup(func() { _ = c.Close() })
-	hook := &countHook{}
-	c.AddHook(hook)
-	p := newPool(t, c, Options{})
-	ctx := context.Background()
-	add(t, p, Resource{ID: "a"})
 	if err := admin.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

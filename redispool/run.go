@@ -2,8 +2,8 @@ package redispool
 
 // How a Pool runs its scripts on the server: the arguments every script
 // takes, the status every reply starts with, a caller that leaves before
-// the reply, the wait for replicas, the library or EVALSHA; and the
-// give-back of a lease that an acquire got for a caller that left.
+// the reply, the wait for replicas; and the give-back of a lease that an
+// acquire got for a caller that left.
 
 import (
 	"context"
@@ -161,15 +161,17 @@ type result struct {
 	waitErr error
 }
 
-// exec runs the script and, for a success that waits for replicas,
-// WAIT on the same connection, so that it counts the replicas that
-// have the script's writes. A script whose answer repeats an earlier
-// one (a resent request) writes that answer again, so that WAIT covers
-// the first writes too on a server that counts only the connection's
-// own writes (see lua/epilogue.lua).
+// exec runs the script (EVALSHA, and EVAL once when the server answers
+// NOSCRIPT: a call refused that way ran nothing, so sending it again is
+// safe) and, for a success that waits for replicas, WAIT on the same
+// connection, so that it counts the replicas that have the script's
+// writes. A script whose answer repeats an earlier one (a resent
+// request) writes that answer again, so that WAIT covers the first
+// writes too on a server that counts only the connection's own writes
+// (see lua/epilogue.lua).
 func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) result {
 	if p.replicas == 0 || !s.waits {
-		res, err := p.call(ctx, p.client, s, keys, argv)
+		res, err := s.Run(ctx, p.client, keys, argv...).Slice()
 		return result{res: res, err: err}
 	}
 	node, err := p.primary(ctx)
@@ -178,7 +180,7 @@ func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) re
 	}
 	conn := node.Conn()
 	defer conn.Close()
-	res, err := p.call(ctx, conn, s, keys, argv)
+	res, err := s.Run(ctx, conn, keys, argv...).Slice()
 	if err != nil || len(res) == 0 || res[0] != int64(statusOK) {
 		return result{res: res, err: err}
 	}
@@ -194,41 +196,6 @@ func (p *Pool) exec(ctx context.Context, s script, keys []string, argv []any) re
 		return result{res: res, waited: true, waitErr: err}
 	}
 	return result{res: res, waited: true, acked: int(n)}
-}
-
-// call runs s on c: FCALL of its function, loading the library first if
-// the server does not have it (its first use, or a server restarted
-// without it), or, on a server without functions (before Redis 7, or
-// an ACL that forbids them), the script by EVALSHA, and EVAL once when
-// the server answers NOSCRIPT (go-redis's Script.Run). A call that the
-// server refused that way ran nothing, so sending it again is safe.
-func (p *Pool) call(ctx context.Context, c redis.Cmdable, s script, keys []string, argv []any) ([]any, error) {
-	if !p.noFunctions.Load() {
-		res, err := c.FCall(ctx, s.fn, keys, argv...).Slice()
-		if !refused(err, "ERR Function not found") && !withoutFunctions(err) {
-			return res, err
-		}
-		if !withoutFunctions(err) {
-			err = loadLibrary(ctx, c, keys[0])
-			if err == nil {
-				res, err = c.FCall(ctx, s.fn, keys, argv...).Slice()
-				cc, ok := c.(*redis.ClusterClient)
-				if !ok || !refused(err, "ERR Function not found") {
-					return res, err
-				}
-				// The slot has moved (a reshard) to a master that the
-				// client's map did not show yet: it followed MOVED there,
-				// but the library went to the old master.
-				loadEveryMaster(ctx, cc)
-				return c.FCall(ctx, s.fn, keys, argv...).Slice()
-			}
-			if !withoutFunctions(err) {
-				return nil, err
-			}
-		}
-		p.noFunctions.Store(true)
-	}
-	return s.Run(ctx, c, keys, argv...).Slice()
 }
 
 // giveBack ends the lease that acquire request got, if any, and records

@@ -1,11 +1,7 @@
 package redispool
 
 import (
-	"context"
-	"crypto/sha1"
 	"embed"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -18,15 +14,17 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one server-side operation, callable two ways: as the
-// function fn of the pool's FUNCTION library (Redis 7 and later: the
-// library's helpers are defined once, when it is loaded), or as a
-// script of its own, the library's helpers and this operation's body
-// (older servers, by EVALSHA), so that each one is a single atomic
-// step either way.
+// script is one server-side operation: the pool's helpers and this
+// operation's body, a single atomic step on the server, run by EVALSHA
+// (EVAL once when the server answers NOSCRIPT: go-redis's Script.Run).
+// EVALSHA names the code by its SHA-1, so the server runs exactly the
+// code this package sent, whoever else uses it. A FUNCTION library is
+// called by name instead, and any user allowed FUNCTION LOAD (which
+// needs no key, and is not @dangerous) can load other code under that
+// name, which the pool's FCALL would then run with the pool's user's
+// rights: so the pool calls none.
 type script struct {
 	name string
-	fn   string // in the library
 	// record: the server records the script's status under its request
 	// (lua/epilogue.lua), so that the request sent again gets it.
 	record bool
@@ -44,17 +42,13 @@ func luaSource(file string) string {
 	return string(b)
 }
 
-// operations lists the library's operations, a lua file each.
-var operations = []string{"acquire", "abandon", "release", "cooldown", "extend", "add", "update",
-	"remove", "exclude", "include", "suspend", "sync", "synced", "stats", "settle", "fail", "remaining", "observe"}
-
-// operation is the body of op as a function of the library.
+// operation is the body of op as a function.
 func operation(op string) string {
 	return "local function op_" + op + "()\n" + luaSource(op) + "\nend\n"
 }
 
-// helpers are the library's functions that every operation uses, in the
-// order they must be defined (a Lua local is seen only after it).
+// helpers are the functions that every operation uses, in the order
+// they must be defined (a Lua local is seen only after it).
 var helpers = func() string {
 	var b strings.Builder
 	for _, file := range []string{"prelude", "resource", "bucket", "grant", "health", "lifecycle", "step", "epilogue"} {
@@ -64,27 +58,8 @@ var helpers = func() string {
 	return b.String()
 }()
 
-// libraryName and librarySource are the pool's FUNCTION library. The
-// name carries a digest of the code, so that processes that run
-// different versions of this package do not replace each other's.
-var libraryName, librarySource = library()
-
-func library() (name, source string) {
-	var code strings.Builder
-	code.WriteString(helpers)
-	for _, op := range operations {
-		code.WriteString(operation(op))
-	}
-	sum := sha1.Sum([]byte(code.String()))
-	name = "crs_redispool_" + hex.EncodeToString(sum[:6])
-	for _, op := range operations {
-		fmt.Fprintf(&code, "redis.register_function('%s_%s', function(keys, argv) return %s end)\n", name, op, invocation(op))
-	}
-	return name, "#!lua name=" + name + "\n" + code.String()
-}
-
 func newScript(name string, record bool) script {
-	return script{name: name, fn: libraryName + "_" + name, record: record, Script: redis.NewScript(
+	return script{name: name, record: record, Script: redis.NewScript(
 		"local keys, argv = KEYS, ARGV\n" + helpers + operation(name) + "return " + invocation(name) + "\n")}
 }
 
@@ -125,45 +100,6 @@ var (
 func waiting(s script) script {
 	s.waits = true
 	return s
-}
-
-// loadLibrary loads the pool's library on c's server: on a Cluster, on
-// the master of key's slot alone, which runs every call of the pool
-// (its replicas get the library from it), so that another master that
-// is down or refuses the library does not stop this pool. When the slot
-// has moved, call loads it on every master (loadEveryMaster).
-func loadLibrary(ctx context.Context, c redis.Cmdable, key string) error {
-	if cc, ok := c.(*redis.ClusterClient); ok {
-		m, err := cc.MasterForKey(ctx, key)
-		if err != nil {
-			return err
-		}
-		return m.FunctionLoadReplace(ctx, librarySource).Err()
-	}
-	return c.FunctionLoadReplace(ctx, librarySource).Err()
-}
-
-// loadEveryMaster loads the pool's library on every master of the
-// Cluster that takes it; the errors of those that do not are left to
-// the FCALL that follows, which fails only if the slot's master is one.
-func loadEveryMaster(ctx context.Context, cc *redis.ClusterClient) {
-	_ = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		_ = m.FunctionLoadReplace(ctx, librarySource).Err()
-		return nil
-	})
-}
-
-// refused reports whether err is the server's error reply starting with
-// prefix.
-func refused(err error, prefix string) bool {
-	var e redis.Error
-	return errors.As(err, &e) && strings.HasPrefix(e.Error(), prefix)
-}
-
-// withoutFunctions reports whether err says that the server has no
-// FUNCTION and FCALL commands, or does not let this client use them.
-func withoutFunctions(err error) bool {
-	return refused(err, "ERR unknown command") || refused(err, "NOPERM")
 }
 
 // Status codes, the first element of every script's reply (prelude.lua).

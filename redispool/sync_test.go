@@ -228,7 +228,7 @@ func TestAcquireOnAPoolWithNoResourcesSaysSoAtOnce(t *testing.T) {
 	}
 	p.bg.Wait()
 	// One script each: nothing was granted, so nothing is given back.
-	if got := hook.since(n); !equal(got, []string{"fcall", "fcall"}) {
+	if got := hook.since(n); !equal(got, []string{"evalsha", "evalsha"}) {
 		t.Fatalf("TryAcquire and Acquire on an empty pool sent %v", got)
 	}
 	// A pool emptied while Acquire waits: the waiter says so at its

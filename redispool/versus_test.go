@@ -218,9 +218,9 @@ func failedTry(cmd redis.Cmder, err error) bool {
 	switch cmd.Name() {
 	case "set":
 		return errors.Is(err, redis.Nil)
-	case "fcall":
+	case "evalsha":
 		args := cmd.Args()
-		if len(args) < 2 || args[1] != any(scriptAcquire.fn) {
+		if len(args) < 2 || args[1] != any(scriptAcquire.Hash()) {
 			return false
 		}
 		c, ok := cmd.(*redis.Cmd)

@@ -1,4 +1,4 @@
--- Part of the pool's library (see scripts.go): the buckets of
+-- Part of the pool's helpers (see scripts.go): the buckets of
 -- Resource.Limits, exact in integers below 2^53.
 
 -- The buckets' arithmetic (see the fields of a resource above). A

@@ -1,4 +1,4 @@
--- Part of the pool's library (see scripts.go): fencing tokens, grants,
+-- Part of the pool's helpers (see scripts.go): fencing tokens, grants,
 -- and the waiters' queue that freed slots are handed to.
 
 -- next_token records and returns the next fencing token: the later of

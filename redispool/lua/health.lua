@@ -1,4 +1,4 @@
--- Part of the pool's library (see scripts.go): ejection after failures,
+-- Part of the pool's helpers (see scripts.go): ejection after failures,
 -- and the end of a lease.
 
 -- EJECT is the pool's Options.Ejection for the call that may eject

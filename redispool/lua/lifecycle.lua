@@ -1,4 +1,4 @@
--- Part of the pool's library (see scripts.go): resources added,
+-- Part of the pool's helpers (see scripts.go): resources added,
 -- removed and reconfigured.
 
 -- parse_limits reads a resource's limits as the client sends them,

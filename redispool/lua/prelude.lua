@@ -1,10 +1,9 @@
--- The pool's library: this file and those scripts.go lists after it,
--- epilogue.lua's call, and each operation's body as a function. On
--- Redis 7 and later it is loaded once, as a FUNCTION library, and each operation is an
--- FCALL; on older servers each operation is a script of its own (this
--- library with that one body), called by EVALSHA. Either way every
--- state change is one atomic step on the server, and nothing here runs
--- per call but begin and what the operation calls.
+-- The pool's helpers: this file, those scripts.go lists after it and
+-- epilogue.lua's call. Each operation is a script of its own, these
+-- helpers and the operation's body as a function, called by EVALSHA, so
+-- that every state change is one atomic step on the server; nothing
+-- here runs per call but the definitions, begin and what the operation
+-- calls.
 --
 -- KEYS (all share the {name} hash tag, so one Redis Cluster slot):
 --   1 res     hash: 'r' .. ID -> the resource, one field packed as

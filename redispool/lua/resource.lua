@@ -1,4 +1,4 @@
--- Part of the pool's library (after prelude.lua; see scripts.go): a
+-- Part of the pool's helpers (after prelude.lua; see scripts.go): a
 -- resource's packed field, and its listing in AVAIL and SUSP.
 
 -- The fields that may follow a resource's priority, each a letter and

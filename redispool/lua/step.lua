@@ -1,4 +1,4 @@
--- Part of the pool's library (see scripts.go): what every call does
+-- Part of the pool's helpers (see scripts.go): what every call does
 -- first and last (begin, reclaim, tidy) and the reply's next event.
 
 -- reclaim applies what the passage of time decided since the last
