@@ -97,6 +97,7 @@ func TestAPoolNeverRunsALibraryAnotherUserReplaced(t *testing.T) {
 	}{
 		{"may load functions", []string{"+@all", "-@dangerous"}},
 		{"may only call them", []string{"+@all", "-@dangerous", "-function"}},
+		{"as the README says", poolUserRights},
 	} {
 		for _, first := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/planted first %v", user.name, first), func(t *testing.T) {
@@ -134,6 +135,10 @@ func TestAPoolNeverRunsALibraryAnotherUserReplaced(t *testing.T) {
 		}
 	}
 }
+
+// poolUserRights are the commands that the ACL recipe of README.md
+// allows a pool's user.
+var poolUserRights = []string{"+@all", "-@dangerous", "-@scripting", "+eval", "+evalsha"}
 
 // tenant creates, on srv, a user allowed the keys and channels of pool
 // alone and the given commands, and returns a client logged in as it.

@@ -98,7 +98,10 @@
 // is no read-modify-write on the client, so processes never need a
 // lock. A pool runs only code it sent itself: EVALSHA names a script by
 // its SHA-1, whereas a FUNCTION library, called by name, could be
-// replaced by any user allowed FUNCTION LOAD, so the pool uses none.
+// replaced by any user allowed FUNCTION LOAD, so the pool uses none. On
+// a server shared with others, give each pool a user of its own,
+// allowed the keys and channels {NAME}:* and, of @scripting, EVAL and
+// EVALSHA alone (README.md has the ACL).
 // Every script first ends, by the server's clock (TIME), the leases past
 // their deadline and the suspensions that are over (so a step forward of
 // that clock ends leases early, while Lease.Deadline, the holder's
