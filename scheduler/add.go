@@ -6,6 +6,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -40,7 +41,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 		n.SetBucket(s.bucketOf(v))
 	}
 	if limits != nil {
-		setQuotas(n, newQuotas(limits, s.now(), 0))
+		n.SetBudgets(budget.New(limits, s.now(), 0))
 	}
 	n.Init(v, s.word)
 	id := n.Key
@@ -121,7 +122,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	if s.budgeted {
 		// Counted in the step that makes n visible: a Remove of it, or a
 		// lease's check of the profiles, must never see it uncounted.
-		s.profiles.change(limitsOfNode(n), 1)
+		s.profiles.Change(n.Budgets().Limits(), 1)
 	}
 	return s.serveAfter(sh), nil
 }
@@ -186,7 +187,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 			n.SetBucket(s.bucketOf(v))
 		}
 		if limits != nil {
-			setQuotas(n, newQuotas(limits[i], now, 0))
+			n.SetBudgets(budget.New(limits[i], now, 0))
 		}
 		n.Init(v, s.word)
 	})
@@ -343,7 +344,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	s.size.Add(int64(len(slab)))
 	if s.budgeted { // as in add: in the step that makes the batch visible
 		for i := range slab {
-			s.profiles.change(limitsOfNode(&slab[i]), 1)
+			s.profiles.Change(slab[i].Budgets().Limits(), 1)
 		}
 	}
 	if s.global {

@@ -236,7 +236,7 @@ func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T,
 		return false
 	}
 	if g.cost != nil {
-		if ok, _ := fits(n, g.cost, s.now()); !ok {
+		if ok, _ := n.Budgets().Fits(g.cost, s.now()); !ok {
 			return false
 		}
 	}

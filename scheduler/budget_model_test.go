@@ -24,7 +24,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
@@ -49,7 +49,7 @@ func bLimits(r *bRes) []config.Limit {
 
 type bQuota struct {
 	name string
-	b    bucket.Bucket
+	b    budget.Bucket
 	born uint64
 }
 
@@ -147,7 +147,7 @@ func (m *bModel) retune(k int) {
 	for _, l := range m.limitsOf(k) {
 		j := slices.IndexFunc(e.quotas, func(q bQuota) bool { return q.name == l.Name })
 		if j < 0 {
-			qs = append(qs, bQuota{l.Name, bucket.New(l, m.now), e.issued})
+			qs = append(qs, bQuota{l.Name, budget.NewBucket(l, m.now), e.issued})
 			continue
 		}
 		q := e.quotas[j]

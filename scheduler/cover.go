@@ -25,7 +25,7 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 	if cost == nil {
 		return top, now // in the heap, a resource covers the default cost
 	}
-	if ok, _ := fits(top, cost, now); ok {
+	if ok, _ := top.Budgets().Fits(cost, now); ok {
 		return top, now
 	}
 	var best *node.Node[T, ID]
@@ -35,12 +35,12 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 	// waiter would otherwise wait for nothing, ahead of every other.
 	for i := 0; i < sh.heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
 		n := sh.heap.At(i)
-		if ok, never := fits(n, cost, now); ok {
+		if ok, never := n.Budgets().Fits(cost, now); ok {
 			if best == nil || sh.heap.Less(n, best) {
 				best = n
 			}
 		} else if !never && best == nil {
-			if w, ok := coverWait(n, cost, now); ok {
+			if w, ok := n.Budgets().Wait(cost, now); ok {
 				soonest = min(soonest, node.After(now, w))
 			}
 		}

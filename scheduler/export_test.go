@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/node"
 )
@@ -100,13 +101,10 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		present := map[string]int{}
 		s.nodes.Range(func(_ ID, n *node.Node[T, ID]) {
 			if n.State != node.Draining {
-				present[profileKey(limitsOfNode(n))]++
+				present[budget.ProfileKey(n.Budgets().Limits())]++
 			}
 		})
-		s.profiles.mu.Lock()
-		counted := maps.Clone(s.profiles.counts)
-		s.profiles.mu.Unlock()
-		if !maps.Equal(counted, present) {
+		if counted := s.profiles.Counts(); !maps.Equal(counted, present) {
 			return fmt.Errorf("profiles count %v; the resources present add up to %v", counted, present)
 		}
 	}
@@ -202,7 +200,7 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 // unless every bucket is full now (then it is in the past).
 func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
 	now := s.now()
-	qs := n.Quotas()
+	qs := n.Budgets()
 	if len(qs) == 0 {
 		if n.FullAt() != 0 {
 			return fmt.Errorf("node %v has no budget and FullAt %d", k, n.FullAt())
@@ -219,7 +217,7 @@ func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
 			}
 		}
 	}
-	if want := fullAt(n, now); (want > now && n.FullAt() != want) || (want <= now && n.FullAt() > now) {
+	if want := qs.FullAt(now); (want > now && n.FullAt() != want) || (want <= now && n.FullAt() > now) {
 		return fmt.Errorf("node %v: FullAt %d, its buckets are full at %d (now %d)", k, n.FullAt(), want, now)
 	}
 	return nil

@@ -214,7 +214,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		s.size.Add(-1)
 		if s.budgeted { // in the same step, as add counts it
-			s.profiles.change(limitsOfNode(n), -1)
+			s.profiles.Change(n.Budgets().Limits(), -1)
 		}
 		return false, nil
 	})
@@ -266,7 +266,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 }
 
 // update is Update's step (see transition): it locks sh. It reports
-// whether the resource moved to other profiles (see profiles), which it
+// whether the resource moved to other profiles (see budget.Profiles), which it
 // does in the same step as the change of its limits.
 func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
 	sh.mu.Lock()
@@ -276,7 +276,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	}
 	var was []config.Limit
 	if s.budgeted {
-		was = limitsOfNode(n)
+		was = n.Budgets().Limits()
 	}
 	if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() && limits == nil && !n.Budgeted() {
 		// The common case, an active resource that stays active,
@@ -302,8 +302,8 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		bucket.Retune(limit, now)
 		n.SetBucket(bucket)
 		if limits != nil || n.Budgeted() {
-			setQuotas(n, retuned(n, limits, now))
-			n.SetFullAt(fullAt(n, now))
+			n.SetBudgets(n.Budgets().Retuned(limits, now, n.Extra().Issued))
+			n.SetFullAt(n.Budgets().FullAt(now))
 		}
 		// A faster rate or a larger Max brings the end of a rest
 		// forward; a wait kept from the old limits could be forever
@@ -313,7 +313,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 	sh.place(n)
 	sh.commit()
 	s.restMoved(n, rest)
-	moved = s.budgeted && s.profiles.move(was, limits)
+	moved = s.budgeted && s.profiles.Move(was, limits)
 	return s.serveAfter(sh), moved, nil
 }
 

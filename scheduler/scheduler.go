@@ -8,6 +8,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/heap"
@@ -55,7 +56,7 @@ type Scheduler[T any, ID comparable] struct {
 	// FIFO order, and a cost that no resource covers yet is waited for
 	// through the wakes (see cover.go).
 	budgeted   bool
-	profiles   profiles
+	profiles   budget.Profiles
 	limitWaits atomic.Uint64           // waits that began while limits held the caller back
 	strategy   acquire.AcquireStrategy // nil: the default strategy, rotation
 	rotation   rotation

@@ -185,7 +185,7 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 		now := s.now()
 		var at int64
 		if n, at = s.covering(sh, w.Cost, now); n == nil {
-			if s.profiles.exceeds(w.Cost) { // an Update or Remove since it queued
+			if s.profiles.Exceeds(w.Cost) { // an Update or Remove since it queued
 				granted = true // answered: not back in the queue
 				w.C <- grant[T, ID]{err: fmt.Errorf("lease: %w", crserrors.ErrCostExceedsLimits)}
 				return true

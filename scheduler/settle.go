@@ -8,6 +8,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -40,7 +41,7 @@ func (l *Lease[T, ID]) Settle(actual config.Cost) error {
 func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 	return s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
 		paid := config.Cost(e.Cost)
-		for i, qs := 0, n.Quotas(); i < len(qs); i++ {
+		for i, qs := 0, n.Budgets(); i < len(qs); i++ {
 			a, ok := actual[qs[i].Name]
 			if !ok || qs[i].Born >= l.token {
 				continue
@@ -87,8 +88,8 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 		return crserrors.ErrSchedulerClosed
 	}
 	return l.s.onLease(l, func(n *node.Node[T, ID], _ *node.Lease, now int64) error {
-		qs := n.Quotas()
-		i := slices.IndexFunc(qs, func(q node.Quota) bool { return q.Name == name })
+		qs := n.Budgets()
+		i := slices.IndexFunc(qs, func(b budget.Budget) bool { return b.Name == name })
 		if i < 0 {
 			return fmt.Errorf("observe %q: %w", name, crserrors.ErrUnknownLimit)
 		}
@@ -132,7 +133,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 			return false, err
 		}
 		setLimitRest(sh, n, limitRest(n, now))
-		n.SetFullAt(fullAt(n, now))
+		n.SetFullAt(n.Budgets().FullAt(now))
 		sh.place(n)
 		sh.commit()
 		s.restMoved(n, rest)

@@ -100,7 +100,7 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 	var out map[string]int64
 	_, err := s.locked(id, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		now := s.now()
-		qs := n.Quotas()
+		qs := n.Budgets()
 		out = make(map[string]int64, len(qs))
 		for i := range qs {
 			out[qs[i].Name] = qs[i].Bucket.Level(now)
@@ -151,7 +151,7 @@ func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
 				if gone(n) {
 					continue
 				}
-				for _, q := range n.Quotas() {
+				for _, q := range n.Budgets() {
 					read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
 				}
 			}

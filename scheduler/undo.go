@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -29,8 +30,8 @@ type undo[T any, ID comparable] struct {
 	holders, capacity   int32
 	failures, ejections int
 	bucket              node.Bucket
-	quotas              []node.Quota // the node's budgets as they were
-	levels              []node.Quota // their contents; the buffer is kept
+	budgets             budget.Budgets // the node's budgets as they were
+	levels              budget.Budgets // their contents; the buffer is kept
 	fullAt              int64
 	lease               *node.Lease // a lease record the step changes
 	cost                map[string]int64
@@ -63,8 +64,8 @@ func (s *shard[T, ID]) save(n *node.Node[T, ID], what saving) {
 	}
 	if what&savingBudgets != 0 {
 		u.bucket, u.fullAt = n.Bucket(), n.FullAt()
-		u.quotas = n.Quotas()
-		u.levels = append(u.levels[:0], u.quotas...)
+		u.budgets = n.Budgets()
+		u.levels = append(u.levels[:0], u.budgets...)
 	}
 }
 
@@ -99,8 +100,8 @@ func (s *shard[T, ID]) rollback() {
 	}
 	if u.what&savingBudgets != 0 {
 		n.SetBucket(u.bucket)
-		setQuotas(n, u.quotas)
-		copy(u.quotas, u.levels)
+		n.SetBudgets(u.budgets)
+		copy(u.budgets, u.levels)
 		n.SetFullAt(u.fullAt)
 	}
 	if u.lease != nil {

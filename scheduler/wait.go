@@ -94,7 +94,7 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 		if found {
 			return g, nil
 		}
-		if cost != nil && s.profiles.exceeds(cost) {
+		if cost != nil && s.profiles.Exceeds(cost) {
 			return none, fmt.Errorf("lease: %w", crserrors.ErrCostExceedsLimits)
 		}
 		if w == nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/budget"
 )
 
 // The mock's limiter and crs's internal/bucket are written apart, so that
@@ -20,7 +20,7 @@ func TestLimiterAgreesWithTheCoreBucket(t *testing.T) {
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		now := start
 		l := newLimiter(max, now)
-		b := bucket.New(config.Limit{Name: "tokens", Max: max, Per: time.Minute}, now.UnixNano())
+		b := budget.NewBucket(config.Limit{Name: "tokens", Max: max, Per: time.Minute}, now.UnixNano())
 		var held []int64 // estimates taken and not yet settled
 		for step := 0; step < 300; step++ {
 			now = now.Add(time.Duration(rng.Int64N(int64(2 * time.Second))))

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/budget"
 )
 
 // State is where a resource is in its lifecycle (see docs/ARCHITECTURE.md).
@@ -139,7 +139,7 @@ type Node[T any, ID comparable] struct {
 // the holds that are not leases.
 func (n *Node[T, ID]) Anonymous() int { return int(n.Holders) - len(n.Leases()) }
 
-// FullAt is when the node's tightest budget (see Extra.Quotas) is next
+// FullAt is when the node's tightest budget (see Extra.Budgets) is next
 // full, in scheduler clock nanoseconds, as of its last change: the
 // heap's tie-break between resources the comparator ranks equal, earlier
 // first (more of the budget left). It changes only when a budget does,
@@ -179,32 +179,30 @@ type Extra struct {
 	// Bucket limits how often the node is handed out.
 	Bucket Bucket
 	fullAt int64 // see Node.FullAt
-	// Quotas are the node's budgets (config.Limits), in the order the
-	// limits were given, names distinct.
-	Quotas []Quota
+	// Budgets are the node's budgets (config.Limits), in the order the
+	// limits were given, names distinct; each Born at the node's Issued
+	// when it was made.
+	Budgets budget.Budgets
 }
 
-// Quota is one budget of a node: a named token bucket.
-type Quota struct {
-	Name   string
-	Bucket bucket.Bucket
-	// Born is the node's lease token count (Extra.Issued) when the
-	// bucket was made: leases with a token above it paid into it, the
-	// others (granted before an Update added the limit) did not, so
-	// their settlement leaves it alone.
-	Born uint64
-}
-
-// Quotas returns the node's budgets (do not change the slice).
-func (n *Node[T, ID]) Quotas() []Quota {
+// Budgets returns the node's budgets (change their buckets in place, under
+// the shard lock; replace the slice through SetBudgets).
+func (n *Node[T, ID]) Budgets() budget.Budgets {
 	if n.extra == nil {
 		return nil
 	}
-	return n.extra.Quotas
+	return n.extra.Budgets
+}
+
+// SetBudgets gives the node the budgets bs; none makes no Extra.
+func (n *Node[T, ID]) SetBudgets(bs budget.Budgets) {
+	if bs != nil || n.extra != nil {
+		n.Extra().Budgets = bs
+	}
 }
 
 // Budgeted reports whether the node has budgets.
-func (n *Node[T, ID]) Budgeted() bool { return n.extra != nil && len(n.extra.Quotas) > 0 }
+func (n *Node[T, ID]) Budgeted() bool { return n.extra != nil && len(n.extra.Budgets) > 0 }
 
 // Extra returns the node's Extra, making it if the node has none.
 func (n *Node[T, ID]) Extra() *Extra {
@@ -216,7 +214,7 @@ func (n *Node[T, ID]) Extra() *Extra {
 
 // Metered reports whether a rate limit or a budget applies to the node.
 func (n *Node[T, ID]) Metered() bool {
-	return n.extra != nil && (n.extra.Bucket.Limited() || len(n.extra.Quotas) > 0)
+	return n.extra != nil && (n.extra.Bucket.Limited() || len(n.extra.Budgets) > 0)
 }
 
 // Limited reports whether a rate limit applies to the node.
@@ -295,10 +293,10 @@ func After(now int64, d time.Duration) int64 {
 }
 
 // Bucket is a rate limit (config.Config.RateLimit): a token bucket with
-// the exact arithmetic of a budget (package bucket), of which every
+// the exact arithmetic of a budget (budget.Bucket), of which every
 // hand-out takes one unit. The zero Bucket limits nothing.
 type Bucket struct {
-	b  bucket.Bucket
+	b  budget.Bucket
 	on bool
 }
 
@@ -315,7 +313,7 @@ func RateLimit(perSecond float64, burst int, now int64) Bucket {
 	if per < float64(math.MaxInt64) {
 		d = time.Duration(max(per, 1))
 	}
-	return Bucket{b: bucket.New(config.Limit{Name: "rate", Max: size, Per: d}, now), on: true}
+	return Bucket{b: budget.NewBucket(config.Limit{Name: "rate", Max: size, Per: d}, now), on: true}
 }
 
 // Limited reports whether the bucket limits anything.
@@ -333,7 +331,7 @@ func (b *Bucket) Spend(now int64) (next int64) {
 func (b *Bucket) Refund(now int64) { b.b.Settle(now, 1, 0) }
 
 // Retune applies a new limit from now on, keeping the tokens earned so
-// far (up to the new burst; bucket.Bucket.Resize). A bucket that was
+// far (up to the new burst; budget.Bucket.Resize). A bucket that was
 // unlimited starts full, as to is.
 func (b *Bucket) Retune(to Bucket, now int64) {
 	switch {

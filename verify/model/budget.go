@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
-	"github.com/crsched/crs/internal/bucket"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
 )
@@ -136,7 +136,7 @@ type BOutput struct {
 // with a token up to it did not pay into it: Settle leaves it alone).
 type BQuota struct {
 	On   bool
-	B    bucket.Bucket
+	B    budget.Bucket
 	Born uint32
 }
 
@@ -205,7 +205,7 @@ func newKey(set, capacity int, now int64) BKey {
 	e := BKey{Status: Live, Set: int8(set), Cap: int8(capacity)}
 	for _, l := range limitSets[set] {
 		i := limitIndex(l.Name)
-		e.Q[i] = BQuota{On: true, B: bucket.New(l, now)}
+		e.Q[i] = BQuota{On: true, B: budget.NewBucket(l, now)}
 	}
 	return e
 }
@@ -262,7 +262,7 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 				q[i] = e.Q[i]
 				q[i].B.Resize(s.Now, l)
 			} else {
-				q[i] = BQuota{On: true, B: bucket.New(l, s.Now), Born: e.Issued}
+				q[i] = BQuota{On: true, B: budget.NewBucket(l, s.Now), Born: e.Issued}
 			}
 		}
 		e.Q, e.Set, e.Cap = q, int8(in.Set), int8(in.Cap)

@@ -1,4 +1,4 @@
-package bucket
+package budget
 
 import (
 	"fmt"
@@ -219,7 +219,7 @@ func runSequence(rg regime, seed uint64, steps int) error {
 	rng := rand.New(rand.NewPCG(seed, 0x6275636b6574))
 	now := anyInt64(rng) // a clock reading anywhere, far from zero
 	l := rg.limit(rng)
-	b, ref := New(l, now), newReference(l, now)
+	b, ref := NewBucket(l, now), newReference(l, now)
 	for i := 0; i < steps; i++ {
 		now = saturatingAdd(now, rg.step(rng))
 		var op string

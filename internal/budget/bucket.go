@@ -1,5 +1,14 @@
-// Package bucket is the token-bucket arithmetic behind config.Limit: at
-// most Max units at once, refilled continuously at Max units per Per.
+// Package budget is every limit of the core, under one word: a Bucket is
+// the token-bucket arithmetic behind a config.Limit (at most Max units at
+// once, refilled continuously at Max units per Per); a Budget is one
+// named Bucket of a resource, and Budgets all of them, with what a grant
+// asks of them (Fits, Take, Wait, Rest); Profiles counts a pool's
+// resources by their limits, to refuse a cost that none can ever cover.
+//
+//	bs := budget.NewBucket(limits, now, born)
+//	if ok, never := bs.Fits(cost, now); ok {
+//		bs.Take(cost, now)
+//	}
 //
 // A Bucket is a plain value with no lock and no clock: its owner guards it
 // (the core, under the lock of the shard that holds the resource) and
@@ -15,7 +24,7 @@
 // rescales the remainder to a new Per). Where a true result does not fit (a wait
 // longer than the longest time.Duration, a debt below -math.MaxInt64) it
 // saturates instead of wrapping.
-package bucket
+package budget
 
 import (
 	"math"
@@ -48,12 +57,12 @@ type Bucket struct {
 	last  int64  // the clock reading the level was last brought up to
 }
 
-// New returns a full bucket for l, as of the clock reading now. l must be
-// valid (config.Limit.Validate); New panics otherwise, since that is a bug
+// NewBucket returns a full bucket for l, as of the clock reading now. l must be
+// valid (config.Limit.Validate); NewBucket panics otherwise, since that is a bug
 // in the caller, not bad input.
-func New(l config.Limit, now int64) Bucket {
+func NewBucket(l config.Limit, now int64) Bucket {
 	if l.Max < 1 || l.Per < 1 {
-		panic("bucket: New with an invalid limit")
+		panic("budget: NewBucket with an invalid limit")
 	}
 	return Bucket{max: l.Max, per: uint64(l.Per), whole: l.Max, last: now}
 }
@@ -274,7 +283,7 @@ func (b *Bucket) lower(whole int64, frac uint64) {
 // Per, rounding down. l must be valid; Resize panics otherwise, as New.
 func (b *Bucket) Resize(now int64, l config.Limit) {
 	if l.Max < 1 || l.Per < 1 {
-		panic("bucket: Resize with an invalid limit")
+		panic("budget: Resize with an invalid limit")
 	}
 	b.Refill(now)
 	per := uint64(l.Per)

@@ -1,6 +1,7 @@
-package scheduler
+package budget
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"github.com/crsched/crs/config"
 )
 
-// profiles counts the resources by the sizes of their budgets, so that a
+// Profiles counts the resources by the sizes of their budgets, so that a
 // cost that no resource can ever cover is refused at once
 // (ErrCostExceedsLimits) rather than waited for: pools have few distinct
 // sets of limits, often one per tier of API key. A resource is counted,
@@ -17,9 +18,10 @@ import (
 // changes its limits or removes it, so that the counts are those of the
 // resources present whenever no shard lock is held: counted later than it
 // became visible, a resource removed at once would leave a negative
-// count, and every cost would seem to exceed the pool's limits. mu is
-// taken after a shard lock, or with none, and takes no other lock.
-type profiles struct {
+// count, and every cost would seem to exceed the pool's limits. Its
+// methods are safe for concurrent use; its lock is taken after a shard
+// lock, or with none, and takes no other lock. The zero value is empty.
+type Profiles struct {
 	mu     sync.Mutex
 	counts map[string]int // by profileKey; guarded by mu
 	limits map[string][]config.Limit
@@ -36,16 +38,16 @@ func profileKey(limits []config.Limit) string {
 	return b.String()
 }
 
-// change adds d resources with limits.
-func (p *profiles) change(limits []config.Limit, d int) {
+// Change adds d resources with limits.
+func (p *Profiles) Change(limits []config.Limit, d int) {
 	k := profileKey(limits)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.add(k, limits, d)
 }
 
-// add is change with the key k and p.mu held.
-func (p *profiles) add(k string, limits []config.Limit, d int) {
+// add is Change with the key k and p.mu held.
+func (p *Profiles) add(k string, limits []config.Limit, d int) {
 	if p.counts == nil {
 		p.counts = make(map[string]int)
 		p.limits = make(map[string][]config.Limit)
@@ -59,10 +61,10 @@ func (p *profiles) add(k string, limits []config.Limit, d int) {
 	}
 }
 
-// move moves a resource from the profile of limits was to that of now in
-// one step, so that no exceeds in between sees a pool without it, and
+// Move moves a resource from the profile of limits was to that of now in
+// one step, so that no Exceeds in between sees a pool without it, and
 // reports whether the profiles changed.
-func (p *profiles) move(was, now []config.Limit) bool {
+func (p *Profiles) Move(was, now []config.Limit) bool {
 	kw, kn := profileKey(was), profileKey(now)
 	if kw == kn {
 		return false
@@ -74,9 +76,9 @@ func (p *profiles) move(was, now []config.Limit) bool {
 	return true
 }
 
-// exceeds reports whether the pool has resources and cost is above a
+// Exceeds reports whether the pool has resources and cost is above a
 // limit's Max on every one of them.
-func (p *profiles) exceeds(cost config.Cost) bool {
+func (p *Profiles) Exceeds(cost config.Cost) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.counts) == 0 {
@@ -99,3 +101,15 @@ func (p *profiles) exceeds(cost config.Cost) bool {
 	}
 	return true
 }
+
+// Counts returns the resources counted, by ProfileKey of their limits
+// (for invariant checks).
+func (p *Profiles) Counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.counts)
+}
+
+// ProfileKey names the profile of limits: equal for the same names and
+// sizes in the same order.
+func ProfileKey(limits []config.Limit) string { return profileKey(limits) }

@@ -1,4 +1,4 @@
-package bucket
+package budget
 
 import (
 	"math"
@@ -13,7 +13,7 @@ var perMinute = config.Limit{Name: "tokens", Max: 600, Per: time.Minute} // one 
 const ms = int64(time.Millisecond)
 
 func TestNewBucketIsFull(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	if got := b.Level(0); got != 600 {
 		t.Fatalf("Level = %d, want 600", got)
 	}
@@ -27,16 +27,16 @@ func TestNewPanicsOnAnInvalidLimit(t *testing.T) {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("New(%+v) did not panic", l)
+					t.Errorf("NewBucket(%+v) did not panic", l)
 				}
 			}()
-			New(l, 0)
+			NewBucket(l, 0)
 		}()
 	}
 }
 
 func TestTakeRefusesWhatTheLevelDoesNotCover(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	if !b.Take(0, 599) {
 		t.Fatal("Take(599) of a full bucket refused")
 	}
@@ -61,7 +61,7 @@ func TestTakeRefusesWhatTheLevelDoesNotCover(t *testing.T) {
 // nanosecond before, and the fractions of many short steps add up to the
 // same as one long step.
 func TestRefillKeepsTheSubUnitRemainder(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 600)
 	if b.Covers(100*ms-1, 1) {
 		t.Fatal("1 unit covered a nanosecond before it has refilled")
@@ -69,13 +69,13 @@ func TestRefillKeepsTheSubUnitRemainder(t *testing.T) {
 	if !b.Covers(100*ms, 1) {
 		t.Fatal("1 unit not covered after 100 ms")
 	}
-	stepped := New(perMinute, 0)
+	stepped := NewBucket(perMinute, 0)
 	stepped.Take(0, 600)
 	for now := int64(0); now <= 1000*ms; now += 7 * ms {
 		stepped.Refill(now)
 	}
 	stepped.Refill(1000 * ms)
-	once := New(perMinute, 0)
+	once := NewBucket(perMinute, 0)
 	once.Take(0, 600)
 	once.Refill(1000 * ms)
 	if stepped.whole != once.whole || stepped.frac != once.frac {
@@ -87,7 +87,7 @@ func TestRefillKeepsTheSubUnitRemainder(t *testing.T) {
 }
 
 func TestRefillStopsAtMax(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 1)
 	b.Refill(int64(time.Hour))
 	if b.whole != 600 || b.frac != 0 {
@@ -104,7 +104,7 @@ func TestRefillStopsAtMax(t *testing.T) {
 // A clock reading before the last one adds nothing, and the span between
 // is not counted again when the clock comes back.
 func TestRefillIgnoresAClockSteppingBack(t *testing.T) {
-	b := New(perMinute, 1000*ms)
+	b := NewBucket(perMinute, 1000*ms)
 	b.Take(1000*ms, 600)
 	b.Refill(500 * ms)
 	if got := b.Level(500 * ms); got != 0 {
@@ -116,7 +116,7 @@ func TestRefillIgnoresAClockSteppingBack(t *testing.T) {
 }
 
 func TestWaitIsTheExactNanosecond(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 600)
 	b.Refill(50 * ms) // half a unit
 	d, ok := b.Wait(50*ms, 3)
@@ -127,7 +127,7 @@ func TestWaitIsTheExactNanosecond(t *testing.T) {
 		t.Fatalf("Wait(0) = %v, %v, want 0, true", d, ok)
 	}
 	// A rate that does not divide: 3 units per 10 ns, 10/3 ns per unit.
-	c := New(config.Limit{Name: "x", Max: 3, Per: 10}, 0)
+	c := NewBucket(config.Limit{Name: "x", Max: 3, Per: 10}, 0)
 	c.Take(0, 3)
 	if d, _ := c.Wait(0, 1); d != 4 {
 		t.Fatalf("Wait(1) at 3 per 10ns = %v, want 4ns (ceil of 10/3)", d)
@@ -138,7 +138,7 @@ func TestWaitIsTheExactNanosecond(t *testing.T) {
 }
 
 func TestWaitForMoreThanMaxIsNever(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	for _, cost := range []int64{601, math.MaxInt64, -1, math.MinInt64} {
 		if d, ok := b.Wait(0, cost); ok || d != Never {
 			t.Errorf("Wait(%d) = %v, %v, want Never, false", cost, d, ok)
@@ -150,7 +150,7 @@ func TestWaitForMoreThanMaxIsNever(t *testing.T) {
 }
 
 func TestSettleRefundsUpToMax(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 500)
 	b.Settle(0, 500, 120)
 	if got := b.Level(0); got != 480 {
@@ -169,7 +169,7 @@ func TestSettleRefundsUpToMax(t *testing.T) {
 // A call that spent more than its estimate leaves a debt, which blocks
 // every cost, even 0, until the refill repays it.
 func TestSettleIntoDebtRestsTheBucketUntilRepaid(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 600)
 	b.Settle(0, 100, 105) // 5 more than estimated
 	if got := b.Level(0); got != -5 {
@@ -188,7 +188,7 @@ func TestSettleIntoDebtRestsTheBucketUntilRepaid(t *testing.T) {
 }
 
 func TestSettleIgnoresNegativeAmounts(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 100)
 	b.Settle(0, -1, 50)
 	b.Settle(0, 50, -1)
@@ -198,7 +198,7 @@ func TestSettleIgnoresNegativeAmounts(t *testing.T) {
 }
 
 func TestSettleSaturatesADeepDebt(t *testing.T) {
-	b := New(config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}, 0)
+	b := NewBucket(config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}, 0)
 	b.Take(0, math.MaxInt64)
 	b.Settle(0, 0, math.MaxInt64)
 	b.Settle(0, 0, math.MaxInt64)
@@ -212,7 +212,7 @@ func TestSettleSaturatesADeepDebt(t *testing.T) {
 	}
 	// One unit past the deepest debt: -1 - MaxInt64 is math.MinInt64,
 	// which fits an int64 but not the invariant, and saturates too.
-	c := New(perMinute, 0)
+	c := NewBucket(perMinute, 0)
 	c.Take(0, 600)
 	c.Settle(0, 0, 1)
 	c.Settle(0, 0, math.MaxInt64)
@@ -225,7 +225,7 @@ func TestSettleSaturatesADeepDebt(t *testing.T) {
 // saturation: the level is -MaxInt64 plus the remainder it had, not
 // -MaxInt64.
 func TestSettleToExactlyTheDeepestDebtKeepsTheRemainder(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 600)
 	b.Refill(50 * ms) // half a unit
 	b.Settle(50*ms, 0, math.MaxInt64)
@@ -236,7 +236,7 @@ func TestSettleToExactlyTheDeepestDebtKeepsTheRemainder(t *testing.T) {
 
 func TestClampLowersToTheProviderReport(t *testing.T) {
 	limit := config.Limit{Name: "tokens", Max: 40000, Per: time.Minute}
-	b := New(limit, 0)
+	b := NewBucket(limit, 0)
 	// The provider says 30,000 left, full again in 15 s: consistent with
 	// the same rate, so the remaining figure binds.
 	b.Clamp(0, 30000, 15*time.Second)
@@ -267,7 +267,7 @@ func TestClampLowersToTheProviderReport(t *testing.T) {
 		t.Fatalf("level %d, want -6148914651237", got)
 	}
 	// With the largest Max the bound is past the deepest debt recorded.
-	c := New(config.Limit{Name: "tokens", Max: config.MaxUnits, Per: time.Minute}, 0)
+	c := NewBucket(config.Limit{Name: "tokens", Max: config.MaxUnits, Per: time.Minute}, 0)
 	c.Clamp(0, config.MaxUnits, time.Duration(math.MaxInt64))
 	if got := c.Level(0); got != minWhole {
 		t.Fatalf("level %d, want %d", got, int64(minWhole))
@@ -277,7 +277,7 @@ func TestClampLowersToTheProviderReport(t *testing.T) {
 // A reset that does not fall on a unit boundary keeps the remainder:
 // 40,000 per minute is 2/3 unit per millisecond.
 func TestClampKeepsTheRemainderOfTheResetBound(t *testing.T) {
-	b := New(config.Limit{Name: "tokens", Max: 40000, Per: time.Minute}, 0)
+	b := NewBucket(config.Limit{Name: "tokens", Max: 40000, Per: time.Minute}, 0)
 	b.Clamp(0, 40000, time.Millisecond) // 40000 - 2/3
 	if b.Covers(0, 40000) || !b.Covers(0, 39999) {
 		t.Fatal("the bound is not 40000 - 2/3")
@@ -288,7 +288,7 @@ func TestClampKeepsTheRemainderOfTheResetBound(t *testing.T) {
 }
 
 func TestResizeKeepsTheLevel(t *testing.T) {
-	b := New(perMinute, 0)
+	b := NewBucket(perMinute, 0)
 	b.Take(0, 500)
 	b.Resize(0, config.Limit{Name: "tokens", Max: 1200, Per: time.Minute})
 	if got := b.Level(0); got != 100 {
@@ -302,7 +302,7 @@ func TestResizeKeepsTheLevel(t *testing.T) {
 		t.Fatalf("after lowering Max: %d+%d/per, want 40", b.whole, b.frac)
 	}
 	// The remainder is rescaled: half a unit stays half a unit.
-	c := New(perMinute, 0)
+	c := NewBucket(perMinute, 0)
 	c.Take(0, 600)
 	c.Refill(50 * ms)
 	c.Resize(50*ms, config.Limit{Name: "tokens", Max: 600, Per: 2 * time.Minute})
@@ -314,7 +314,7 @@ func TestResizeKeepsTheLevel(t *testing.T) {
 // Readings at both ends of the int64 range: the span between them is
 // 2^64-1 nanoseconds, which must refill, not wrap into a negative span.
 func TestClockReadingsFarFromZero(t *testing.T) {
-	b := New(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, math.MinInt64)
+	b := NewBucket(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, math.MinInt64)
 	b.Take(math.MinInt64, 1)
 	if b.Covers(-2, 1) { // a nanosecond short of Per after the first reading
 		t.Fatal("covered before Per has passed")
@@ -326,7 +326,7 @@ func TestClockReadingsFarFromZero(t *testing.T) {
 	if !b.Covers(math.MaxInt64, 1) {
 		t.Fatal("not covered at the last reading")
 	}
-	c := New(config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}, math.MinInt64)
+	c := NewBucket(config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}, math.MinInt64)
 	c.Take(math.MinInt64, math.MaxInt64)
 	c.Refill(math.MaxInt64) // 2^64-1 ns x MaxInt64 units per ns
 	if c.whole != math.MaxInt64 || c.frac != 0 {
@@ -338,7 +338,7 @@ func TestClockReadingsFarFromZero(t *testing.T) {
 // Duration and saturates, while the bucket can still, in principle, cover
 // the cost.
 func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
-	b := New(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, 0)
+	b := NewBucket(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, 0)
 	b.Take(0, 1)
 	if d, ok := b.Wait(0, 1); !ok || d != time.Duration(math.MaxInt64) {
 		t.Fatalf("Wait = %v, %v, want the longest duration, true", d, ok)
@@ -347,7 +347,7 @@ func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
 	if d, ok := b.Wait(0, 1); !ok || d != Never {
 		t.Fatalf("Wait in deep debt = %v, %v, want Never, true", d, ok)
 	}
-	c := New(config.Limit{Name: "x", Max: math.MaxInt64, Per: time.Duration(math.MaxInt64)}, 0)
+	c := NewBucket(config.Limit{Name: "x", Max: math.MaxInt64, Per: time.Duration(math.MaxInt64)}, 0)
 	c.Take(0, math.MaxInt64)
 	if d, ok := c.Wait(0, math.MaxInt64); !ok || d != time.Duration(math.MaxInt64) {
 		t.Fatalf("Wait(Max) at Max per Per = %v, %v, want Per", d, ok)
@@ -356,7 +356,7 @@ func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
 	// nanosecond later: 2 units per 3 ns and a debt of (2^64-1)/3 units
 	// take (2^64-1)/2 ns, MaxInt64 + 1/2, to repay; the ceiling is past
 	// the longest Duration.
-	e := New(config.Limit{Name: "x", Max: 2, Per: 3}, 0)
+	e := NewBucket(config.Limit{Name: "x", Max: 2, Per: 3}, 0)
 	e.Take(0, 2)
 	e.Settle(0, 0, 6148914691236517205)
 	if d, ok := e.Wait(0, 0); !ok || d != Never {
@@ -370,7 +370,7 @@ func TestWaitSaturatesInsteadOfOverflowing(t *testing.T) {
 func TestProductsOfExactly64BitsOverTheDivisorSaturate(t *testing.T) {
 	huge := config.Limit{Name: "x", Max: math.MaxInt64, Per: 1}
 	// Refill: 4 ns x (2^63-1) units per ns is 2^65-4, high word 1 = Per.
-	b := New(huge, 0)
+	b := NewBucket(huge, 0)
 	b.Take(0, math.MaxInt64)
 	b.Refill(4)
 	if b.whole != math.MaxInt64 || b.frac != 0 {
@@ -384,7 +384,7 @@ func TestProductsOfExactly64BitsOverTheDivisorSaturate(t *testing.T) {
 	}
 	// Wait: a debt of 2 at 1 unit per MaxInt64 ns is 3 x (2^63-1) ns to
 	// cover 1, high word 1 = Max.
-	slow := New(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, 0)
+	slow := NewBucket(config.Limit{Name: "x", Max: 1, Per: time.Duration(math.MaxInt64)}, 0)
 	slow.Take(0, 1)
 	slow.Settle(0, 0, 2)
 	if d, ok := slow.Wait(0, 1); !ok || d != Never {
@@ -396,7 +396,7 @@ func TestProductsOfExactly64BitsOverTheDivisorSaturate(t *testing.T) {
 // recorded as that debt, not one unit below it: 3 units per 2 ns and a
 // reset of 6148914691236517207 ns give 3 - (2^63 + 2) - 1/2 units.
 func TestClampJustBelowTheDeepestDebtSaturates(t *testing.T) {
-	b := New(config.Limit{Name: "x", Max: 3, Per: 2}, 0)
+	b := NewBucket(config.Limit{Name: "x", Max: 3, Per: 2}, 0)
 	b.Clamp(0, 3, 6148914691236517207)
 	if b.whole != minWhole || b.frac != 0 {
 		t.Fatalf("level %d+%d/per, want %d", b.whole, b.frac, int64(minWhole))
