@@ -9,6 +9,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // Acquire returns the best resource of the shard the strategy selects, or,
@@ -33,7 +34,7 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 		// measured slower through the calls.
 		for i := range len(s.shards) {
 			sh := &s.shards[s.wrap(start+i)]
-			n, v, _, ok := sh.peek()
+			n, v, _, ok := sh.Peek()
 			if !ok {
 				n, v, _ = s.lockedPeek(sh)
 			}
@@ -116,7 +117,7 @@ func (s *Scheduler[T, ID]) take(start int, lease bool, g *grant[T, ID]) error {
 func (s *Scheduler[T, ID]) arrivals() uint64 {
 	var sum uint64
 	for i := range s.shards {
-		sum += s.shards[i].arrivals.Load()
+		sum += s.shards[i].Arrivals.Load()
 	}
 	return sum
 }
@@ -145,7 +146,7 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 			}
 			continue
 		}
-		if !sh.empty() && s.holdTop(sh, nil, 0, lease, g) {
+		if !sh.Empty() && s.holdTop(sh, nil, 0, lease, g) {
 			s.acquired(g.node)
 			return true
 		}
@@ -201,7 +202,7 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 		var bestValue T
 		for i := range len(s.shards) {
 			sh := &s.shards[s.wrap(start+i)]
-			if sh.empty() {
+			if sh.Empty() {
 				continue
 			}
 			n, v := s.coveringIn(sh, g.cost)
@@ -218,7 +219,7 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 		}
 	}
 	for i := range len(s.shards) {
-		if sh := &s.shards[s.wrap(start+i)]; !sh.empty() && s.holdTop(sh, nil, 0, lease, g) {
+		if sh := &s.shards[s.wrap(start+i)]; !sh.Empty() && s.holdTop(sh, nil, 0, lease, g) {
 			s.acquired(g.node)
 			return true
 		}
@@ -228,9 +229,9 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 
 // coveringIn returns sh's best resource that covers cost (see covering)
 // and its value, or nil.
-func (s *Scheduler[T, ID]) coveringIn(sh *shard[T, ID], cost config.Cost) (n *node.Node[T, ID], v T) {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) coveringIn(sh *shard.Shard[T, ID], cost config.Cost) (n *node.Node[T, ID], v T) {
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
 	if n, _ = s.covering(sh, cost, s.now()); n != nil {
 		v = n.Value
@@ -261,21 +262,21 @@ func (s *Scheduler[T, ID]) bestTop(start int) (bestIdx int, best *node.Node[T, I
 // read returns sh's top and its value as they were at one instant, with
 // sh's version then. It takes no lock unless a writer is busy, and then
 // waits for it under the lock rather than spin.
-func (s *Scheduler[T, ID]) read(sh *shard[T, ID]) (*node.Node[T, ID], T, uint64) {
-	if n, v, version, ok := sh.peek(); ok {
+func (s *Scheduler[T, ID]) read(sh *shard.Shard[T, ID]) (*node.Node[T, ID], T, uint64) {
+	if n, v, version, ok := sh.Peek(); ok {
 		return n, v, version
 	}
 	return s.lockedPeek(sh)
 }
 
-func (s *Scheduler[T, ID]) lockedPeek(sh *shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) lockedPeek(sh *shard.Shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
-	if n = sh.best(); n != nil {
+	if n = sh.Best(); n != nil {
 		v = n.Value
 	}
-	return n, v, sh.version.Load()
+	return n, v, sh.Version.Load()
 }
 
 // acquired emits the event of an acquisition.
@@ -288,11 +289,11 @@ func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
 // holdTop takes a hold on the top of sh, into g; with want set, only if
 // want is still the top and the shards' versions still sum to versions
 // (see sweepGlobal). It reports whether it took one.
-func (s *Scheduler[T, ID]) holdTop(sh *shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
-	n := sh.best()
+	n := sh.Best()
 	if n == nil {
 		return false
 	}
@@ -359,5 +360,5 @@ func (v *shardView[T, ID]) ActiveCount(i int) int {
 	if i < 0 || i >= len(v.shards) {
 		return 0
 	}
-	return int(v.shards[i].active.Load())
+	return int(v.shards[i].Active.Load())
 }

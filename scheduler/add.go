@@ -97,11 +97,11 @@ func inSlabOrder(n, shards int, f func(i, at, offset int)) {
 // add inserts n, or returns the node that holds its key.
 func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
-	sh.begin()
-	defer sh.end()
+	sh.Begin()
+	defer sh.End()
 	// The node is in the map before it is in the heap, but only while this
 	// shard's lock is held: anyone who finds it must take the lock, and by
 	// then it is either fully active or rolled back to Removed.
@@ -114,9 +114,9 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 			s.nodes.Delete(n.Key)
 		}
 	}()
-	sh.save(n, 0)
-	sh.activate(n)
-	sh.commit()
+	sh.Save(n, 0)
+	sh.Activate(n)
+	sh.Commit()
 	done = true
 	s.size.Add(1)
 	if s.budgeted {
@@ -285,25 +285,25 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	defer func() {
 		for i := range begun {
 			if touched(i) {
-				s.shards[i].end()
+				s.shards[i].End()
 			}
 		}
 		for i := range locked {
 			if touched(i) {
-				s.shards[i].unlock()
+				s.shards[i].Unlock()
 			}
 		}
 	}()
 	for i := range s.shards {
 		if touched(i) {
-			s.shards[i].mu.Lock()
+			s.shards[i].Lock()
 		}
 		locked = i + 1
 	}
 	for i := range s.shards {
 		if touched(i) {
 			s.repair(&s.shards[i], nil)
-			s.shards[i].begin()
+			s.shards[i].Begin()
 		}
 		begun = i + 1
 	}
@@ -322,22 +322,22 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	}
 	for i, k := range added {
 		if k > 0 {
-			s.shards[i].heap.Grow(k)
+			s.shards[i].Heap.Grow(k)
 		}
 	}
 	for i := range slab {
 		n := &slab[i]
-		s.shards[n.Shard].heap.Append(n)
+		s.shards[n.Shard].Heap.Append(n)
 		n.State = node.Active
 	}
 	for i, k := range added {
 		if k > 0 {
-			s.shards[i].order(k)
+			s.shards[i].Order(k)
 		}
 	}
 	for i, k := range added {
 		if k > 0 {
-			s.shards[i].publish()
+			s.shards[i].Publish()
 		}
 	}
 	done = true
@@ -370,8 +370,8 @@ func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
 		n := &slab[i]
 		if n.Index >= 0 {
 			sh := &s.shards[n.Shard]
-			sh.heap.Delete(int(n.Index))
-			sh.publish()
+			sh.Heap.Delete(int(n.Index))
+			sh.Publish()
 		}
 		n.State = node.Removed
 		s.nodes.Delete(n.Key)

@@ -229,8 +229,8 @@ func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
 // g.cost, and reports whether it did.
 func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
 	sh := &s.shards[n.Shard]
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
 	if n.State != node.Active {
 		return false

@@ -104,9 +104,9 @@ func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
 		}
 	}
 	sh := &s.shards[2]
-	sh.mu.Lock()
-	sh.broken = true // as a panic in an earlier operation leaves it
-	sh.mu.Unlock()
+	sh.Lock()
+	sh.Broken = true // as a panic in an earlier operation leaves it
+	sh.Unlock()
 	armed.Store(true)
 	func() {
 		defer func() {
@@ -118,7 +118,7 @@ func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
 	}()
 	armed.Store(false)
 	for i := range s.shards {
-		if v := s.shards[i].version.Load(); v&1 != 0 {
+		if v := s.shards[i].Version.Load(); v&1 != 0 {
 			t.Errorf("shard %d left open (version %d)", i, v)
 		}
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // scanDepth bounds the search for a resource that covers a cost its
@@ -17,8 +18,8 @@ const scanDepth = 64
 // that covers cost, or nil, with the earliest instant at which one of
 // those will (node.Never if none ever will). Requires sh.mu; runs the
 // comparator.
-func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int64) (*node.Node[T, ID], int64) {
-	top := sh.best()
+func (s *Scheduler[T, ID]) covering(sh *shard.Shard[T, ID], cost config.Cost, now int64) (*node.Node[T, ID], int64) {
+	top := sh.Best()
 	if top == nil {
 		return nil, node.Never
 	}
@@ -30,13 +31,13 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 	}
 	var best *node.Node[T, ID]
 	soonest := int64(node.Never)
-	sh.broken = true
+	sh.Broken = true
 	// Past scanDepth only while nothing seen will ever cover the cost: a
 	// waiter would otherwise wait for nothing, ahead of every other.
-	for i := 0; i < sh.heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
-		n := sh.heap.At(i)
+	for i := 0; i < sh.Heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
+		n := sh.Heap.At(i)
 		if ok, never := n.Budgets().Fits(cost, now); ok {
-			if best == nil || sh.heap.Less(n, best) {
+			if best == nil || sh.Heap.Less(n, best) {
 				best = n
 			}
 		} else if !never && best == nil {
@@ -45,7 +46,7 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 			}
 		}
 	}
-	sh.broken = false
+	sh.Broken = false
 	if best != nil {
 		return best, now
 	}
@@ -55,12 +56,12 @@ func (s *Scheduler[T, ID]) covering(sh *shard[T, ID], cost config.Cost, now int6
 // wake makes the expiry timer serve sh's waiters at at, when a budget of
 // sh may cover the oldest waiter's cost. It keeps one wake per shard
 // armed, the earliest. Requires sh.mu.
-func (s *Scheduler[T, ID]) wake(sh *shard[T, ID], at int64) {
-	if at == node.Never || (sh.wakeAt != 0 && sh.wakeAt <= at) {
+func (s *Scheduler[T, ID]) wake(sh *shard.Shard[T, ID], at int64) {
+	if at == node.Never || (sh.WakeAt != 0 && sh.WakeAt <= at) {
 		return
 	}
-	sh.wakeAt = at
-	s.deadlines.Schedule(at, wake[T, ID](sh.index))
+	sh.WakeAt = at
+	s.deadlines.Schedule(at, wake[T, ID](sh.Index))
 }
 
 // kick makes the expiry timer serve the waiters of every shard but skip
@@ -78,12 +79,12 @@ func (s *Scheduler[T, ID]) kick(skip int) {
 }
 
 // woken serves sh's waiters at a wake (see wake, kick).
-func (s *Scheduler[T, ID]) woken(sh *shard[T, ID]) {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) woken(sh *shard.Shard[T, ID]) {
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, nil)
-	if sh.wakeAt <= s.now() {
-		sh.wakeAt = 0
+	if sh.WakeAt <= s.now() {
+		sh.WakeAt = 0
 	}
 	s.serve(sh)
 }
@@ -96,8 +97,8 @@ func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		func() {
-			sh.mu.Lock()
-			defer sh.unlock()
+			sh.Lock()
+			defer sh.Unlock()
 			s.repair(sh, nil)
 			n, at := s.covering(sh, cost, s.now())
 			if n != nil {
@@ -122,7 +123,7 @@ func (s *Scheduler[T, ID]) probe(cost config.Cost) (covered bool) {
 func (s *Scheduler[T, ID]) limitsHold() bool {
 	for i := range s.shards {
 		sh := &s.shards[i]
-		if sh.heldBack.Load() > 0 || s.budgeted && sh.active.Load() > 0 {
+		if sh.HeldBack.Load() > 0 || s.budgeted && sh.Active.Load() > 0 {
 			return true
 		}
 	}

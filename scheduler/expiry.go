@@ -56,8 +56,8 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 	sh := &s.shards[n.Shard]
 	rest, expired := noEvent, false
 	func() {
-		sh.mu.Lock()
-		defer sh.unlock()
+		sh.Lock()
+		defer sh.Unlock()
 		s.repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 || s.now() < n.Lease(i).Deadline {
@@ -83,19 +83,19 @@ func (s *Scheduler[T, ID]) restEnded(n *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
 	resumed := false
 	func() {
-		sh.mu.Lock()
-		defer sh.unlock()
+		sh.Lock()
+		defer sh.Unlock()
 		s.repair(sh, n)
 		if n.RestUntil == 0 || s.now() < n.RestUntil {
 			return // ended early, or extended: a later entry is queued
 		}
 		// place leaves an excluded node as it is, so its rest ends, and
 		// is reported, here; place reports the others'.
-		sh.save(n, 0)
-		resumed = n.State == node.Excluded && sh.forgetEnded(n)
+		sh.Save(n, 0)
+		resumed = n.State == node.Excluded && sh.ForgetEnded(n, s.now())
 		was := n.RestUntil
-		sh.place(n)
-		sh.commit()
+		s.place(sh, n)
+		sh.Commit()
 		if n.RestUntil != was && n.RestUntil != 0 { // the limits' rest after a suspension
 			s.deadlines.Schedule(n.RestUntil, restEnd(n))
 		}

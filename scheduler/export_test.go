@@ -16,27 +16,27 @@ import (
 // comparator first, as the next operation on that shard would.
 func (s *Scheduler[T, ID]) CheckInvariants() error {
 	for i := range s.shards {
-		s.shards[i].mu.Lock()
-		defer s.shards[i].unlock()
+		s.shards[i].Lock()
+		defer s.shards[i].Unlock()
 	}
 	for i := range s.shards {
 		s.repair(&s.shards[i], nil)
-		s.shards[i].best() // runs a sift that waits, as the next operation would
+		s.shards[i].Best() // runs a sift that waits, as the next operation would
 	}
 	inHeap := 0
 	for si := range s.shards {
 		sh := &s.shards[si]
-		h := &sh.heap
-		if sh.unejected != 0 {
-			return fmt.Errorf("shard %d: %d ejection slots released by a step that has ended still held", si, sh.unejected)
+		h := &sh.Heap
+		if sh.Unejected() != 0 {
+			return fmt.Errorf("shard %d: %d ejection slots released by a step that has ended still held", si, sh.Unejected())
 		}
-		if v := sh.version.Load(); v&1 != 0 {
+		if v := sh.Version.Load(); v&1 != 0 {
 			return fmt.Errorf("shard %d: a change never ended (version %d is odd)", si, v)
 		}
-		if got := int(sh.active.Load()); got != h.Len() {
+		if got := int(sh.Active.Load()); got != h.Len() {
 			return fmt.Errorf("shard %d publishes %d active, heap holds %d", si, got, h.Len())
 		}
-		if top := h.Top(); sh.peeked && top != nil && top.Stale() {
+		if top := h.Top(); sh.Peeked && top != nil && top.Stale() {
 			return fmt.Errorf("shard %d: readers without the lock see the top, %v, with a value it no longer has", si, top.Key)
 		}
 		for i := 0; i < h.Len(); i++ {
@@ -67,7 +67,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		}
 		c := &counted[n.Shard]
 		c.holders += int(n.Holders)
-		if s.shards[n.Shard].limitsOnly(n) {
+		if s.shards[n.Shard].LimitsOnly(n) {
 			c.heldBack++
 		}
 		switch n.State {
@@ -88,12 +88,12 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	off := 0
 	for si := range s.shards {
 		sh := &s.shards[si]
-		want := tally{sh.held, sh.excluded, sh.draining, sh.holders, int(sh.heldBack.Load()), sh.resting}
+		want := tally{sh.Held, sh.Excluded, sh.Draining, sh.Holders, int(sh.HeldBack.Load()), sh.Resting}
 		if counted[si] != want {
 			return fmt.Errorf("shard %d counts %+v; its nodes add up to %+v", si, want, counted[si])
 		}
-		off += sh.held + sh.excluded + sh.draining
-		for _, r := range sh.resting {
+		off += sh.Held + sh.Excluded + sh.Draining
+		for _, r := range sh.Resting {
 			off += r
 		}
 	}
@@ -117,10 +117,10 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 			excluded++
 		}
 	})
-	if got := int(s.pool.ejected.Load()); got != ejected {
+	if got := int(s.pool.Ejected.Load()); got != ejected {
 		return fmt.Errorf("pool counts %d ejected, nodes %d", got, ejected)
 	}
-	if got := int(s.pool.excluded.Load()); got != excluded {
+	if got := int(s.pool.Excluded.Load()); got != excluded {
 		return fmt.Errorf("pool counts %d excluded, nodes %d", got, excluded)
 	}
 	if total != inHeap+off {
@@ -162,7 +162,7 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("map holds removed node %v", k)
 	case (n.State == node.Active) != (n.Index >= 0):
 		return fmt.Errorf("node %v is %v at heap index %d", k, n.State, n.Index)
-	case n.State == node.Active && sh.heap.At(int(n.Index)) != n:
+	case n.State == node.Active && sh.Heap.At(int(n.Index)) != n:
 		return fmt.Errorf("node %v not at its heap index", k)
 	case n.Anonymous() < 0:
 		return fmt.Errorf("node %v: %d holders, fewer than its %d leases", k, n.Holders, len(n.Leases()))
@@ -170,15 +170,15 @@ func (s *Scheduler[T, ID]) checkNode(k ID, n *node.Node[T, ID]) error {
 		return fmt.Errorf("node %v: lease index out of step with its leases", k)
 	case n.Capacity < 1:
 		return fmt.Errorf("node %v has capacity %d", k, n.Capacity)
-	case n.State == node.Active && sh.full(n):
+	case n.State == node.Active && sh.Full(n):
 		return fmt.Errorf("node %v is active with every slot taken", k)
-	case n.State == node.Held && !sh.full(n):
+	case n.State == node.Held && !sh.Full(n):
 		return fmt.Errorf("node %v is held with a free slot", k)
 	case n.State == node.Draining && n.Holders == 0:
 		return fmt.Errorf("node %v drains with no holders", k)
 	case (n.State == node.Draining) != n.Leaving.Load():
 		return fmt.Errorf("node %v is %v, marked leaving: %v", k, n.State, n.Leaving.Load())
-	case !sh.exclusive && n.Anonymous() != 0:
+	case !sh.Exclusive && n.Anonymous() != 0:
 		return fmt.Errorf("node %v has anonymous holds under the Shared policy", k)
 	case n.State == node.Resting && (n.RestUntil == 0 || n.Rest == node.NoRest):
 		return fmt.Errorf("node %v rests with no rest (until %d, %v)", k, n.RestUntil, n.Rest)
@@ -226,14 +226,14 @@ func (s *Scheduler[T, ID]) checkBudgets(k ID, n *node.Node[T, ID]) error {
 // Busy reports whether a reader without the lock would find shard i in
 // the middle of a change (and wait for it under the lock).
 func (s *Scheduler[T, ID]) Busy(i int) bool {
-	_, _, _, ok := s.shards[i].peek()
+	_, _, _, ok := s.shards[i].Peek()
 	return !ok
 }
 
 // Peek reads shard i's top and its value the way a lock-free reader does;
 // ok is false when the shard is empty or busy (see Busy).
 func (s *Scheduler[T, ID]) Peek(i int) (v T, ok bool) {
-	n, v, _, ok := s.shards[i].peek()
+	n, v, _, ok := s.shards[i].Peek()
 	return v, ok && n != nil
 }
 
@@ -244,8 +244,8 @@ func (s *Scheduler[T, ID]) StateOf(id ID) string {
 	if n == nil {
 		return "absent"
 	}
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	return n.State.String()
 }
 
@@ -269,4 +269,9 @@ func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
 
 // setHooks sets the scheduler's test hooks (see hooks): before the calls
 // they watch, or under the lock that the hooked code holds.
-func (s *Scheduler[T, ID]) setHooks(h hooks) { s.hooks = h }
+func (s *Scheduler[T, ID]) setHooks(h hooks) {
+	s.hooks = h
+	for i := range s.shards {
+		s.shards[i].Publishing = h.publishing
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // outcome is how a hold ended, for the resource's health.
@@ -32,9 +33,9 @@ type ending struct {
 // ejection even when that ends sooner: the limits' rest is worked out
 // again from the buckets when it ends (see place), whereas a refund may
 // end the limits' rest early, and would end a suspension hidden under it.
-func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
+func (s *Scheduler[T, ID]) restAfter(sh *shard.Shard[T, ID], n *node.Node[T, ID], end ending) events.EventType {
 	if n.Rest == node.RateLimited {
-		sh.setRest(n, 0, node.NoRest)
+		sh.SetRest(n, 0, node.NoRest)
 	}
 	event := noEvent
 	if failures, _ := n.Health(); end.how == failed && s.ejection.Enabled() && failures >= s.ejection.ConsecutiveFailures &&
@@ -44,13 +45,13 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 		e.Ejections++
 		e.Failures = 0
 		if until := s.after(s.ejection.Duration(e.Ejections)); until > n.RestUntil || reserved {
-			sh.setRest(n, max(until, n.RestUntil), node.Ejected)
+			sh.SetRest(n, max(until, n.RestUntil), node.Ejected)
 		}
 		event = events.EventEject
 	}
 	if cooldown := max(end.rest, s.releaseCooldown); cooldown > 0 {
 		if until := s.after(cooldown); until > n.RestUntil {
-			sh.setRest(n, until, node.Suspended)
+			sh.SetRest(n, until, node.Suspended)
 		}
 		if event == noEvent {
 			event = events.EventSuspend
@@ -64,18 +65,18 @@ func (s *Scheduler[T, ID]) restAfter(sh *shard[T, ID], n *node.Node[T, ID], end 
 // neither ejected nor excluded, nor more than MaxEjectedShare of the pool
 // (but always allows one, as Envoy does). Slots the step on sh released
 // count as free. Requires sh.mu.
-func (s *Scheduler[T, ID]) reserveEjection(sh *shard[T, ID]) bool {
+func (s *Scheduler[T, ID]) reserveEjection(sh *shard.Shard[T, ID]) bool {
 	size := s.size.Load()
-	limit := size - s.pool.excluded.Load() - 1
+	limit := size - s.pool.Excluded.Load() - 1
 	if share := s.ejection.MaxEjectedShare; share > 0 {
 		limit = min(limit, max(1, int64(share*float64(size))))
 	}
 	for {
-		cur := s.pool.ejected.Load()
-		if cur-sh.unejected >= limit {
+		cur := s.pool.Ejected.Load()
+		if cur-sh.Unejected() >= limit {
 			return false
 		}
-		if s.pool.ejected.CompareAndSwap(cur, cur+1) {
+		if s.pool.Ejected.CompareAndSwap(cur, cur+1) {
 			return true
 		}
 	}

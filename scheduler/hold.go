@@ -4,6 +4,7 @@ import (
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // grant is what an acquiring caller receives: the resource's value, and
@@ -23,44 +24,44 @@ type grant[T any, ID comparable] struct {
 // covering), and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
-func (s *Scheduler[T, ID]) hold(sh *shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
+func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
 	*g = grant[T, ID]{node: n, value: n.Value, cost: g.cost}
-	if sh.exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
+	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
 		// The common exclusive hold, by Acquire or by Lease, takes the
 		// last slot of a node with no rate limit or rest: the node
 		// leaves the heap, which then no longer orders by its holder
 		// count, so the counts change after the move and nothing needs
 		// undoing. A branch of its own, since the bookkeeping below
 		// measured to cost more than it.
-		sh.save(n, 0)
-		sh.deactivate(n, node.Held)
-		sh.commit()
+		sh.Save(n, 0)
+		sh.Deactivate(n, node.Held)
+		sh.Commit()
 		n.Holders++
-		sh.holders++
+		sh.Holders++
 		if lease {
 			s.addLease(n, s.leaseDeadline(), g)
 		}
 		return
 	}
-	holds := lease || sh.exclusive
+	holds := lease || sh.Exclusive
 	limited := n.Metered()
 	if !holds && !limited {
 		return
 	}
 	rest := n.RestUntil
-	sh.save(n, savingHolders|savingBudgets)
+	sh.Save(n, shard.SavingHolders|shard.SavingBudgets)
 	if limited {
-		meter(sh, n, g.cost)
+		sh.Meter(n, g.cost, s.now())
 	}
 	if holds {
 		n.Holders++
-		sh.holders++
+		sh.Holders++
 	}
 	// The lease is recorded once place is done, as in the branch above:
 	// place looks at the holder count, not at the leases, so a panic in
 	// it leaves no lease to take back.
-	sh.place(n)
-	sh.commit()
+	s.place(sh, n)
+	sh.Commit()
 	s.restMoved(n, rest)
 	if lease {
 		s.addLease(n, s.leaseDeadline(), g)
@@ -93,7 +94,7 @@ func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *gran
 // the event a resulting rest calls for (EventSuspend, EventEject), or
 // noEvent.
 // Requires sh.mu.
-func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
+func (s *Scheduler[T, ID]) unhold(sh *shard.Shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
 	if end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
 		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
 		// The common release, of an anonymous hold or a lease, frees a
@@ -102,11 +103,11 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		// bookkeeping below measured to cost more than the move. The
 		// holder count goes first, since the heap breaks ties by it;
 		// the lease goes once the move is done, with nothing to undo.
-		sh.save(n, savingHolders)
+		sh.Save(n, shard.SavingHolders)
 		n.Holders--
-		sh.holders--
-		sh.activate(n)
-		sh.commit()
+		sh.Holders--
+		sh.Activate(n)
+		sh.Commit()
 		n.ResetFailures()
 		s.dropLease(n, i)
 		return noEvent
@@ -114,11 +115,11 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	// The lease goes once place is done: place looks at the holder
 	// count, not at the leases, so a panic in it leaves no lease to put
 	// back.
-	sh.save(n, savingHolders|savingHealth)
-	back := sh.limitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
+	sh.Save(n, shard.SavingHolders|shard.SavingHealth)
+	back := sh.LimitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
 	n.Holders--
-	sh.holders--
-	sh.recount(n, back)
+	sh.Holders--
+	sh.Recount(n, back)
 	failures, ejections := n.Health()
 	rest := n.RestUntil
 	switch end.how {
@@ -128,9 +129,9 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 		n.SetHealth(failures+1, ejections)
 	}
 	if n.State == node.Draining {
-		sh.commit() // no comparator below
+		sh.Commit() // no comparator below
 		if n.Holders == 0 {
-			sh.setState(n, node.Removed)
+			sh.SetState(n, node.Removed)
 			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
 		}
 		s.dropLease(n, i)
@@ -139,12 +140,12 @@ func (s *Scheduler[T, ID]) unhold(sh *shard[T, ID], n *node.Node[T, ID], i int, 
 	}
 	// A rest that is over ended before this release: restAfter would
 	// replace it unreported.
-	resumed := sh.forgetEnded(n)
+	resumed := sh.ForgetEnded(n, s.now())
 	event := s.restAfter(sh, n, end)
-	sh.place(n)
-	sh.commit()
+	s.place(sh, n)
+	sh.Commit()
 	if resumed {
-		sh.emit(events.EventResume, n.Key)
+		s.emit(events.EventResume, n.Key)
 	}
 	s.restMoved(n, rest)
 	s.dropLease(n, i)
@@ -161,4 +162,13 @@ func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
 	ended := *n.Lease(i)
 	n.DropLease(i)
 	s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
+}
+
+// place is shard.Place at the scheduler's time; it reports the end of a
+// rest that Place found over (under the lock: emit never blocks and runs
+// no user code).
+func (s *Scheduler[T, ID]) place(sh *shard.Shard[T, ID], n *node.Node[T, ID]) {
+	if sh.Place(n, s.now()) {
+		s.emit(events.EventResume, n.Key)
+	}
 }

@@ -32,9 +32,9 @@ func TestTheLastOfMaxInt32SlotsIsTakenWithoutOverflow(t *testing.T) {
 	}
 	n, sh := s.find(1)
 	const start = math.MaxInt32 - 2
-	sh.mu.Lock()
-	n.Holders, sh.holders = start, start
-	sh.mu.Unlock()
+	sh.Lock()
+	n.Holders, sh.Holders = start, start
+	sh.Unlock()
 	for i := range 2 {
 		if _, err := s.Acquire(); err != nil {
 			t.Fatalf("acquisition %d of the last two slots: %v", i, err)

@@ -153,8 +153,8 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	rest := noEvent
 	reclaimedHere := false
 	served, err := func() (bool, error) {
-		sh.mu.Lock()
-		defer sh.unlock()
+		sh.Lock()
+		defer sh.Unlock()
 		s.repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 {
@@ -194,8 +194,8 @@ func (s *Scheduler[T, ID]) leaseGone(handleDeadline int64) error {
 
 func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadline int64, d time.Duration) (int64, error) {
 	sh := &s.shards[n.Shard]
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	i := n.FindLease(token)
 	if i < 0 {
 		return 0, s.leaseGone(handleDeadline)

@@ -8,6 +8,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // Release ends a hold taken by Acquire or AcquireContext under the
@@ -45,9 +46,9 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 
 // release is Release's step (see transition): it locks sh, and returns
 // the event of a rest the release began, if any.
-func (s *Scheduler[T, ID]) release(sh *shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) release(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
+	sh.Lock()
+	defer sh.Unlock()
 	s.repair(sh, n)
 	if n.State == node.Removed { // a draining resource's holds still end
 		return noEvent, false, crserrors.ErrResourceNotFound
@@ -74,14 +75,14 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition(id, events.EventExclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, events.EventExclude, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch n.State {
 		case node.Active:
-			sh.save(n, 0)
-			sh.deactivate(n, node.Excluded)
-			sh.commit()
+			sh.Save(n, 0)
+			sh.Deactivate(n, node.Excluded)
+			sh.Commit()
 		case node.Resting:
-			sh.setState(n, node.Excluded)
+			sh.SetState(n, node.Excluded)
 		default:
 			return false, crserrors.ErrResourceNotActive
 		}
@@ -90,11 +91,11 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 			// end is reported, as its timer would have. One still
 			// running just ends.
 			was := n.RestUntil
-			resumed := sh.forgetEnded(n)
-			sh.setRest(n, 0, node.NoRest)
+			resumed := sh.ForgetEnded(n, s.now())
+			sh.SetRest(n, 0, node.NoRest)
 			s.restMoved(n, was)
 			if resumed {
-				sh.emit(events.EventResume, n.Key)
+				s.emit(events.EventResume, n.Key)
 			}
 		}
 		return false, nil
@@ -112,7 +113,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	return s.transition(id, events.EventInclude, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	return s.transition(id, events.EventInclude, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		switch {
 		case n.State == node.Active:
 			return false, crserrors.ErrResourceNotInactive
@@ -121,17 +122,17 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 			return false, crserrors.ErrResourceNotExcluded
 		}
 		rest, why := n.RestUntil, n.Rest
-		sh.save(n, savingHealth)
-		resumed := sh.forgetEnded(n)
+		sh.Save(n, shard.SavingHealth)
+		resumed := sh.ForgetEnded(n, s.now())
 		if why != node.RateLimited {
-			sh.setRest(n, 0, node.NoRest)
+			sh.SetRest(n, 0, node.NoRest)
 		}
 		n.ResetFailures()
-		sh.setState(n, node.Held) // off the heap, for place to decide
-		sh.place(n)
-		sh.commit()
+		sh.SetState(n, node.Held) // off the heap, for place to decide
+		s.place(sh, n)
+		sh.Commit()
 		if resumed {
-			sh.emit(events.EventResume, n.Key)
+			s.emit(events.EventResume, n.Key)
 		}
 		s.restMoved(n, rest)
 		return s.serveAfter(sh), nil
@@ -151,19 +152,19 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 	if d <= 0 {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
-	err := s.transition(id, events.EventSuspend, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	err := s.transition(id, events.EventSuspend, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		until := s.after(d)
 		rest := n.RestUntil
-		sh.save(n, 0)
+		sh.Save(n, 0)
 		// A rest that is over is not extended: it ended first.
-		resumed := sh.forgetEnded(n)
+		resumed := sh.ForgetEnded(n, s.now())
 		if until > n.RestUntil || n.Rest == node.RateLimited { // see restAfter
-			sh.setRest(n, until, node.Suspended)
+			sh.SetRest(n, until, node.Suspended)
 		}
-		sh.place(n)
-		sh.commit()
+		s.place(sh, n)
+		sh.Commit()
 		if resumed {
-			sh.emit(events.EventResume, n.Key)
+			s.emit(events.EventResume, n.Key)
 		}
 		s.restMoved(n, rest)
 		s.totals.suspensions.Add(1)
@@ -186,25 +187,25 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	defer s.resourcesChanged(id)
-	err := s.transition(id, events.EventRemove, func(sh *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		sh.begin()
-		defer sh.end()
+	err := s.transition(id, events.EventRemove, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+		sh.Begin()
+		defer sh.End()
 		to := node.Removed
 		if n.Holders > 0 {
 			to = node.Draining
 		}
 		if n.State == node.Active {
-			sh.save(n, 0)
-			sh.deactivate(n, to)
-			sh.commit()
+			sh.Save(n, 0)
+			sh.Deactivate(n, to)
+			sh.Commit()
 		} else {
-			sh.setState(n, to)
+			sh.SetState(n, to)
 		}
 		if n.Rest == node.Ejected {
 			// The pool is smaller by one: its ejection slot goes back,
 			// or later ejections would be refused for good.
 			was := n.RestUntil
-			sh.setRest(n, 0, node.NoRest)
+			sh.SetRest(n, 0, node.NoRest)
 			s.restMoved(n, was)
 		}
 		if to == node.Removed {
@@ -268,9 +269,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 // update is Update's step (see transition): it locks sh. It reports
 // whether the resource moved to other profiles (see budget.Profiles), which it
 // does in the same step as the change of its limits.
-func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
-	sh.mu.Lock()
-	defer sh.unlock()
+func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
+	sh.Lock()
+	defer sh.Unlock()
 	if !s.enter(sh, n) {
 		return false, false, crserrors.ErrResourceNotFound
 	}
@@ -282,20 +283,20 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		// The common case, an active resource that stays active,
 		// only moves in its heap: a branch of its own, since the
 		// bookkeeping below measured to cost more than the move.
-		sh.save(n, savingValue)
+		sh.Save(n, shard.SavingValue)
 		n.Stage(v)
-		sh.fix(n)
-		sh.commit()
+		sh.Fix(n)
+		sh.Commit()
 		return s.waiters.Len() > 0 && s.serveAfter(sh), false, nil
 	}
 	rest := n.RestUntil
-	sh.save(n, savingValue|savingHolders|savingBudgets)
+	sh.Save(n, shard.SavingValue|shard.SavingHolders|shard.SavingBudgets)
 	// Readers without the lock see the new value once place has
 	// made the node the top, or found it there (see publishTop).
 	n.Stage(v)
-	back := sh.limitsOnly(n)
+	back := sh.LimitsOnly(n)
 	n.Capacity = capacity
-	sh.recount(n, back)
+	sh.Recount(n, back)
 	if limit.Limited() || n.Limited() || limits != nil || n.Budgeted() {
 		now := s.now()
 		bucket := n.Bucket()
@@ -308,10 +309,10 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 		// A faster rate or a larger Max brings the end of a rest
 		// forward; a wait kept from the old limits could be forever
 		// (node.Never).
-		setLimitRest(sh, n, limitRest(n, now))
+		sh.SetLimitRest(n, shard.LimitRest(n, now))
 	}
-	sh.place(n)
-	sh.commit()
+	s.place(sh, n)
+	sh.Commit()
 	s.restMoved(n, rest)
 	moved = s.budgeted && s.profiles.Move(was, limits)
 	return s.serveAfter(sh), moved, nil
@@ -323,7 +324,7 @@ func (s *Scheduler[T, ID]) update(sh *shard[T, ID], n *node.Node[T, ID], v T, ca
 // nothing. The sentinel is returned as it is: the operations of CRS's API
 // returned theirs unwrapped, code ported from it compares them with ==,
 // and a refusal is common enough that it should not allocate.
-func (s *Scheduler[T, ID]) transition(id ID, event events.EventType, step func(*shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
+func (s *Scheduler[T, ID]) transition(id ID, event events.EventType, step func(*shard.Shard[T, ID], *node.Node[T, ID]) (served bool, err error)) error {
 	served, err := s.locked(id, step)
 	yieldTo(served)
 	if err != nil {
@@ -333,13 +334,13 @@ func (s *Scheduler[T, ID]) transition(id ID, event events.EventType, step func(*
 	return nil
 }
 
-func (s *Scheduler[T, ID]) locked(id ID, step func(*shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
+func (s *Scheduler[T, ID]) locked(id ID, step func(*shard.Shard[T, ID], *node.Node[T, ID]) (bool, error)) (bool, error) {
 	n, sh := s.find(id)
 	if n == nil {
 		return false, crserrors.ErrResourceNotFound
 	}
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	if !s.enter(sh, n) {
 		return false, crserrors.ErrResourceNotFound
 	}
@@ -348,7 +349,7 @@ func (s *Scheduler[T, ID]) locked(id ID, step func(*shard[T, ID], *node.Node[T, 
 
 // enter prepares sh, just locked, for an operation on n (see repair),
 // and reports whether n is still there: neither removed nor draining.
-func (s *Scheduler[T, ID]) enter(sh *shard[T, ID], n *node.Node[T, ID]) bool {
+func (s *Scheduler[T, ID]) enter(sh *shard.Shard[T, ID], n *node.Node[T, ID]) bool {
 	s.repair(sh, n)
 	return !gone(n)
 }

@@ -28,18 +28,18 @@ func TestPublishNeverShowsAnEmptyCountWithATop(t *testing.T) {
 	}
 	defer s.Shutdown()
 	sh := &s.shards[0]
-	if !sh.peeked {
+	if !sh.Peeked {
 		t.Fatal("the Shared policy's shards must publish their top")
 	}
 	looked := 0
-	sh.mu.Lock()
+	sh.Lock()
 	s.setHooks(hooks{publishing: func() {
 		looked++
-		if sh.active.Load() == 0 && sh.top.Load() != nil {
+		if sh.Active.Load() == 0 && sh.Top.Load() != nil {
 			t.Errorf("mid-publish (look %d): the count says empty but the top is still there", looked)
 		}
 	}})
-	sh.mu.Unlock()
+	sh.Unlock()
 	one, two := 1, 2
 	for _, step := range []func() error{
 		func() error { return s.Add(&one) },
@@ -86,16 +86,16 @@ func TestAReaderHoldingAnOldTopSeesItsValueChange(t *testing.T) {
 		for name, steps := range cases {
 			s := sharedAB(t, ordering)
 			sh := &s.shards[0]
-			before, top := sh.version.Load(), sh.top.Load()
+			before, top := sh.Version.Load(), sh.Top.Load()
 			for _, step := range steps {
 				if err := step(s); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if got := top.Load(); got.p != 1 && sh.version.Load() == before {
+			if got := top.Load(); got.p != 1 && sh.Version.Load() == before {
 				t.Errorf("%v, %s: the old top's value went from 1 to %d and the version stayed %d", ordering, name, got.p, before)
 			}
-			if now := sh.top.Load(); now != top || now.Load().p != 0 {
+			if now := sh.Top.Load(); now != top || now.Load().p != 0 {
 				t.Errorf("%v, %s: the top is %q at %d, want a at 0", ordering, name, now.Key, now.Load().p)
 			}
 		}
@@ -119,15 +119,15 @@ func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
 		p       int
 	}
 	var looks []look
-	sh.mu.Lock()
+	sh.Lock()
 	s.setHooks(hooks{publishing: func() {
-		l := look{version: sh.version.Load()}
-		if n := sh.top.Load(); n != nil {
+		l := look{version: sh.Version.Load()}
+		if n := sh.Top.Load(); n != nil {
 			l.top, l.p = n.Key, n.Load().p
 		}
 		looks = append(looks, l)
 	}})
-	sh.mu.Unlock()
+	sh.Unlock()
 	for _, step := range []struct {
 		name string
 		do   func() error
@@ -143,8 +143,8 @@ func TestGlobalOrderReadersThatSeeTheFinalVersionSeeTheFinalTop(t *testing.T) {
 		if err := step.do(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		final := look{version: sh.version.Load()}
-		if n := sh.top.Load(); n != nil {
+		final := look{version: sh.Version.Load()}
+		if n := sh.Top.Load(); n != nil {
 			final.top, final.p = n.Key, n.Load().p
 		}
 		for _, l := range looks {
@@ -189,14 +189,14 @@ func TestAStagedValuePublishedWithinARemoveLeavesTheRemoveInProgress(t *testing.
 		}
 		sh := &s.shards[0]
 		var looks, even int
-		sh.mu.Lock()
+		sh.Lock()
 		s.setHooks(hooks{publishing: func() {
 			looks++
-			if sh.version.Load()&1 == 0 {
+			if sh.Version.Load()&1 == 0 {
 				even++
 			}
 		}})
-		sh.mu.Unlock()
+		sh.Unlock()
 		if err := s.Remove("a"); err != nil {
 			t.Fatal(err)
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/dispatch"
-	"github.com/crsched/crs/internal/heap"
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waitq"
 )
 
@@ -62,7 +62,7 @@ type Scheduler[T any, ID comparable] struct {
 	rotation   rotation
 	view       acquire.ShardView
 
-	shards []shard[T, ID]
+	shards []shard.Shard[T, ID]
 	nodes  *lookup.Map[T, ID]
 	// size counts resources added and not removed (draining ones are
 	// removed); Len reads it.
@@ -77,7 +77,7 @@ type Scheduler[T any, ID comparable] struct {
 	deadlines *deadline.Timer[*node.Node[T, ID]]
 	expired   atomic.Uint64 // leases reclaimed at their deadline
 	panics    atomic.Uint64 // comparator panics recovered by serveAfter
-	pool      poolCounts
+	pool      shard.Pool
 	totals    struct{ suspensions, ejections, failures atomic.Uint64 }
 
 	events *dispatch.Dispatcher[ID] // nil when there are no observers
@@ -94,8 +94,9 @@ type hooks struct {
 	// refusing runs in a failing BatchAdd after each look at the map
 	// (see refusal).
 	refusing func(refusal)
-	// publishing runs in a shard's publish, under its lock, wherever a
-	// reader without the lock may look between two of its stores.
+	// publishing runs in a shard's Publish, under its lock, wherever a
+	// reader without the lock may look between two of its stores (set on
+	// every shard: shard.Shard.Publishing).
 	publishing func()
 }
 
@@ -126,7 +127,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		budgeted:        cfg.Limits != nil,
 
 		strategy: cfg.AcquireStrategy,
-		shards:   make([]shard[T, ID], cfg.HeapCount),
+		shards:   make([]shard.Shard[T, ID], cfg.HeapCount),
 		nodes:    lookup.New[T, ID](),
 	}
 	if s.strategy == nil && len(s.shards) > 1 {
@@ -135,8 +136,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.epoch = s.clock.Now()
 	peeked := s.lockFree || s.global
 	for i := range s.shards {
-		s.shards[i] = shard[T, ID]{heap: heap.New[T, ID](s.cmp, !peeked), index: i, exclusive: s.policy == config.Exclusive,
-			global: s.global, peeked: peeked, pool: &s.pool, now: s.now, hooks: &s.hooks, emit: s.emit}
+		s.shards[i].Init(i, s.cmp, s.policy == config.Exclusive, s.global, peeked, &s.pool)
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.deadlines = deadline.New(s.clock, s.now, s.due)
@@ -181,8 +181,8 @@ func (s *Scheduler[T, ID]) Len() int {
 		}
 	}
 	for i := range s.shards {
-		s.shards[i].mu.Lock()
-		defer s.shards[i].unlock()
+		s.shards[i].Lock()
+		defer s.shards[i].Unlock()
 	}
 	return int(s.size.Load())
 }
@@ -192,7 +192,7 @@ func (s *Scheduler[T, ID]) Len() int {
 // that no shard's version changed in between.
 func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
 	for i := range s.shards {
-		v := s.shards[i].version.Load()
+		v := s.shards[i].Version.Load()
 		sum += v
 		busy = busy || v&1 != 0
 	}
@@ -212,8 +212,8 @@ func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
 	if n == nil {
 		return zero, crserrors.ErrResourceNotFound
 	}
-	sh.mu.Lock()
-	defer sh.unlock()
+	sh.Lock()
+	defer sh.Unlock()
 	if !s.enter(sh, n) {
 		return zero, crserrors.ErrResourceNotFound
 	}
@@ -238,7 +238,7 @@ func (s *Scheduler[T, ID]) after(d time.Duration) int64 { return node.After(s.no
 
 // find returns the node for id and its shard, or nil. The caller must lock
 // the shard and check that the node was not removed in between.
-func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard[T, ID]) {
+func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard.Shard[T, ID]) {
 	if s.checkKeys && !usable(id) {
 		return nil, nil // never added: Add refuses such a key
 	}

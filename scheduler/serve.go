@@ -6,6 +6,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waitq"
 )
 
@@ -32,19 +33,19 @@ import (
 // its next user serves the waiters (see repair), and the hold it was
 // taking for a waiter is undone (see undo); what the step did before
 // serving has taken effect.
-func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
-	if s.waiters.Len() == 0 || sh.heap.Len() == 0 {
+func (s *Scheduler[T, ID]) serve(sh *shard.Shard[T, ID]) bool {
+	if s.waiters.Len() == 0 || sh.Heap.Len() == 0 {
 		return false
 	}
-	sh.commit()
+	sh.Commit()
 	served := false
-	for s.waiters.Len() > 0 && sh.heap.Len() > 0 {
+	for s.waiters.Len() > 0 && sh.Heap.Len() > 0 {
 		sure := true
 		if s.global {
-			var o *shard[T, ID]
+			var o *shard.Shard[T, ID]
 			o, sure = s.betterShard(sh)
 			if o != nil {
-				if o.mu.TryLock() {
+				if o.TryLock() {
 					if s.serveFrom(o, sh, sure) {
 						served = true
 						continue
@@ -66,7 +67,7 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 	if served && s.budgeted && s.waiters.Len() > 0 {
 		// The oldest waiter changed here, and sh has nothing for it (or
 		// no resource left): another shard may cover its cost now.
-		s.kick(sh.index)
+		s.kick(sh.Index)
 	}
 	return served
 }
@@ -79,7 +80,7 @@ func (s *Scheduler[T, ID]) serve(sh *shard[T, ID]) bool {
 // the operation: a second Release would free someone else's slot. The
 // shard is left broken, and its next operation serves the waiters (see
 // repair).
-func (s *Scheduler[T, ID]) serveAfter(sh *shard[T, ID]) bool {
+func (s *Scheduler[T, ID]) serveAfter(sh *shard.Shard[T, ID]) bool {
 	defer s.recovered()
 	return s.serve(sh)
 }
@@ -108,16 +109,16 @@ func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
 // all shards. A shard with a change in progress cannot be read: waiting
 // for it while sh's lock is held could deadlock. Requires sh.mu; the
 // comparator may panic, and leaves sh broken.
-func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], sure bool) {
-	bestValue := sh.best().Value
-	sh.broken = true // left set if the comparator panics
+func (s *Scheduler[T, ID]) betterShard(sh *shard.Shard[T, ID]) (better *shard.Shard[T, ID], sure bool) {
+	bestValue := sh.Best().Value
+	sh.Broken = true // left set if the comparator panics
 	sure = true
 	for i := range s.shards {
 		o := &s.shards[i]
 		if o == sh {
 			continue
 		}
-		n, v, _, ok := o.peek()
+		n, v, _, ok := o.Peek()
 		if !ok {
 			sure = false
 			continue
@@ -126,7 +127,7 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 			better, bestValue = o, v
 		}
 	}
-	sh.broken = false
+	sh.Broken = false
 	return better, sure
 }
 
@@ -136,17 +137,17 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard[T, ID]) (better *shard[T, ID], 
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
 // comparator, here or in grantTo, leaves o broken, so that its next user
 // serves the waiters, and sh too (see serve).
-func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
-	defer o.unlock()
+func (s *Scheduler[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool) bool {
+	defer o.Unlock()
 	s.repair(o, nil) // which may serve waiters itself
-	top := o.best()
+	top := o.Best()
 	if top == nil || s.waiters.Len() == 0 {
 		return false
 	}
-	ours := sh.best().Value
-	o.broken, sh.broken = true, true // left set if the comparator panics
+	ours := sh.Best().Value
+	o.Broken, sh.Broken = true, true // left set if the comparator panics
 	better := s.cmp(top.Value, ours) < 0
-	o.broken, sh.broken = false, false
+	o.Broken, sh.Broken = false, false
 	if !better {
 		return false
 	}
@@ -164,14 +165,14 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard[T, ID], sure bool) bool {
 // which recovers it, or to a repair's caller, whose step has not begun). A w
 // whose caller gave up while it was popped is not put back: it is sent
 // an empty grant, on which its caller returns (see obtain).
-func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID]]) bool {
+func (s *Scheduler[T, ID]) grantTo(sh *shard.Shard[T, ID], w *waitq.Waiter[grant[T, ID]]) bool {
 	granted, covered := false, true
 	defer func() {
 		if granted {
 			return
 		}
 		if covered {
-			sh.broken = true
+			sh.Broken = true
 		}
 		switch s.waiters.PushFront(w) {
 		case waitq.Closed:
@@ -180,7 +181,7 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard[T, ID], w *waitq.Waiter[grant[T, ID
 			w.C <- grant[T, ID]{} // nothing: its caller gave up (see obtain)
 		}
 	}()
-	n := sh.best()
+	n := sh.Best()
 	if w.Cost != nil {
 		now := s.now()
 		var at int64
@@ -243,7 +244,7 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 // shard.best would clear it.
 func (s *Scheduler[T, ID]) bestOf(added []int) int {
 	for i, k := range added {
-		s.shards[i].broken = s.shards[i].broken || k > 0
+		s.shards[i].Broken = s.shards[i].Broken || k > 0
 	}
 	best := -1
 	var top *node.Node[T, ID]
@@ -251,14 +252,38 @@ func (s *Scheduler[T, ID]) bestOf(added []int) int {
 		if k == 0 {
 			continue
 		}
-		if n := s.shards[i].heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+		if n := s.shards[i].Heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
 			best, top = i, n
 		}
 	}
 	for i, k := range added {
 		if k > 0 {
-			s.shards[i].broken = false
+			s.shards[i].Broken = false
 		}
 	}
 	return best
+}
+
+// repair brings sh back to normal before an operation uses it. After a
+// comparator panicked under its lock in an earlier operation (see
+// shard.Shard.Broken), it orders the heap again, publishes it, and serves the
+// waiters the panic may have kept from a resource. It also runs the sift
+// that the heap left waiting when an operation took its top out (see
+// heap.New), unless only is that node: an operation that changes only
+// the node it names, off the heap, may leave the sift waiting, so that
+// giving the top back costs no sift (the common exclusive use). Any
+// other change must come after the sift, which compares by the values it
+// finds. Every operation calls repair right after locking sh, with the
+// unlock deferred: it runs the comparator, which may panic and leave sh
+// broken.
+func (s *Scheduler[T, ID]) repair(sh *shard.Shard[T, ID], only *node.Node[T, ID]) {
+	if sh.Broken {
+		sh.Heap.Init()
+		sh.Broken = false
+		sh.Publish()
+		s.serve(sh)
+	}
+	if t := sh.Heap.Waiting(); t != nil && t != only {
+		sh.Best()
+	}
 }

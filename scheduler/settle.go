@@ -10,6 +10,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // Settle replaces the lease's estimate (WithCost, or the default 1 of
@@ -111,8 +112,8 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 	n := l.node
 	sh := &s.shards[n.Shard]
 	served, err := func() (bool, error) {
-		sh.mu.Lock()
-		defer sh.unlock()
+		sh.Lock()
+		defer sh.Unlock()
 		s.repair(sh, nil)
 		i := n.FindLease(l.token)
 		if i < 0 {
@@ -127,15 +128,15 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 			return false, change(n, e, now) // nothing to move
 		}
 		rest := n.RestUntil
-		sh.save(n, savingBudgets)
-		sh.saveLease(e)
+		sh.Save(n, shard.SavingBudgets)
+		sh.SaveLease(e)
 		if err := change(n, e, now); err != nil {
 			return false, err
 		}
-		setLimitRest(sh, n, limitRest(n, now))
+		sh.SetLimitRest(n, shard.LimitRest(n, now))
 		n.SetFullAt(n.Budgets().FullAt(now))
-		sh.place(n)
-		sh.commit()
+		s.place(sh, n)
+		sh.Commit()
 		s.restMoved(n, rest)
 		return s.serveAfter(sh), nil
 	}()

@@ -8,6 +8,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/histogram"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/stats"
 )
 
@@ -21,7 +22,7 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		HeapSizes:       make([]int, len(s.shards)),
 	}
 	for i := range s.shards {
-		c := s.shards[i].counts()
+		c := countsOf(&s.shards[i])
 		st.HeapSizes[i] = c.active
 		st.ActiveResources += c.active
 		st.HeldResources += c.held
@@ -62,10 +63,10 @@ type shardCounts struct {
 	resting                                   [node.RestKinds]int
 }
 
-func (s *shard[T, ID]) counts() shardCounts {
-	s.mu.Lock()
-	defer s.unlock()
-	return shardCounts{s.heap.Len(), s.held, s.excluded, s.draining, s.holders, s.resting}
+func countsOf[T any, ID comparable](sh *shard.Shard[T, ID]) shardCounts {
+	sh.Lock()
+	defer sh.Unlock()
+	return shardCounts{sh.Heap.Len(), sh.Held, sh.Excluded, sh.Draining, sh.Holders, sh.Resting}
 }
 
 // policyName spells the policy as CRS's Stats did. (AcquirePolicy.String
@@ -98,7 +99,7 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 		return nil, crserrors.ErrSchedulerClosed
 	}
 	var out map[string]int64
-	_, err := s.locked(id, func(_ *shard[T, ID], n *node.Node[T, ID]) (bool, error) {
+	_, err := s.locked(id, func(_ *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		now := s.now()
 		qs := n.Budgets()
 		out = make(map[string]int64, len(qs))
@@ -144,8 +145,8 @@ func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
 		read = read[:0]
 		func() {
 			sh := &s.shards[i]
-			sh.mu.Lock()
-			defer sh.unlock()
+			sh.Lock()
+			defer sh.Unlock()
 			now := s.now()
 			for _, n := range nodes {
 				if gone(n) {

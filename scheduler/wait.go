@@ -188,7 +188,7 @@ func (s *Scheduler[T, ID]) step(at waitStep) {
 // anyActive reports whether some shard has an active resource.
 func (s *Scheduler[T, ID]) anyActive() bool {
 	for i := range s.shards {
-		if s.shards[i].active.Load() > 0 {
+		if s.shards[i].Active.Load() > 0 {
 			return true
 		}
 	}

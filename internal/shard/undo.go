@@ -1,4 +1,4 @@
-package scheduler
+package shard
 
 import (
 	"github.com/crsched/crs/internal/budget"
@@ -9,11 +9,11 @@ import (
 // changes of one node, taken before the change, so that the step can be
 // undone if the comparator panics in it.
 //
-// A step saves a node (shard.save) before it changes anything that a
+// A step saves a node (Save) before it changes anything that a
 // later comparator call could leave half done: always its state, its
 // place in the heap and its rest, and what the step names besides
-// (saving). If the comparator panics, the shard is left broken (see
-// shard.broken) and unlock, which ends every step, puts the node back as
+// (Saving). If the comparator panics, the shard is left broken (see
+// Shard.Broken) and Unlock, which ends every step, puts the node back as
 // it was saved. Changes a step makes after its last comparator call
 // (queueing deadlines, ending a lease's record, events) need no record.
 // A step that saves a second node (a release that hands the freed
@@ -21,7 +21,7 @@ import (
 // saved is put back.
 type undo[T any, ID comparable] struct {
 	n         *node.Node[T, ID] // nil: nothing saved
-	what      saving
+	what      Saving
 	state     node.State
 	rest      node.Rest
 	restUntil int64
@@ -37,68 +37,68 @@ type undo[T any, ID comparable] struct {
 	cost                map[string]int64
 }
 
-// saving names what a step changes besides a node's state and rest.
-type saving uint8
+// Saving names what a step changes besides a node's state and rest.
+type Saving uint8
 
 const (
-	savingValue   saving = 1 << iota // Value (Stage)
-	savingHolders                    // Holders and Capacity
-	savingHealth                     // the failure and ejection counts
-	savingBudgets                    // the rate limit, the budgets and FullAt
+	SavingValue   Saving = 1 << iota // Value (Stage)
+	SavingHolders                    // Holders and Capacity
+	SavingHealth                     // the failure and ejection counts
+	SavingBudgets                    // the rate limit, the budgets and FullAt
 )
 
-// save records n, and what of it the step will change, for the step's
+// Save records n, and what of it the step will change, for the step's
 // undo (see undo). Requires s.mu.
-func (s *shard[T, ID]) save(n *node.Node[T, ID], what saving) {
+func (s *Shard[T, ID]) Save(n *node.Node[T, ID], what Saving) {
 	u := &s.undo
 	u.n, u.what, u.lease = n, what, nil
 	u.state, u.rest, u.restUntil = n.State, n.Rest, n.RestUntil
-	if what&savingValue != 0 {
+	if what&SavingValue != 0 {
 		u.value = n.Value
 	}
-	if what&savingHolders != 0 {
+	if what&SavingHolders != 0 {
 		u.holders, u.capacity = n.Holders, n.Capacity
 	}
-	if what&savingHealth != 0 {
+	if what&SavingHealth != 0 {
 		u.failures, u.ejections = n.Health()
 	}
-	if what&savingBudgets != 0 {
+	if what&SavingBudgets != 0 {
 		u.bucket, u.fullAt = n.Bucket(), n.FullAt()
 		u.budgets = n.Budgets()
 		u.levels = append(u.levels[:0], u.budgets...)
 	}
 }
 
-// commit ends the step's record: its changes to the saved node stand,
+// Commit ends the step's record: its changes to the saved node stand,
 // whatever comes after. A step commits after its last comparator call on
 // that node. Requires s.mu.
-func (s *shard[T, ID]) commit() { s.undo.n, s.undo.lease = nil, nil }
+func (s *Shard[T, ID]) Commit() { s.undo.n, s.undo.lease = nil, nil }
 
-// saveLease adds the cost of lease record e to what the step's undo puts
-// back. Requires s.mu, after save.
-func (s *shard[T, ID]) saveLease(e *node.Lease) {
+// SaveLease adds the cost of lease record e to what the step's undo puts
+// back. Requires s.mu, after Save.
+func (s *Shard[T, ID]) SaveLease(e *node.Lease) {
 	s.undo.lease, s.undo.cost = e, e.Cost
 }
 
-// rollback puts the saved node back as it was saved. It runs in unlock,
+// rollback puts the saved node back as it was saved. It runs in Unlock,
 // after a comparator panic, and calls no user code: the node goes back
 // into or out of the heap without ordering it, and the shard stays
 // broken for its next user to repair.
-func (s *shard[T, ID]) rollback() {
+func (s *Shard[T, ID]) rollback() {
 	u := &s.undo
 	n := u.n
-	back := s.limitsOnly(n)
-	if u.what&savingHolders != 0 {
-		s.holders += int(u.holders - n.Holders)
+	back := s.LimitsOnly(n)
+	if u.what&SavingHolders != 0 {
+		s.Holders += int(u.holders - n.Holders)
 		n.Holders, n.Capacity = u.holders, u.capacity
 	}
-	if u.what&savingValue != 0 {
-		n.Stage(u.value) // unpublished: place publishes only a heap in order
+	if u.what&SavingValue != 0 {
+		n.Stage(u.value) // unpublished: Place publishes only a heap in order
 	}
-	if u.what&savingHealth != 0 {
+	if u.what&SavingHealth != 0 {
 		n.SetHealth(u.failures, u.ejections)
 	}
-	if u.what&savingBudgets != 0 {
+	if u.what&SavingBudgets != 0 {
 		n.SetBucket(u.bucket)
 		n.SetBudgets(u.budgets)
 		copy(u.budgets, u.levels)
@@ -107,16 +107,16 @@ func (s *shard[T, ID]) rollback() {
 	if u.lease != nil {
 		u.lease.Cost = u.cost
 	}
-	s.recount(n, back)
+	s.Recount(n, back)
 	s.restoreRest(n, u.restUntil, u.rest)
 	switch {
 	case u.state == node.Active && n.Index < 0:
-		s.heap.Return(n)
+		s.Heap.Return(n)
 	case u.state != node.Active && n.Index >= 0:
-		s.heap.Delete(int(n.Index))
+		s.Heap.Delete(int(n.Index))
 	}
 	if n.State != u.state {
-		s.setState(n, u.state)
+		s.SetState(n, u.state)
 	}
-	s.publish()
+	s.Publish()
 }
