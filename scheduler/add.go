@@ -158,39 +158,11 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	if len(vs) == 0 {
 		return nil
 	}
-	for _, v := range vs {
-		if s.isNil(v) {
-			return crserrors.ErrNilResource
-		}
+	limits, err := s.batchLimits(vs)
+	if err != nil {
+		return err
 	}
-	var limits [][]config.Limit
-	if s.limits != nil {
-		limits = make([][]config.Limit, len(vs))
-		for i, v := range vs {
-			var err error
-			if limits[i], err = s.limitsOf(v); err != nil {
-				return opError("batch add", s.key(v), err)
-			}
-		}
-	}
-	now := s.now()
-
-	// One allocation for all nodes of the batch. The nodes hold the
-	// keys, and the lookup map takes the slab itself.
-	slab := make([]node.Node[T, ID], len(vs))
-	first := s.assign(len(vs))
-	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
-		v, n := vs[i], &slab[at]
-		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.wrap(first+offset)) // (first + i) % len(s.shards)
-		n.Capacity = s.capacityOf(v)
-		if s.rateLimit != nil {
-			n.SetBucket(s.bucketOf(v))
-		}
-		if limits != nil {
-			n.SetBudgets(budget.New(limits[i], now, 0))
-		}
-		n.Init(v, s.word)
-	})
+	slab, first := s.batchNodes(vs, limits)
 	if s.checkKeys {
 		for i := range slab {
 			if !usable(slab[i].Key) {
@@ -212,6 +184,49 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 		}
 	}
 	return nil
+}
+
+// batchLimits checks the values of a batch and returns their limits, if
+// the pool has any.
+func (s *Scheduler[T, ID]) batchLimits(vs []T) ([][]config.Limit, error) {
+	for _, v := range vs {
+		if s.isNil(v) {
+			return nil, crserrors.ErrNilResource
+		}
+	}
+	if s.limits == nil {
+		return nil, nil
+	}
+	limits := make([][]config.Limit, len(vs))
+	for i, v := range vs {
+		var err error
+		if limits[i], err = s.limitsOf(v); err != nil {
+			return nil, opError("batch add", s.key(v), err)
+		}
+	}
+	return limits, nil
+}
+
+// batchNodes makes the nodes of a batch, assigned to the shards from
+// first on in rotation, in one allocation: the nodes hold the keys, and
+// the lookup map takes the slab itself.
+func (s *Scheduler[T, ID]) batchNodes(vs []T, limits [][]config.Limit) (slab []node.Node[T, ID], first int) {
+	now := s.now()
+	slab = make([]node.Node[T, ID], len(vs))
+	first = s.assign(len(vs))
+	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
+		v, n := vs[i], &slab[at]
+		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.wrap(first+offset)) // (first + i) % len(s.shards)
+		n.Capacity = s.capacityOf(v)
+		if s.rateLimit != nil {
+			n.SetBucket(s.bucketOf(v))
+		}
+		if limits != nil {
+			n.SetBudgets(budget.New(limits[i], now, 0))
+		}
+		n.Init(v, s.word)
+	})
+	return slab, first
 }
 
 // batchError says why the batch in slab (item i of the batch at at(i))
@@ -273,43 +288,68 @@ func repeats[ID comparable](keys []ID) bool {
 func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served bool, met collision[ID], failed bool) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
-	touched := func(i int) bool {
+	b := batchLocks{touched: func(i int) bool {
 		return len(slab) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(slab)
-	}
-	// One deferred call ends the changes and releases the locks that
-	// the loops below begin and take; begun and locked say how far each
-	// loop got, since repair runs the comparator, which may panic. (A defer
-	// inside a loop is allocated on the heap, for every shard of every
-	// batch.)
-	locked, begun := 0, 0
-	defer func() {
-		for i := range begun {
-			if touched(i) {
-				s.shards[i].End()
-			}
-		}
-		for i := range locked {
-			if touched(i) {
-				s.shards[i].Unlock()
-			}
-		}
-	}()
-	for i := range s.shards {
-		if touched(i) {
-			s.shards[i].Lock()
-		}
-		locked = i + 1
-	}
-	for i := range s.shards {
-		if touched(i) {
-			s.repair(&s.shards[i], nil)
-			s.shards[i].Begin()
-		}
-		begun = i + 1
-	}
+	}}
+	defer s.unlockBatch(&b)
+	s.lockBatch(&b)
 	if i, _, leaving := s.nodes.InsertAll(slab); i >= 0 {
 		return false, collision[ID]{slab[i].Key, leaving}, true
 	}
+	added := s.heapBatch(slab)
+	s.size.Add(int64(len(slab)))
+	if s.budgeted { // as in add: in the step that makes the batch visible
+		for i := range slab {
+			s.profiles.Change(slab[i].Budgets().Limits(), 1)
+		}
+	}
+	return s.serveBatch(added), collision[ID]{}, false
+}
+
+// batchLocks are the shards a batch touches (touched), which lockBatch
+// locks in ascending order and opens a change in, and how far each of
+// its loops got, since repair runs the comparator, which may panic: one
+// deferred unlockBatch then undoes what was done. (A defer inside a loop
+// is allocated on the heap, for every shard of every batch.)
+type batchLocks struct {
+	touched       func(int) bool
+	locked, begun int
+}
+
+func (s *Scheduler[T, ID]) lockBatch(b *batchLocks) {
+	for i := range s.shards {
+		if b.touched(i) {
+			s.shards[i].Lock()
+		}
+		b.locked = i + 1
+	}
+	for i := range s.shards {
+		if b.touched(i) {
+			s.repair(&s.shards[i], nil)
+			s.shards[i].Begin()
+		}
+		b.begun = i + 1
+	}
+}
+
+func (s *Scheduler[T, ID]) unlockBatch(b *batchLocks) {
+	for i := range b.begun {
+		if b.touched(i) {
+			s.shards[i].End()
+		}
+	}
+	for i := range b.locked {
+		if b.touched(i) {
+			s.shards[i].Unlock()
+		}
+	}
+}
+
+// heapBatch puts a batch that is in the lookup map into its shards'
+// heaps, orders and publishes them, and returns how many nodes went into
+// each shard. If the comparator panics, the batch is taken out of the
+// heaps and the map again (undoBatch): nothing of it was visible.
+func (s *Scheduler[T, ID]) heapBatch(slab []node.Node[T, ID]) []int {
 	done := false
 	defer func() {
 		if !done {
@@ -341,25 +381,22 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		}
 	}
 	done = true
-	s.size.Add(int64(len(slab)))
-	if s.budgeted { // as in add: in the step that makes the batch visible
-		for i := range slab {
-			s.profiles.Change(slab[i].Budgets().Limits(), 1)
-		}
-	}
+	return added
+}
+
+// serveBatch serves waiters from the shards a batch went into. The batch
+// is in, so a comparator panic here is recovered, as in serveAfter.
+func (s *Scheduler[T, ID]) serveBatch(added []int) (served bool) {
 	if s.global {
-		func() {
-			defer s.recovered() // as in serveAfter: the batch is in
-			served = s.serveBest(added)
-		}()
-		return served, collision[ID]{}, false
+		defer s.recovered()
+		return s.serveBest(added)
 	}
 	for i, k := range added {
 		if k > 0 && s.serveAfter(&s.shards[i]) {
 			served = true
 		}
 	}
-	return served, collision[ID]{}, false
+	return served
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator

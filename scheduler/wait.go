@@ -106,31 +106,9 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			return none, crserrors.ErrSchedulerClosed
 		}
 		s.step(queued)
-		// Givers see this waiter from now on. A resource that became
-		// available before then was not offered to it (see serve): if
-		// there is one, search again; so too if a giver has told it to
-		// (see Queue.PopCommitted).
-		if s.budgeted {
-			oldest = s.waiters.First(w)
-			if !oldest || !s.probe(cost) {
-				s.step(checked)
-				if w.Commit() {
-					s.step(committed)
-					if s.limitsHold() {
-						s.limitWaits.Add(1)
-					}
-					break
-				}
-			}
-		} else if !s.anyActive() {
-			s.step(checked)
-			if w.Commit() {
-				s.step(committed)
-				if s.rateLimit != nil && s.limitsHold() {
-					s.limitWaits.Add(1)
-				}
-				break
-			}
+		var stays bool
+		if oldest, stays = s.stay(w, cost); stays {
+			return s.await(ctx, w)
 		}
 		if !s.waiters.Remove(w) { // served meanwhile
 			if g := <-w.C; g.node != nil || g.err != nil {
@@ -139,7 +117,37 @@ func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdenti
 			// Popped by a giver that could not serve it: search again.
 		}
 	}
+}
 
+// stay is the check of a caller just queued, w: givers see it from now
+// on, but a resource that became available before then was not offered
+// to it (see serve), so it searches again if there is one, and so too if
+// a giver has told it to (Waiter.Commit fails: see Queue.PopCommitted).
+// Otherwise it commits to waiting. It reports whether the caller is the
+// oldest waiter (with budgets) and whether it stays in the queue.
+func (s *Scheduler[T, ID]) stay(w *waitq.Waiter[grant[T, ID]], cost config.Cost) (oldest, stays bool) {
+	if s.budgeted {
+		if oldest = s.waiters.First(w); oldest && s.probe(cost) {
+			return oldest, false
+		}
+	} else if s.anyActive() {
+		return false, false
+	}
+	s.step(checked)
+	if !w.Commit() {
+		return oldest, false
+	}
+	s.step(committed)
+	if (s.budgeted || s.rateLimit != nil) && s.limitsHold() {
+		s.limitWaits.Add(1)
+	}
+	return oldest, true
+}
+
+// await waits for the grant of w, a caller committed to the queue, until
+// ctx ends.
+func (s *Scheduler[T, ID]) await(ctx context.Context, w *waitq.Waiter[grant[T, ID]]) (grant[T, ID], error) {
+	var none grant[T, ID]
 	began := s.clock.Now()
 	select {
 	case g := <-w.C:
