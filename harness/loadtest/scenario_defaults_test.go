@@ -82,3 +82,30 @@ func TestTheHelpStatesTheFailureShareTheFailureScenarioConfigures(t *testing.T) 
 		t.Fatalf("the help does not say %q:\n%s", stated, out.String())
 	}
 }
+
+// A window too short for any worker to run in it (-duration 1ns
+// -warmup 0) has a limit of 0: the report gives no ratio, says why, and
+// so does not warn that the ratio it does not give may be off.
+func TestAReportWithoutARatioHasNoCaveatAboutTheRatio(t *testing.T) {
+	r := &Report{
+		Config:     ConfigReport{Policy: "shared", Resources: 4, Capacity: 1},
+		Throughput: Throughput{WindowNs: 1},
+	}
+	r.Throughput.Limit = Limit{Bottleneck: "workers", MeanHoldNanos: int64(260 * time.Millisecond)}
+	var b strings.Builder
+	writeThroughput(&b, r)
+	text := b.String()
+	if strings.Contains(text, "the ratio can be off") || strings.Contains(text, "no limit") ||
+		!strings.Contains(text, "n/a (no worker ran in the measured window)") {
+		t.Errorf("report:\n%s", text)
+	}
+	var h bytes.Buffer
+	r.Latency, r.Resources = Latencies{}, nil
+	r.Timeline = []Sample{{}}
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "no worker ran in the measured window") || strings.Contains(h.String(), "0.00% of the theoretical limit") {
+		t.Errorf("the HTML report gives a ratio to a limit of 0")
+	}
+}

@@ -190,8 +190,9 @@ func writeThroughput(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "  theoretical limit      %s req/s  (%s)\n", group(int64(t.Limit.PerSecond+0.5)), why)
 	fmt.Fprintf(b, "  ratio                  %s\n", ratioText(t))
 	// A limit is a mean over calls: a window that held few of them can
-	// land either side of it by chance.
-	if t.Completed < fewCalls {
+	// land either side of it by chance. Without a ratio there is nothing
+	// to warn about.
+	if t.Completed < fewCalls && t.Limit.PerSecond > 0 {
 		fmt.Fprintf(b, "  (only %s calls in the window: the ratio can be off by several percent either way)\n", group(t.Completed))
 	}
 	if t.AsRun.PerSecond > 0 {
@@ -373,10 +374,15 @@ func apiName(api, policy string) string {
 	return "AcquireContext (a shared acquisition holds nothing to release)"
 }
 
-// ratioText is the throughput's share of the limit, or "n/a" without one.
+// ratioText is the throughput's share of the limit, or "n/a" and why
+// without one: nothing bounds the rate, or no worker ran in the window
+// (a window too short for any to start), so the limit is 0.
 func ratioText(t Throughput) string {
-	if t.Limit.PerSecond <= 0 {
+	switch {
+	case t.Limit.Bottleneck == "none":
 		return "n/a (no limit)"
+	case t.Limit.PerSecond <= 0:
+		return "n/a (no worker ran in the measured window)"
 	}
 	return pct(t.Ratio)
 }
