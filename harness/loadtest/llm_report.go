@@ -311,6 +311,9 @@ func limitsText(rpm, tpm int64) string {
 }
 
 // writeLLMComparison prints the two clients of -compare side by side.
+// What a client served is shown with what it paid for it, its 429s and
+// its latency p99: a client that sends regardless of the buckets may
+// serve a few more calls, and the refusals and the tail are their cost.
 func writeLLMComparison(w io.Writer, a, b *LLMReport) error {
 	fmt.Fprintf(w, "\nSide by side: the same workload, each client on a fresh mock with the same limits\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -319,12 +322,13 @@ func writeLLMComparison(w io.Writer, a, b *LLMReport) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", name, f(a), f(b))
 	}
 	row("calls served", func(r *LLMReport) string { return group(r.Calls.Served) })
-	row("429s received", func(r *LLMReport) string { return group(r.Calls.RateLimited) })
-	row("429s, of attempts", func(r *LLMReport) string { return pct(r.Calls.RateLimitedShare) })
+	row("paid: 429s received", func(r *LLMReport) string {
+		return fmt.Sprintf("%s (%s of attempts)", group(r.Calls.RateLimited), pct(r.Calls.RateLimitedShare))
+	})
+	row("paid: total latency p99", func(r *LLMReport) string { return dur(r.Latency.Total.P99) })
 	row("binding budget used", func(r *LLMReport) string { return pct(r.BindingShare) + " " + r.Binding })
 	row("added latency p50", func(r *LLMReport) string { return dur(r.Latency.Added.P50) })
 	row("added latency p99", func(r *LLMReport) string { return dur(r.Latency.Added.P99) })
-	row("total latency p99", func(r *LLMReport) string { return dur(r.Latency.Total.P99) })
 	row("unfinished at the end", func(r *LLMReport) string { return group(r.Calls.Unfinished) })
 	row("their wait so far, max", func(r *LLMReport) string { return dur(r.Latency.Unfinished.Max) })
 	row("accounting", func(r *LLMReport) string {
@@ -333,7 +337,32 @@ func writeLLMComparison(w io.Writer, a, b *LLMReport) error {
 		}
 		return "FAILED"
 	})
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, llmVerdict(a, b))
+	return err
+}
+
+// llmVerdict says in a sentence which client served more, and at what
+// cost in 429s and latency beside the other's.
+func llmVerdict(a, b *LLMReport) string {
+	paid := func(r *LLMReport) string {
+		return fmt.Sprintf("%s 429s (%s of its attempts) and a latency p99 of %s",
+			group(r.Calls.RateLimited), pct(r.Calls.RateLimitedShare), dur(r.Latency.Total.P99))
+	}
+	if a.Calls.Served == b.Calls.Served {
+		return fmt.Sprintf("  both served %s calls: %s paid %s; %s paid %s\n",
+			group(a.Calls.Served), a.Client, paid(a), b.Client, paid(b))
+	}
+	more, less := a, b
+	if b.Calls.Served > a.Calls.Served {
+		more, less = b, a
+	}
+	extra := more.Calls.Served - less.Calls.Served
+	return fmt.Sprintf("  %s served %s more calls than %s (%s more), paying %s;\n  %s paid %s\n",
+		more.Client, group(extra), less.Client, pct(ratio(int64(extra), int64(less.Calls.Served))), paid(more),
+		less.Client, paid(less))
 }
 
 // redacted is the provider's URL as a report shows it: without the

@@ -299,6 +299,40 @@ func TestLLMReportsNameTheirFiguresInTextAndJSON(t *testing.T) {
 	}
 }
 
+// The naive client may serve a few more calls than crs; beside what
+// each client served, the comparison shows what it paid for it: its 429s,
+// as a count and a share of its attempts, and its latency p99.
+func TestTheLLMComparisonShowsWhatEachClientPaidForWhatItServed(t *testing.T) {
+	crs := &LLMReport{Client: "crs", Calls: LLMCalls{Served: 429, Attempts: 429}}
+	crs.Latency.Total.P99 = int64(10400 * time.Millisecond)
+	naive := &LLMReport{Client: "naive", Calls: LLMCalls{Served: 446, Attempts: 1666, RateLimited: 1220, RateLimitedShare: 1220.0 / 1666}}
+	naive.Latency.Total.P99 = int64(33800 * time.Millisecond)
+	var b strings.Builder
+	if err := WriteComparison(&b, &Report{LLM: crs}, &Report{LLM: naive}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	served := ""
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "calls served") {
+			served = line
+		}
+	}
+	for _, want := range []string{
+		"paid: 429s received", "0 (0.00% of attempts)", "1,220 (73.23% of attempts)", "paid: total latency p99",
+		"naive served 17 more calls than crs (3.96% more), paying 1,220 429s (73.23% of its attempts) and a latency p99 of 33.8s",
+		"crs paid 0 429s (0.00% of its attempts) and a latency p99 of 10.4s",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, text)
+		}
+	}
+	// The rows of what was paid come right after the row of what was served.
+	if i := strings.Index(text, served); i < 0 || !strings.HasPrefix(strings.TrimSpace(text[i+len(served):]), "paid: 429s received") {
+		t.Errorf("what each client paid is not beside what it served:\n%s", text)
+	}
+}
+
 func TestTheNaiveClientGoesRoundRobinAndWaitsOutARetryAfter(t *testing.T) {
 	n := newNaiveClient(3)
 	var got []int
