@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,6 +139,55 @@ func TestUsageErrorsAreOneLinePointingToHelpAndExitTwo(t *testing.T) {
 	}
 }
 
+// A flag given where it does nothing is refused with a one-line usage
+// error naming it, rather than silently ignored; the same flags are
+// accepted where they do something.
+func TestFlagsThatWouldDoNothingAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-compare", "-pool", "mutex"}, "pool"},
+		{[]string{"-compare", "-pool", "crs"}, "pool"},
+		{[]string{"-scenario", "llm", "-compare", "-pool", "naive"}, "pool"},
+		{[]string{"-pool", "mutex", "-strategy", "local"}, "strategy"},
+		{[]string{"-pool", "mutex", "-heaps", "2"}, "heaps"},
+		{[]string{"-pool", "mutex", "-ordering", "global"}, "ordering"},
+		{[]string{"-pool", "mutex", "-events=false"}, "events"},
+		{[]string{"-capacity", "2"}, "capacity"},
+		{[]string{"-eject-base", "2s"}, "eject-base"},
+		{[]string{"-scenario", "failure", "-eject-max", "1m"}, "eject-max"}, // -api acquire: no ejection
+		{[]string{"-api", "lease", "-eject", "0", "-eject-share", "0.2"}, "eject-share"},
+		{[]string{"-unhealthy-rate", "0.9"}, "unhealthy-rate"},
+		{[]string{"-events=false", "-event-queue", "10"}, "event-queue"},
+		{[]string{"-failure-rate", "0", "-suspend", "1s"}, "suspend"},
+		{[]string{"-api", "lease", "-failure-rate", "0", "-eject", "3"}, "eject"},
+	} {
+		_, err := ParseFlags(tc.args, io.Discard)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), tc.flag+": ") {
+			t.Errorf("%v: %v; want one line about -%s", tc.args, err, tc.flag)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), append([]string{"-compare", "-pool", "mutex"}, quickArgs...), &stdout, &stderr); code != 2 ||
+		!strings.HasPrefix(stderr.String(), "crsload: pool: -compare runs both pools itself") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("-compare -pool mutex: exit %d, stderr %q", code, stderr.String())
+	}
+	for _, args := range [][]string{
+		{"-compare"},
+		{"-pool", "mutex", "-policy", "exclusive", "-capacity", "2"},
+		{"-scenario", "cooldown", "-capacity", "2"},
+		{"-scenario", "failure", "-api", "lease", "-eject-max", "1m"},
+		{"-scenario", "failure", "-unhealthy-rate", "0.9"},
+		{"-unhealthy", "1", "-unhealthy-rate", "0.9", "-failure-rate", "0", "-suspend", "1s"},
+		{"-event-queue", "10"},
+	} {
+		if _, err := ParseFlags(args, io.Discard); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
 func TestHelpGoesToStdoutAndExitsZero(t *testing.T) {
 	for _, arg := range []string{"-h", "-help", "--help"} {
 		var stdout, stderr bytes.Buffer
@@ -158,7 +208,8 @@ func TestShareFlagsRefuseNaNInfinityAndOutOfRange(t *testing.T) {
 				t.Errorf("-%s %s: error %v, want one line naming the flag", name, v, err)
 			}
 		}
-		if _, err := ParseFlags([]string{"-" + name, "0.25"}, &bytes.Buffer{}); err != nil {
+		// The failure scenario under leases reads every one of them.
+		if _, err := ParseFlags([]string{"-scenario", "failure", "-api", "lease", "-" + name, "0.25"}, &bytes.Buffer{}); err != nil {
 			t.Errorf("-%s 0.25: %v", name, err)
 		}
 	}

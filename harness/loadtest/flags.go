@@ -73,6 +73,9 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	if !set["eject"] && c.API != "lease" {
 		c.Eject = 0
 	}
+	if err := refuseIdle(o, set); err != nil {
+		return o, err
+	}
 	if o.Compare {
 		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
 	}
@@ -214,6 +217,51 @@ func parseLLM(o *Options, keys string, set map[string]bool) error {
 	return nil
 }
 
+// refuseIdle refuses a flag given where it does nothing, once the
+// scenario's settings are applied: a one-line error says why, where the
+// run would silently ignore what was asked.
+func refuseIdle(o Options, set map[string]bool) error {
+	c := o.Config
+	first := func(names ...string) string {
+		for _, name := range names {
+			if set[name] {
+				return name
+			}
+		}
+		return ""
+	}
+	if o.Compare && set["pool"] {
+		return errors.New("pool: -compare runs both pools itself (crs, then the mutex baseline; llm: crs, then naive): drop -pool")
+	}
+	if c.Scenario == LLM {
+		return nil // parseLLM refuses the flags the scenario does not read
+	}
+	scheduler := first("strategy", "heaps", "ordering", "events", "event-queue")
+	tuning := first("eject-base", "eject-max", "eject-share")
+	rest := "" // -suspend or -eject on, given by the user
+	if set["suspend"] && c.Suspend > 0 {
+		rest = "suspend"
+	} else if set["eject"] && c.Eject > 0 {
+		rest = "eject"
+	}
+	fails := c.FailureRate > 0 || (c.Unhealthy > 0 && c.UnhealthyRate > 0)
+	switch {
+	case c.Pool == "mutex" && scheduler != "":
+		return fmt.Errorf("%s: the scheduler's; the mutex baseline has no shards, strategy, ordering or events", scheduler)
+	case set["capacity"] && c.Policy == config.Shared:
+		return errors.New("capacity: holders per resource under -policy exclusive; a shared resource takes any number")
+	case tuning != "" && c.Eject == 0:
+		return fmt.Errorf("%s: with -eject only, and ejection is off (the failure scenario's needs -api lease)", tuning)
+	case set["unhealthy-rate"] && c.Unhealthy == 0:
+		return errors.New("unhealthy-rate: the failure rate of the -unhealthy resources, and there are none")
+	case set["event-queue"] && !c.Events:
+		return errors.New("event-queue: the queue of the -events observer, which is off")
+	case rest != "" && !fails:
+		return fmt.Errorf("%s: no backend call fails (-failure-rate 0, and no -unhealthy resource failing)", rest)
+	}
+	return nil
+}
+
 // whole writes a share as a whole percentage: 20%.
 func whole(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
 
@@ -233,7 +281,8 @@ call (latency drawn from -latency; it fails at -failure-rate) and
 releases it. The report gives throughput against the theoretical limit,
 acquire/backend/total latency percentiles, per-resource use, and an
 accounting check. The report goes to stdout, progress to stderr. The
-exit status is 1 if the accounting fails, 2 for a bad flag, and 130
+exit status is 1 if the accounting fails, 2 for a bad flag (or one given
+where it would do nothing, such as -pool with -compare), and 130
 (SIGINT) or 143 (SIGTERM) when a signal cut the run short, whose report
 then says so.
 

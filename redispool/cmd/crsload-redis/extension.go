@@ -40,9 +40,10 @@ Valkey), and several crsload processes given the same -redis and
 -redis-pool share it: start them together. A request is Acquire, the call,
 then Lease.Release, or Lease.Cooldown with -cooldown (-suspend: Suspend
 first). The default is then at most 200 workers: each request is at least
-two Redis round trips. -strategy, -heaps, -ordering and -api do not apply, and
-redispool has no ejection, no events and no count of cancelled waits (the
-accounting skips those checks). With -scenario llm, the keys are the
+two Redis round trips. Every acquisition is a lease; -strategy, -heaps,
+-ordering, -events, -event-queue and -api acquire, the in-process
+scheduler's, are refused. redispool has no ejection, no events and no
+count of cancelled waits (the accounting skips those checks). With -scenario llm, the keys are the
 pool's resources, with -rpm and -tpm as their limits, and -provider URL
 with -keys is required: start one provider for all the processes
 (go run ./cmd/mockprovider) and give them -provider-stats to read its
@@ -78,9 +79,16 @@ func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (boo
 		}
 		return false, nil
 	}
+	for _, name := range []string{"strategy", "heaps", "ordering", "events", "event-queue"} {
+		if given(name) {
+			return true, fmt.Errorf("%s: the in-process scheduler's; a redispool pool has no shards, strategy, ordering or events", name)
+		}
+	}
 	switch {
 	case given("pool"):
 		return true, errors.New("pool: -redis selects the pool (-compare adds the mutex baseline)")
+	case given("api") && c.API != "lease":
+		return true, errors.New("api: every acquisition from a redispool pool is a lease: drop -api acquire")
 	case c.Scenario == loadtest.LLM && c.LLM.Provider == "":
 		return true, errors.New("provider: -scenario llm -redis needs -provider URL (and -keys): the processes on the pool share one provider, as they share its keys; cmd/mockprovider is one")
 	case given("eject") && c.Eject > 0:

@@ -23,12 +23,13 @@
 // Lease.Cooldown(-cooldown) when a cooldown is set; after a failed call,
 // -suspend first suspends the resource with Pool.Suspend. redispool has
 // no failure count, so no ejection (-eject is refused, and the failure
-// scenario runs without it). -strategy, -heaps, -ordering and -api do
-// not apply: the pool hands out the lowest priority (all equal), then
-// the fewest holders, then the smallest ID, and every acquisition is a
-// lease. Leases last redispool's default LeaseTTL, 30 s: a backend call
-// longer than that loses its lease, which the accounting reports (a
-// failed release, an expired lease).
+// scenario runs without it). The pool hands out the lowest priority (all
+// equal), then the fewest holders, then the smallest ID, and every
+// acquisition is a lease: -strategy, -heaps, -ordering, -events,
+// -event-queue and -api acquire, which only the in-process scheduler
+// reads, are refused. Leases last redispool's default LeaseTTL, 30 s: a
+// backend call longer than that loses its lease, which the accounting
+// reports (a failed release, an expired lease).
 //
 // Each request costs at least two Redis round trips, and a Redis serves
 // them one at a time: the default is at most 200 workers (unless

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -306,6 +307,27 @@ func TestRedisFlagsAreCheckedBeforeAnythingRuns(t *testing.T) {
 	}
 	if c := o.Config; c.Workers != 8 {
 		t.Fatalf("cooldown scenario on Redis: %d workers, want the scenario's 8", c.Workers)
+	}
+}
+
+// The in-process scheduler's flags do nothing on a redispool pool: given
+// with -redis, each is refused with one line naming it, before anything
+// connects (127.0.0.1:1 would refuse the connection).
+func TestRedisRefusesTheSchedulerFlagsItsPoolDoesNotRead(t *testing.T) {
+	for _, args := range [][]string{
+		{"-strategy", "local"}, {"-heaps", "2"}, {"-ordering", "global"}, {"-events=false"},
+		{"-event-queue", "10"}, {"-api", "acquire"},
+	} {
+		var stdout, stderr bytes.Buffer
+		all := append([]string{"-redis", "127.0.0.1:1", "-progress", "off"}, args...)
+		code := loadtest.MainWith(context.Background(), all, &stdout, &stderr, redisExtension(&stderr))
+		flag := strings.TrimLeft(strings.SplitN(args[0], "=", 2)[0], "-")
+		if code != 2 || strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), "crsload-redis: "+flag+": ") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line about -%s", args, code, stderr.String(), flag)
+		}
+	}
+	if _, err := loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-api", "lease"}, io.Discard, redisExtension(nil)); err != nil {
+		t.Errorf("-api lease, what every acquisition is: %v", err)
 	}
 }
 
