@@ -13,8 +13,11 @@
 // report to stdout, the text report then going to stderr. A bad flag is
 // one line on stderr, exit status 2. The run exits 1 if its accounting
 // fails or a report cannot be written. SIGINT or SIGTERM ends the run
-// early: the report covers the window that ran and says so, and the exit
-// status is 130 or 143; a second signal ends the process at once.
+// early, in any phase: the report covers the window that ran and says so
+// (a signal while the workers start stops starting them; one while the
+// resources are added stops that, and one line says nothing ran), and
+// the exit status is 130 or 143; a second signal ends the process at
+// once.
 //
 // -scenario llm calls an OpenAI-compatible provider over HTTP instead,
 // with API keys under requests and tokens per minute: the mock provider

@@ -54,8 +54,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	r, err := runOnce(ctx, prog, o.Config, o.ext, o.Progress, stderr)
 	if err != nil {
 		abandon()
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return 1
+		return notRun(ctx, prog, err, stderr)
 	}
 	if o.Compare && ctx.Err() == nil {
 		base := o.Config
@@ -63,10 +62,11 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		if base.Scenario == LLM {
 			base.Pool = "naive"
 		}
-		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil {
+		// A signal that stops the baseline's setup leaves the first
+		// run's report, which then says that the baseline did not run.
+		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil && ctx.Err() == nil {
 			abandon()
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return 1
+			return notRun(ctx, prog, err, stderr)
 		}
 	}
 
@@ -108,6 +108,24 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 		return max(status, 1)
 	}
 	return status
+}
+
+// notRun reports a run that could not start, and returns the exit
+// status: 128 + the signal's number if a signal stopped its setup, 1
+// otherwise.
+func notRun(ctx context.Context, prog string, err error, stderr io.Writer) int {
+	var in Interrupt
+	if errors.As(context.Cause(ctx), &in) {
+		var cut *setupCut
+		if errors.As(err, &cut) {
+			fmt.Fprintf(stderr, "%s: interrupted by %s while %v: nothing ran\n", prog, signalName(in.Signal), cut)
+		} else {
+			fmt.Fprintf(stderr, "%s: interrupted by %s before the run began (%v): nothing ran\n", prog, signalName(in.Signal), err)
+		}
+		return in.status()
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	return 1
 }
 
 // runOnce runs cfg, with its status (a heading and the progress) on

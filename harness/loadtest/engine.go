@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -29,6 +30,9 @@ type engine[H any] struct {
 	// and ctxCause why.
 	interrupted atomic.Int64
 	ctxCause    error
+	// setupCut says how far the setup got when a signal cut it short,
+	// before the clock started; "" if it did not.
+	setupCut string
 	// checkCooldown: with one exclusive slot per resource, "acquired less
 	// than the cooldown after its last release" is unambiguous, so every
 	// acquisition is checked against it, less the pool's slack (see
@@ -82,9 +86,13 @@ func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) 
 	case cfg.Scenario == LLM:
 		return runLLM(ctx, cfg, ext, progress)
 	case cfg.Pool == "mutex":
-		return runWith[mutexHandle](ctx, cfg, newMutexPool(cfg), progress)
+		p, err := openMutexPool(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return runWith[mutexHandle](ctx, cfg, p, progress)
 	case ext != nil && cfg.Pool == ext.Name:
-		p, err := ext.Open(cfg)
+		p, err := ext.Open(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ext.Name, err)
 		}
@@ -95,7 +103,11 @@ func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) 
 		}
 		return e.run(ctx, progress), nil
 	}
-	p, err := newCRSPool(cfg)
+	p, err := newCRSPool(ctx, cfg)
+	var cut *setupCut
+	if errors.As(err, &cut) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}
@@ -126,32 +138,14 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	e.windowEnd.Store(e.window[1])
 	e.interrupted.Store(-1)
 
-	// Every worker is created before the clock starts, blocked on its
-	// cohort's gate: starting ten thousand goroutines takes a while on a
-	// busy machine, and must not eat into the run nor into a burst's step.
 	var wg sync.WaitGroup
-	id := 0
 	setup := time.Now()
-	for _, c := range plan {
-		c.ctx, c.cancel = context.WithCancelCause(ctx)
-		c.gate = make(chan struct{})
-		for i := 0; i < c.workers; i++ {
-			wg.Add(1)
-			e.k.unfinished.Add(1)
-			go func(c *cohort, id int) {
-				defer wg.Done()
-				defer e.k.unfinished.Add(-1)
-				e.runWorker(c, id)
-			}(c, id)
-			id++
-		}
-	}
-
+	started := e.start(ctx, plan, &wg)
 	runtime.GC() // start from a clean heap, so that setup garbage is not ours
 	// A million workers take seconds to start, outside the run's clock:
 	// say so, or the wait looks like part of the run.
 	if took := time.Since(setup); progress != nil && took > time.Second {
-		progress.note(fmt.Sprintf("started %s workers in %s, before the clock", group(id), dur(took)))
+		progress.note(fmt.Sprintf("started %s workers in %s, before the clock", group(started), dur(took)))
 	}
 	rt0 := readRuntime()
 	e.epoch = time.Now()
@@ -166,8 +160,14 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 		close(fired)
 	})
 	sampler := startSampler(e, plan, progress)
-	for _, c := range plan {
-		e.schedule(c)
+	if started == cfg.Workers {
+		for _, c := range plan {
+			e.schedule(c)
+		}
+	} else {
+		// Interrupted while starting them: the gates stay shut, and the
+		// workers leave as their cohort's context ends.
+		e.setupCut = fmt.Sprintf("starting the workers: %s of %s started", group(started), group(cfg.Workers))
 	}
 	wg.Wait()
 	stopped := e.now()
@@ -188,6 +188,33 @@ func (e *engine[H]) run(ctx context.Context, progress *Progress) *Report {
 	rt := rt0.delta(rt1, runtime.GOMAXPROCS(0))
 	rt.stalls(samples, sampleInterval(time.Duration(plan[0].stop)))
 	return e.report(samples, rt, time.Duration(stopped), st)
+}
+
+// start creates every worker before the clock starts, each blocked on
+// its cohort's gate: starting ten thousand goroutines takes a while on a
+// busy machine, and must not eat into the run nor into a burst's step.
+// A signal stops it (ctx is checked before each worker): a million
+// workers take seconds to start. It returns how many it started.
+func (e *engine[H]) start(ctx context.Context, plan []*cohort, wg *sync.WaitGroup) int {
+	id := 0
+	for _, c := range plan {
+		c.ctx, c.cancel = context.WithCancelCause(ctx)
+		c.gate = make(chan struct{})
+		for i := 0; i < c.workers; i++ {
+			if ctx.Err() != nil {
+				break
+			}
+			wg.Add(1)
+			e.k.unfinished.Add(1)
+			go func(c *cohort, id int) {
+				defer wg.Done()
+				defer e.k.unfinished.Add(-1)
+				e.runWorker(c, id)
+			}(c, id)
+			id++
+		}
+	}
+	return id
 }
 
 // schedule opens the cohort's gate at its start and, at its stop, cancels

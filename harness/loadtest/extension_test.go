@@ -71,7 +71,7 @@ func fakeExtension(opened *int) Extension {
 			}
 			return true, nil
 		},
-		Open: func(cfg Config) (Pool, error) {
+		Open: func(_ context.Context, cfg Config) (Pool, error) {
 			*opened++
 			return &fakePool{m: newMutexPool(cfg)}, nil
 		},

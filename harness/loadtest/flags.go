@@ -284,7 +284,8 @@ accounting check. The report goes to stdout, progress to stderr. The
 exit status is 1 if the accounting fails, 2 for a bad flag (or one given
 where it would do nothing, such as -pool with -compare), and 130
 (SIGINT) or 143 (SIGTERM) when a signal cut the run short, whose report
-then says so.
+then says so; a signal while the run is set up (workers started,
+resources added) stops that too.
 
 With no flags: 10,000 workers, 4 resources, shared policy, adaptive
 strategy, normal scenario, a 10 s window after a 1 s warm-up.

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,6 +27,73 @@ func (p *interruptingPool) acquire(ctx context.Context, h *mutexHandle) (int, er
 		p.interrupt()
 	}
 	return r, err
+}
+
+// interruptAt is a context that a signal interrupts at its n-th Err
+// call: a setup loop that looks at it between steps is cut short at the
+// step the test chooses, not at a moment a timer picks.
+type interruptAt struct {
+	context.Context
+	cancel context.CancelCauseFunc
+	sig    syscall.Signal
+	n      atomic.Int64
+}
+
+func newInterruptAt(t *testing.T, n int64, sig syscall.Signal) *interruptAt {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	c := &interruptAt{Context: ctx, cancel: cancel, sig: sig}
+	c.n.Store(n)
+	return c
+}
+
+func (c *interruptAt) Err() error {
+	if c.n.Add(-1) == 0 {
+		c.cancel(Interrupt{Signal: c.sig})
+	}
+	return c.Context.Err()
+}
+
+// A signal while the workers are being created (a million take seconds)
+// stops their creation: the run ends at once, its report saying how far
+// the setup got, instead of starting every worker first.
+func TestASignalWhileTheWorkersAreStartedStopsStartingThem(t *testing.T) {
+	cfg := quick(Normal)
+	cfg.Pool = "mutex"
+	cfg.Workers = 4096
+	ctx := newInterruptAt(t, 1000, syscall.SIGINT) // at the check before the 1,000th worker
+	r := newEngine[mutexHandle](cfg, newMutexPool(cfg)).run(ctx, nil)
+
+	const during = "starting the workers: 999 of 4,096 started"
+	if in := r.Interrupted; in == nil || in.Cause != "SIGINT" || in.During != during {
+		t.Fatalf("interruption %+v, want SIGINT during %q", in, during)
+	}
+	if r.Requests.Attempts != 0 || r.Throughput.WindowNs != 0 || !r.Accounting.OK {
+		t.Fatalf("%d attempts, window %d ns, accounting %+v", r.Requests.Attempts, r.Throughput.WindowNs, r.Accounting)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "INTERRUPTED by SIGINT while "+during) || !strings.Contains(b.String(), "nothing measured") {
+		t.Fatalf("the report does not say where the setup stopped:\n%s", b.String())
+	}
+}
+
+// A signal while a pool's resources are added (millions take minutes)
+// stops adding them: the command says how far it got, that nothing ran,
+// and exits as the signal would have ended it.
+func TestASignalWhileTheResourcesAreAddedStopsAddingThem(t *testing.T) {
+	for _, pool := range []string{"crs", "mutex"} {
+		ctx := newInterruptAt(t, 1, syscall.SIGTERM) // after the first chunk
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{}, quickArgs...), "-pool", pool, "-resources", strconv.Itoa(3*setupChunk))
+		code := Main(ctx, args, &stdout, &stderr)
+		want := "crsload: interrupted by SIGTERM while adding the resources (4,096 of 12,288): nothing ran\n"
+		if code != 143 || stderr.String() != want || stdout.Len() != 0 {
+			t.Errorf("%s: exit %d, want 143\nstderr %q, want %q\nstdout:\n%s", pool, code, stderr.String(), want, stdout.String())
+		}
+	}
 }
 
 func TestAnInterruptedRunSaysSoAndMeasuresTheWindowItRan(t *testing.T) {

@@ -29,8 +29,9 @@ type crsClient struct {
 }
 
 // newCRSClient makes the client; clock is the scheduler's (nil: the
-// system's), which tests replace.
-func newCRSClient(lc LLMConfig, keys []string, clock config.Clock) (*crsClient, error) {
+// system's), which tests replace. The keys go in in chunks, between
+// which a signal (the end of ctx) stops it.
+func newCRSClient(ctx context.Context, lc LLMConfig, keys []string, clock config.Clock) (*crsClient, error) {
 	limits := lc.Limits()
 	limited := map[string]bool{}
 	s, err := scheduler.New(config.Config[llmKey, string]{
@@ -45,11 +46,16 @@ func newCRSClient(lc LLMConfig, keys []string, clock config.Clock) (*crsClient, 
 	if err != nil {
 		return nil, err
 	}
-	for i, k := range keys {
-		if err := s.Add(llmKey{index: i, name: k}); err != nil {
-			s.Shutdown()
-			return nil, err
+	err = inChunks(ctx, len(keys), "adding the keys", func(from, to int) error {
+		batch := make([]llmKey, 0, to-from)
+		for i := from; i < to; i++ {
+			batch = append(batch, llmKey{index: i, name: keys[i]})
 		}
+		return s.BatchAdd(batch)
+	})
+	if err != nil {
+		s.Shutdown()
+		return nil, err
 	}
 	for _, l := range limits {
 		limited[l.Name] = true

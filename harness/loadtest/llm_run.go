@@ -75,7 +75,7 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 		}
 		url = mock.URL
 	}
-	client, title, err := newLLMClient(cfg, ext, keys)
+	client, title, err := newLLMClient(ctx, cfg, ext, keys)
 	if err != nil {
 		if mock != nil {
 			mock.Close()
@@ -89,7 +89,9 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 	run.window = window
 
 	var wg sync.WaitGroup
-	for i := 0; i < cfg.Workers; i++ {
+	// A signal stops the starting of workers too: those started see the
+	// window end, and the report covers what they did.
+	for i := 0; i < cfg.Workers && ctx.Err() == nil; i++ {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
@@ -139,18 +141,18 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 }
 
 // newLLMClient makes the client cfg.Pool names, and its title.
-func newLLMClient(cfg Config, ext *Extension, keys []string) (LLMClient, string, error) {
+func newLLMClient(ctx context.Context, cfg Config, ext *Extension, keys []string) (LLMClient, string, error) {
 	switch {
 	case cfg.Pool == "naive":
 		return newNaiveClient(len(keys)), clientTitle(cfg.Pool), nil
 	case ext != nil && cfg.Pool == ext.Name:
-		c, err := ext.LLM(cfg, keys)
+		c, err := ext.LLM(ctx, cfg, keys)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", ext.Name, err)
 		}
 		return c, ext.Title() + ", " + ext.LLMTitle, nil
 	}
-	c, err := newCRSClient(cfg.LLM, keys, nil)
+	c, err := newCRSClient(ctx, cfg.LLM, keys, nil)
 	return c, clientTitle(cfg.Pool), err
 }
 

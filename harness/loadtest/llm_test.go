@@ -468,7 +468,7 @@ func TestAnInterruptedLLMRunSaysSoAndSkipsTheMocksCrossCheck(t *testing.T) {
 // with one key of 60 rpm and 1000 tpm.
 func crsTestClient(t *testing.T) *crsClient {
 	t.Helper()
-	c, err := newCRSClient(LLMConfig{RPM: 60, TPM: 1000}, []string{"k"}, fakeclock.New())
+	c, err := newCRSClient(context.Background(), LLMConfig{RPM: 60, TPM: 1000}, []string{"k"}, fakeclock.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,13 +127,15 @@ type Extension struct {
 	// run.
 	Configure func(c *Config, given func(flag string) bool) (selected bool, err error)
 	// Open makes the pool for a run of cfg: resources indexed 0 to
-	// cfg.Resources-1, each with the policy and capacity of cfg.
-	Open func(cfg Config) (Pool, error)
+	// cfg.Resources-1, each with the policy and capacity of cfg. ctx is
+	// the run's: when a signal ends it, Open stops where it is, releases
+	// what it took and returns an error; nothing runs then.
+	Open func(ctx context.Context, cfg Config) (Pool, error)
 	// LLM, if set, makes the llm scenario's client on the extension's
 	// pool for keys (cfg.LLM has the limits): with -scenario llm, the
 	// extension's flags select it in place of the scheduler. LLMTitle
-	// names the client in the report, after Title.
-	LLM      func(cfg Config, keys []string) (LLMClient, error)
+	// names the client in the report, after Title. ctx is as for Open.
+	LLM      func(ctx context.Context, cfg Config, keys []string) (LLMClient, error)
 	LLMTitle string
 	// CooldownSlack is how much earlier than the cooldown the pool may
 	// hand a resource out again, its clock being coarser than the

@@ -54,7 +54,9 @@ func newStrategy(name string, shards int) acquire.AcquireStrategy {
 	return acquire.NewAdaptiveStrategy()
 }
 
-func newCRSPool(cfg Config) (*crsPool, error) {
+// newCRSPool makes the scheduler for cfg and adds its resources, in
+// chunks between which a signal (the end of ctx) stops it.
+func newCRSPool(ctx context.Context, cfg Config) (*crsPool, error) {
 	p := &crsPool{leases: cfg.API == "lease", exclusive: cfg.Policy == config.Exclusive}
 	c := config.Config[*backend, int]{
 		HeapCount: cfg.HeapCount(),
@@ -83,11 +85,14 @@ func newCRSPool(cfg Config) (*crsPool, error) {
 	}
 	p.s = s
 	p.health.s = s
-	backends := make([]*backend, cfg.Resources)
-	for i := range backends {
-		backends[i] = &backend{id: i, name: backendName(i)}
-	}
-	if err := s.BatchAdd(backends); err != nil {
+	err = inChunks(ctx, cfg.Resources, "adding the resources", func(from, to int) error {
+		backends := make([]*backend, to-from)
+		for i := range backends {
+			backends[i] = &backend{id: from + i, name: backendName(from + i)}
+		}
+		return s.BatchAdd(backends)
+	})
+	if err != nil {
 		s.Shutdown()
 		return nil, err
 	}

@@ -54,7 +54,15 @@ type mutexHandle struct {
 
 var errReleased = errors.New("released twice")
 
+// newMutexPool is the baseline for cfg, with all its resources.
 func newMutexPool(cfg Config) *mutexPool {
+	p, _ := openMutexPool(context.Background(), cfg) // only ctx can fail it
+	return p
+}
+
+// openMutexPool is newMutexPool, adding the resources in chunks between
+// which a signal (the end of ctx) stops it.
+func openMutexPool(ctx context.Context, cfg Config) (*mutexPool, error) {
 	p := &mutexPool{
 		shared:   cfg.Policy == config.Shared,
 		capacity: cfg.Capacity,
@@ -70,12 +78,15 @@ func newMutexPool(cfg Config) *mutexPool {
 			p.ejectCap = min(p.ejectCap, max(1, int(cfg.EjectShare*float64(cfg.Resources))))
 		}
 	}
-	for i := 0; i < cfg.Resources; i++ {
-		r := &mutexRes{id: i}
-		p.all = append(p.all, r)
-		heap.Push(&p.free, r)
-	}
-	return p
+	err := inChunks(ctx, cfg.Resources, "adding the resources", func(from, to int) error {
+		for i := from; i < to; i++ {
+			r := &mutexRes{id: i}
+			p.all = append(p.all, r)
+			heap.Push(&p.free, r)
+		}
+		return nil
+	})
+	return p, err
 }
 
 func (p *mutexPool) full(r *mutexRes) bool { return !p.shared && r.holders >= p.capacity }

@@ -188,4 +188,8 @@ type HistogramBins struct {
 type Interruption struct {
 	Cause string `json:"cause"` // the signal (SIGINT, SIGTERM), or the context's cause
 	AtNs  int64  `json:"at_ns"` // since the start of the run
+	// During, if not empty, is the setup the interrupt cut short, before
+	// the run's clock started: "starting the workers: 999 of 4,096
+	// started".
+	During string `json:"during,omitempty"`
 }

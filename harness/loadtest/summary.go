@@ -61,7 +61,7 @@ func (e *engine[H]) report(samples []Sample, rt RuntimeReport, elapsed time.Dura
 	measured := e.measured()
 	window := measured[1] - measured[0]
 	if at := e.interrupted.Load(); at >= 0 {
-		r.Interrupted = &Interruption{Cause: interruptCause(e.ctxCause), AtNs: at}
+		r.Interrupted = &Interruption{Cause: interruptCause(e.ctxCause), AtNs: at, During: e.setupCut}
 	}
 	acq, tot, backend := k.acquireLat.Snapshot(), k.totalLat.Snapshot(), k.backendLat.Snapshot()
 	r.Latency = Latencies{

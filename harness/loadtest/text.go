@@ -37,7 +37,9 @@ func WriteText(w io.Writer, r *Report) error {
 	b := &strings.Builder{}
 	c, env := r.Config, r.Environment
 	fmt.Fprintf(b, "crsload: %s scenario, %s", c.Scenario, titleOf(r))
-	if in := r.Interrupted; in != nil {
+	if in := r.Interrupted; in != nil && in.During != "" {
+		fmt.Fprintf(b, " (INTERRUPTED by %s while %s)", in.Cause, in.During)
+	} else if in != nil {
 		fmt.Fprintf(b, " (INTERRUPTED by %s at %s)", in.Cause, dur(in.AtNs))
 	}
 	fmt.Fprintln(b)

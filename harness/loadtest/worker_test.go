@@ -21,7 +21,7 @@ func TestARequestAllocatesNothing(t *testing.T) {
 		var allocs float64
 		switch v.pool {
 		case "crs":
-			p, err := newCRSPool(cfg)
+			p, err := newCRSPool(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,11 +57,11 @@ counters, every process's calls, at the end. See the package documentation
 			fs.DurationVar(&f.wait, "redis-wait", defaultWait, "with -redis: how long to wait, after this run, for the other processes on the\npool to finish theirs, so that the pool's figures are final")
 		},
 		Configure: f.configure,
-		Open: func(cfg loadtest.Config) (loadtest.Pool, error) {
-			return openPool(cfg, *f, log)
+		Open: func(ctx context.Context, cfg loadtest.Config) (loadtest.Pool, error) {
+			return openPool(ctx, cfg, *f, log)
 		},
-		LLM: func(cfg loadtest.Config, keys []string) (loadtest.LLMClient, error) {
-			return openLLMClient(cfg, keys, *f, log)
+		LLM: func(ctx context.Context, cfg loadtest.Config, keys []string) (loadtest.LLMClient, error) {
+			return openLLMClient(ctx, cfg, keys, *f, log)
 		},
 		LLMTitle: "its keys leased WithCost, settled to the usage",
 		// Redis keeps suspensions in whole milliseconds (server clock).

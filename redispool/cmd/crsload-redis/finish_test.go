@@ -21,7 +21,7 @@ func TestALeaseHeldAtTheEndIsToldApartFromAnUnfinishedGiveBack(t *testing.T) {
 	for _, unfinished := range []bool{false, true} {
 		pool := poolName(t)
 		cfg := loadtest.Config{Workers: 1, Resources: 1, Capacity: 1, Policy: config.Exclusive, Duration: time.Second}
-		p, err := openPool(cfg, redisFlags{addr: testAddr, name: pool, wait: time.Second}, io.Discard)
+		p, err := openPool(context.Background(), cfg, redisFlags{addr: testAddr, name: pool, wait: time.Second}, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

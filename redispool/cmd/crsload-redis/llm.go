@@ -31,8 +31,9 @@ type llmClient struct {
 }
 
 // openLLMClient joins the pool's session and adds the keys, unless
-// another process of the session has.
-func openLLMClient(cfg loadtest.Config, keys []string, f redisFlags, log io.Writer) (*llmClient, error) {
+// another process of the session has; the end of ctx (a signal) stops
+// it.
+func openLLMClient(ctx context.Context, cfg loadtest.Config, keys []string, f redisFlags, log io.Writer) (*llmClient, error) {
 	limits := cfg.LLM.Limits()
 	rs := make([]redispool.Resource, len(keys))
 	for i := range rs {
@@ -44,7 +45,7 @@ func openLLMClient(cfg loadtest.Config, keys []string, f redisFlags, log io.Writ
 	// name, tells them apart without putting them in Redis.
 	sum := sha256.Sum256([]byte(f.name + "\x00" + strings.Join(keys, "\n")))
 	shape := fmt.Sprintf("llm keys of %d rpm and %d tpm, keys %x", cfg.LLM.RPM, cfg.LLM.TPM, sum[:6])
-	p, err := openPoolOf(cfg, f, log, rs, shape)
+	p, err := openPoolOf(ctx, cfg, f, log, rs, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -331,6 +331,34 @@ func TestRedisRefusesTheSchedulerFlagsItsPoolDoesNotRead(t *testing.T) {
 	}
 }
 
+// A signal before the run began stops its setup: here a process that
+// would wait (10 s) for the session's last process to close it, and
+// would then join, add the resources and run, says that nothing ran and
+// exits as the signal would have ended it, leaving nothing behind.
+func TestASignalStopsTheSetupOfARunOnRedis(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	c := redis.NewClient(&redis.Options{Addr: testAddr})
+	defer c.Close()
+	key := "{" + pool + "}:crsload"
+	if err := c.HSet(context.Background(), key, "closing", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(loadtest.Interrupt{Signal: syscall.SIGTERM})
+	var stdout, stderr bytes.Buffer
+	code := loadtest.MainWith(ctx, quickArgs(pool), &stdout, &stderr, redisExtension(&stderr))
+	if code != 143 || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.HasPrefix(stderr.String(), "crsload-redis: interrupted by SIGTERM before the run began") ||
+		strings.Contains(stderr.String(), "still closing") || stdout.Len() > 0 {
+		t.Errorf("exit %d, want 143\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if err := c.Del(context.Background(), key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	noKeysLeft(t, pool)
+}
+
 func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
 	needRedis(t)
 	pool := poolName(t)

@@ -46,8 +46,8 @@ type redisPool struct {
 }
 
 // openPool connects, joins the pool's session and adds the resources
-// backend-01 to backend-NN.
-func openPool(cfg loadtest.Config, f redisFlags, log io.Writer) (*redisPool, error) {
+// backend-01 to backend-NN; the end of ctx (a signal) stops it.
+func openPool(ctx context.Context, cfg loadtest.Config, f redisFlags, log io.Writer) (*redisPool, error) {
 	capacity := cfg.Capacity
 	if cfg.Policy == config.Shared {
 		capacity = redispool.MaxCapacity // any number of holders
@@ -56,12 +56,12 @@ func openPool(cfg loadtest.Config, f redisFlags, log io.Writer) (*redisPool, err
 	for i := range rs {
 		rs[i] = redispool.Resource{ID: fmt.Sprintf("backend-%02d", i+1), Capacity: capacity}
 	}
-	return openPoolOf(cfg, f, log, rs, "")
+	return openPoolOf(ctx, cfg, f, log, rs, "")
 }
 
 // openPoolOf opens the pool of resources rs; shape adds to what the
 // processes of a session must agree on.
-func openPoolOf(cfg loadtest.Config, f redisFlags, log io.Writer, rs []redispool.Resource, shape string) (*redisPool, error) {
+func openPoolOf(ctx context.Context, cfg loadtest.Config, f redisFlags, log io.Writer, rs []redispool.Resource, shape string) (*redisPool, error) {
 	client := redis.NewClient(&redis.Options{
 		Addr:                  f.addr,
 		ContextTimeoutEnabled: true,
@@ -87,7 +87,7 @@ func openPoolOf(cfg loadtest.Config, f redisFlags, log io.Writer, rs []redispool
 		p.ids[i] = r.ID
 		p.index[r.ID] = i
 	}
-	if err := p.start(); err != nil {
+	if err := p.start(ctx); err != nil {
 		_ = pool.Close()
 		_ = client.Close()
 		return nil, err
@@ -96,30 +96,34 @@ func openPoolOf(cfg loadtest.Config, f redisFlags, log io.Writer, rs []redispool
 }
 
 // start joins the session and adds the resources, unless another process
-// of the session has: the first one creates them.
-func (p *redisPool) start() error {
-	if err := p.session.join(); err != nil {
+// of the session has: the first one creates them. Each call has its own
+// timeout, so that a large pool has time to go in, and the end of ctx (a
+// signal) stops it.
+func (p *redisPool) start(ctx context.Context) error {
+	if err := p.session.join(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
 	err := func() error {
 		if len(p.resources) > 0 && len(p.resources[0].Limits) > 0 {
 			// The llm keys: a run killed before its end left them with its
 			// limits, which this session's (its shape) may not be; Sync
 			// sets them, keeping the buckets' levels.
-			if err := p.pool.Sync(ctx, p.resources); err != nil {
+			if err := withTimeout(ctx, func(ctx context.Context) error { return p.pool.Sync(ctx, p.resources) }); err != nil {
 				return err
 			}
 		} else {
 			for _, r := range p.resources {
-				err := p.pool.Add(ctx, r)
+				err := withTimeout(ctx, func(ctx context.Context) error { return p.pool.Add(ctx, r) })
 				if err != nil && !errors.Is(err, crserrors.ErrDuplicateKey) {
 					return err
 				}
 			}
 		}
-		st, err := p.pool.Stats(ctx)
+		var st redispool.Stats
+		err := withTimeout(ctx, func(ctx context.Context) (err error) {
+			st, err = p.pool.Stats(ctx)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -134,6 +138,13 @@ func (p *redisPool) start() error {
 		p.session.abandon()
 	}
 	return err
+}
+
+// withTimeout calls f with ctx bounded by opTimeout.
+func withTimeout(ctx context.Context, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return f(ctx)
 }
 
 // lease is one acquisition: a redispool lease.
@@ -361,13 +372,15 @@ return 0`)
 )
 
 // join registers this process; a session being closed is waited out (10 s
-// at most).
-func (s *session) join() error {
+// at most), unless ctx ends first (a signal).
+func (s *session) join(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		r, err := scriptJoin.Run(ctx, s.client, []string{s.key}, s.shape, s.ttl.Milliseconds()).Slice()
-		cancel()
+		var r []any
+		err := withTimeout(ctx, func(ctx context.Context) (err error) {
+			r, err = scriptJoin.Run(ctx, s.client, []string{s.key}, s.shape, s.ttl.Milliseconds()).Slice()
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("joining the session %s: %w", s.key, err)
 		}
@@ -380,7 +393,11 @@ func (s *session) join() error {
 		case time.Now().After(deadline):
 			return fmt.Errorf("the session %s is still closing after 10 s", s.key)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the session %s to close: %w", s.key, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
