@@ -21,6 +21,8 @@ type Options struct {
 	JSON     string
 	HTML     string
 	Progress string
+	// Force runs a run that would need more memory than is available.
+	Force bool
 	// ext is the Extension whose flags selected its pool, if any.
 	ext *Extension
 }
@@ -88,18 +90,31 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	case o.JSON != "" && o.JSON != "-" && filepath.Clean(o.JSON) == filepath.Clean(o.HTML):
 		return o, errors.New("json, html: want two different files")
 	}
+	if err := o.configure(exts, set); err != nil {
+		return o, err
+	}
+	if err := c.validate(o.ext); err != nil || o.Force {
+		return o, err
+	}
+	avail, where := availableMemory()
+	return o, checkMemory(*c, avail, where)
+}
+
+// configure lets the first extension whose flags select its pool adjust
+// the settings.
+func (o *Options) configure(exts []Extension, set map[string]bool) error {
 	for i := range exts {
-		selected, err := exts[i].Configure(c, func(name string) bool { return set[name] })
+		selected, err := exts[i].Configure(&o.Config, func(name string) bool { return set[name] })
 		if err != nil {
-			return o, err
+			return err
 		}
 		if selected {
 			o.ext = &exts[i]
-			c.Pool = exts[i].Name
-			break
+			o.Config.Pool = exts[i].Name
+			return nil
 		}
 	}
-	return o, c.validate(o.ext)
+	return nil
 }
 
 // registerFlags adds the harness's own flags to fs, reading into o and,
@@ -145,6 +160,7 @@ func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
+	fs.BoolVar(&o.Force, "force", false, "run even if -workers and -resources would need more memory than this machine has\navailable (see above)")
 	fs.StringVar(&o.Progress, "progress", o.Progress, "live status, on stderr: auto (a status line if stderr is a terminal, plain lines\notherwise), line, plain, off")
 }
 
@@ -160,7 +176,7 @@ func harnessFlags(f func(*flag.Flag)) {
 
 // llmReads are the harness's flags, other than llmFlags, that the llm
 // scenario reads; it refuses the others.
-var llmReads = []string{"scenario", "workers", "resources", "duration", "seed", "pool", "compare", "json", "progress"}
+var llmReads = []string{"scenario", "workers", "resources", "duration", "seed", "pool", "compare", "json", "progress", "force"}
 
 // llmFlags are the flags that only the llm scenario reads.
 var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model", "provider-stats"}
@@ -321,8 +337,12 @@ Scenarios:
             calls served, each budget's share used (tokens spent / what
             the buckets allowed over the window) and the latency added
             before the served attempt. It reads -workers, -resources
-            (keys), -duration, -seed, -pool, -compare, -json, -progress
-            and the flags marked "llm:", no others; no -html.
+            (keys), -duration, -seed, -pool, -compare, -json, -progress,
+            -force and the flags marked "llm:", no others; no -html.
+
+A run that would need more memory than this machine has available is
+refused, unless -force: about `+bytesText(workerBytes)+` a worker and `+bytesText(resourceBytes)+` a resource (llm:
+`+bytesText(llmWorkerBytes)+` a worker and `+bytesText(llmKeyBytes)+` a key), as measured.
 
 The end of a run brings every resting resource back (Include) and checks
 the scheduler's Stats: no holder or waiter, every resource active, and its
