@@ -75,8 +75,8 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	if !set["eject"] && c.API != "lease" {
 		c.Eject = 0
 	}
-	if err := refuseIdle(o, set); err != nil {
-		return o, err
+	if o.Compare && set["pool"] {
+		return o, errors.New("pool: -compare runs both pools itself (crs, then the mutex baseline; llm: crs, then naive): drop -pool")
 	}
 	if o.Compare {
 		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
@@ -91,6 +91,11 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 		return o, errors.New("json, html: want two different files")
 	}
 	if err := o.configure(exts, set); err != nil {
+		return o, err
+	}
+	// After the extension's changes: the failure scenario's ejection,
+	// say, applies to a pool of leases whatever -api says.
+	if err := refuseIdle(o, set); err != nil {
 		return o, err
 	}
 	if err := c.validate(o.ext); err != nil || o.Force {
@@ -234,8 +239,8 @@ func parseLLM(o *Options, keys string, set map[string]bool) error {
 }
 
 // refuseIdle refuses a flag given where it does nothing, once the
-// scenario's settings are applied: a one-line error says why, where the
-// run would silently ignore what was asked.
+// scenario's settings and the extension's are applied: a one-line error
+// says why, where the run would silently ignore what was asked.
 func refuseIdle(o Options, set map[string]bool) error {
 	c := o.Config
 	first := func(names ...string) string {
@@ -245,9 +250,6 @@ func refuseIdle(o Options, set map[string]bool) error {
 			}
 		}
 		return ""
-	}
-	if o.Compare && set["pool"] {
-		return errors.New("pool: -compare runs both pools itself (crs, then the mutex baseline; llm: crs, then naive): drop -pool")
 	}
 	if c.Scenario == LLM {
 		return nil // parseLLM refuses the flags the scenario does not read

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,8 +44,11 @@ then Lease.Release, or Lease.Cooldown with -cooldown (-suspend: Suspend
 first). The default is then at most 200 workers: each request is at least
 two Redis round trips. Every acquisition is a lease; -strategy, -heaps,
 -ordering, -events, -event-queue and -api acquire, the in-process
-scheduler's, are refused. redispool has no ejection, no events and no
-count of cancelled waits (the accounting skips those checks). With -scenario llm, the keys are the
+scheduler's, are refused. After a failed call the lease ends with
+Lease.Fail, which feeds the pool's Ejection (-eject, with -eject-base,
+-eject-max and -eject-share; the failure scenario's 5 in a row apply).
+redispool has no events, no count of cancelled waits and no health
+totals (the accounting skips those checks). With -scenario llm, the keys are the
 pool's resources, with -rpm and -tpm as their limits, and -provider URL
 with -keys is required: start one provider for all the processes
 (go run ./cmd/mockprovider) and give them -provider-stats to read its
@@ -92,8 +96,6 @@ func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (boo
 		return true, errors.New("api: every acquisition from a redispool pool is a lease: drop -api acquire")
 	case c.Scenario == loadtest.LLM && c.LLM.Provider == "":
 		return true, errors.New("provider: -scenario llm -redis needs -provider URL (and -keys): the processes on the pool share one provider, as they share its keys; cmd/mockprovider is one")
-	case given("eject") && c.Eject > 0:
-		return true, errors.New("eject: redispool counts no failures, so it ejects nothing")
 	case c.Policy == config.Exclusive && c.Capacity > redispool.MaxCapacity:
 		return true, fmt.Errorf("capacity: want at most %d with -redis", redispool.MaxCapacity)
 	case f.name == "" || strings.ContainsAny(f.name, "{}"):
@@ -101,7 +103,15 @@ func (f *redisFlags) configure(c *loadtest.Config, given func(string) bool) (boo
 	case f.wait <= 0:
 		return true, errors.New("redis-wait: want > 0")
 	}
-	c.Eject = 0 // the failure scenario's: no failure reaches a redispool pool
+	if c.Scenario != loadtest.LLM {
+		// Every acquisition is a lease, ended with Lease.Fail after a
+		// failed call: the failure scenario's ejection applies, which
+		// the harness drops for the scheduler without -api lease.
+		c.API = "lease"
+		if !given("eject") {
+			c.Eject, _ = strconv.Atoi(loadtest.ScenarioDefaults(c.Scenario)["eject"])
+		}
+	}
 	if !given("workers") {
 		c.Workers = min(c.Workers, defaultWorkers) // the cooldown scenario's few stay few
 	}

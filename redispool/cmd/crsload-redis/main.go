@@ -21,13 +21,17 @@
 // redispool.MaxCapacity under -policy shared (any number of holders). A
 // request is Acquire, the simulated call, then Lease.Release, or
 // Lease.Cooldown(-cooldown) when a cooldown is set; after a failed call,
-// -suspend first suspends the resource with Pool.Suspend. redispool has
-// no failure count, so no ejection (-eject is refused, and the failure
-// scenario runs without it). The pool hands out the lowest priority (all
-// equal), then the fewest holders, then the smallest ID, and every
-// acquisition is a lease: -strategy, -heaps, -ordering, -events,
-// -event-queue and -api acquire, which only the in-process scheduler
-// reads, are refused. Leases last redispool's default LeaseTTL, 30 s: a
+// -suspend first suspends the resource with Pool.Suspend. With -eject a
+// failed call's lease ends with Lease.Fail, which counts the failure
+// toward the pool's Options.Ejection (-eject failures in a row, with
+// -eject-base, -eject-max and -eject-share, kept in Redis for every
+// process): the failure scenario's 5 in a row apply, as they do for the
+// scheduler under -api lease. Fail takes no cooldown, so with -cooldown a
+// failed call's cooldown is a Pool.Suspend just before it. The pool hands
+// out the lowest priority (all equal), then the fewest holders, then the
+// smallest ID, and every acquisition is a lease: -strategy, -heaps,
+// -ordering, -events, -event-queue and -api acquire, which only the
+// in-process scheduler reads, are refused. Leases last redispool's default LeaseTTL, 30 s: a
 // backend call longer than that loses its lease, which the accounting
 // reports (a failed release, an expired lease).
 //
@@ -40,8 +44,8 @@
 // # Several processes on one pool
 //
 // Start them together, with the same -redis and -redis-pool (and the same
-// -resources, -policy and -capacity: a process that disagrees with the
-// pool's first one is refused). Each process adds the resources,
+// -resources, -policy, -capacity and ejection: a process that disagrees
+// with the pool's first one is refused). Each process adds the resources,
 // ignoring ErrDuplicateKey, so whichever comes first creates them, and
 // registers in a session hash of its own, {POOL}:crsload (running,
 // joined, left; it expires a few minutes after the last change). At the

@@ -249,6 +249,40 @@ func TestACooldownRunOnRedisBalancesItsAccounts(t *testing.T) {
 	noKeysLeft(t, pool)
 }
 
+// -eject works on a redispool pool: a failed call ends its lease with
+// Lease.Fail, which feeds the pool's Ejection. backend-01 fails every
+// call, the others none; on exclusive resources its calls come one at a
+// time, so the third failure in a row ejects it, for longer than the
+// run, and it is never handed out again until the end brings it back.
+func TestTheFailureScenarioOnRedisEjectsAResourceThatKeepsFailing(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	r := crsload(t, quickArgs(pool, "-scenario", "failure", "-api", "lease", "-policy", "exclusive",
+		"-failure-rate", "0", "-unhealthy-rate", "1", "-eject", "3", "-eject-base", "1m", "-eject-max", "0")...)
+	u, calls := r.Resources[0], r.PoolState.Calls
+	switch {
+	case r.Config.Eject != 3:
+		t.Fatalf("eject %d, want 3", r.Config.Eject)
+	case u.Acquisitions != 3 || u.Failures != 3:
+		t.Fatalf("%s: %d acquisitions, %d failures; want 3 of each, then an ejection", u.Name, u.Acquisitions, u.Failures)
+	case calls.Fails != 3 || r.Requests.BackendFailures != 3:
+		t.Fatalf("%d Lease.Fail calls for %d failed calls, want 3", calls.Fails, r.Requests.BackendFailures)
+	case calls.Includes != 1:
+		t.Fatalf("%d rests ended at the end, want 1 (the ejection)", calls.Includes)
+	}
+	noKeysLeft(t, pool)
+
+	// Fail takes no cooldown: a failed call's cooldown is a suspension
+	// started first, which the check of cooldowns holds to.
+	pool = poolName(t)
+	r = crsload(t, quickArgs(pool, "-scenario", "cooldown", "-cooldown", "2ms", "-failure-rate", "0.3",
+		"-eject", "2", "-eject-base", "5ms", "-eject-max", "20ms")...)
+	if calls := r.PoolState.Calls; !r.Requests.CooldownChecked || calls.Fails == 0 || calls.Cooldowns <= calls.Fails {
+		t.Fatalf("cooldown checked: %v; calls %+v", r.Requests.CooldownChecked, calls)
+	}
+	noKeysLeft(t, pool)
+}
+
 func TestSeveralProcessesShareOnePool(t *testing.T) {
 	needRedis(t)
 	pool := poolName(t)
@@ -283,22 +317,23 @@ func TestSeveralProcessesShareOnePool(t *testing.T) {
 
 func TestRedisFlagsAreCheckedBeforeAnythingRuns(t *testing.T) {
 	for _, args := range [][]string{
-		{"-redis-pool", "x"},                                      // without -redis
-		{"-redis", "127.0.0.1:1", "-pool", "mutex"},               // two pools
-		{"-redis", "127.0.0.1:1", "-api", "lease", "-eject", "3"}, // no ejection
-		{"-redis", "127.0.0.1:1", "-redis-pool", "a{b}"},          // not a pool name
+		{"-redis-pool", "x"},                             // without -redis
+		{"-redis", "127.0.0.1:1", "-pool", "mutex"},      // two pools
+		{"-redis", "127.0.0.1:1", "-redis-pool", "a{b}"}, // not a pool name
 	} {
 		var out bytes.Buffer
 		if code := loadtest.MainWith(context.Background(), args, &out, &out, redisExtension(&out)); code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, out.String())
 		}
 	}
-	o, err := loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "failure", "-api", "lease"}, &bytes.Buffer{}, redisExtension(nil))
+	// Every acquisition is a lease: the failure scenario ejects, as it
+	// does for the scheduler under -api lease.
+	o, err := loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "failure"}, &bytes.Buffer{}, redisExtension(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := o.Config; c.Pool != "redis" || c.Workers != defaultWorkers || c.Eject != 0 {
-		t.Fatalf("pool %q, %d workers, eject %d", c.Pool, c.Workers, c.Eject)
+	if c := o.Config; c.Pool != "redis" || c.Workers != defaultWorkers || c.Eject != 5 || c.API != "lease" {
+		t.Fatalf("pool %q, %d workers, eject %d, api %q", c.Pool, c.Workers, c.Eject, c.API)
 	}
 	// A scenario with fewer workers than the Redis default keeps them.
 	o, err = loadtest.ParseFlags([]string{"-redis", "127.0.0.1:1", "-scenario", "cooldown"}, &bytes.Buffer{}, redisExtension(nil))

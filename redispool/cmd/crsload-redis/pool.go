@@ -42,7 +42,7 @@ type redisPool struct {
 	others    int
 	finishErr error
 
-	suspends, cooldowns, includes atomic.Uint64
+	fails, suspends, cooldowns, includes atomic.Uint64
 }
 
 // openPool connects, joins the pool's session and adds the resources
@@ -68,7 +68,16 @@ func openPoolOf(ctx context.Context, cfg loadtest.Config, f redisFlags, log io.W
 		// Enough connections that the workers do not queue for one.
 		PoolSize: max(10*runtime.GOMAXPROCS(0), min(cfg.Workers, 256)),
 	})
-	pool, err := redispool.New(client, redispool.Options{Name: f.name})
+	opts := redispool.Options{Name: f.name}
+	if cfg.Eject > 0 {
+		opts.Ejection = config.Ejection{
+			ConsecutiveFailures: cfg.Eject,
+			BaseTime:            cfg.EjectBase,
+			MaxTime:             cfg.EjectMax,
+			MaxEjectedShare:     cfg.EjectShare,
+		}
+	}
+	pool, err := redispool.New(client, opts)
 	if err != nil {
 		_ = client.Close()
 		return nil, err
@@ -178,27 +187,41 @@ func (a *lease) Resource() int { return a.index }
 // End releases the lease: with a cooldown, Lease.Cooldown rests the
 // resource in the same step; after a failure, -suspend first suspends it
 // (a leased resource takes no new lease, and rests once its leases end).
-// The request's context may have ended (its client gave up): releasing
-// does not depend on it.
+// With -eject a failure ends the lease with Lease.Fail, which counts it
+// toward the pool's Ejection; Fail takes no cooldown, so a cooldown is
+// then a suspension started just before (the resource rests from that
+// moment, which the harness's check of cooldowns, timed from the end of
+// the call, allows). The request's context may have ended (its client
+// gave up): releasing does not depend on it.
 func (a *lease) End(failed bool) error {
 	p := a.p
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	var suspendErr error
+	var suspendErr, coolErr error
 	if failed && p.cfg.Suspend > 0 {
 		if suspendErr = p.pool.Suspend(ctx, a.l.ID, p.cfg.Suspend); suspendErr == nil {
 			p.suspends.Add(1)
 		}
 	}
 	var err error
-	if p.cfg.Cooldown > 0 {
+	switch {
+	case failed && p.cfg.Eject > 0:
+		if p.cfg.Cooldown > 0 {
+			if coolErr = p.pool.Suspend(ctx, a.l.ID, p.cfg.Cooldown); coolErr == nil {
+				p.cooldowns.Add(1)
+			}
+		}
+		if err = a.l.Fail(ctx); err == nil {
+			p.fails.Add(1)
+		}
+	case p.cfg.Cooldown > 0:
 		if err = a.l.Cooldown(ctx, p.cfg.Cooldown); err == nil {
 			p.cooldowns.Add(1)
 		}
-	} else {
+	default:
 		err = a.l.Release(ctx)
 	}
-	return errors.Join(err, suspendErr)
+	return errors.Join(err, suspendErr, coolErr)
 }
 
 // Finish closes this process's handle (which waits for leases being given
@@ -252,7 +275,7 @@ func (p *redisPool) Finish() error {
 // State reads the pool's Stats. Leases, resources and their states are
 // the pool's, over every process; Waiters counts this process's.
 func (p *redisPool) State() (loadtest.PoolState, error) {
-	calls := loadtest.HealthCalls{Suspends: p.suspends.Load(), Cooldowns: p.cooldowns.Load(), Includes: p.includes.Load()}
+	calls := loadtest.HealthCalls{Fails: p.fails.Load(), Suspends: p.suspends.Load(), Cooldowns: p.cooldowns.Load(), Includes: p.includes.Load()}
 	if p.finishErr != nil {
 		// Finish's error fails the accounting; the figures are not final.
 		return loadtest.PoolState{Calls: calls}, nil
@@ -329,6 +352,10 @@ func newSession(client *redis.Client, pool string, wait time.Duration, cfg loadt
 	capacity := "shared"
 	if cfg.Policy == config.Exclusive {
 		capacity = "capacity " + strconv.Itoa(cfg.Capacity)
+	}
+	if cfg.Eject > 0 {
+		// Every process of a pool must use the same Ejection.
+		capacity += fmt.Sprintf(", eject after %d failures for %v (at most %v, %v of the pool)", cfg.Eject, cfg.EjectBase, cfg.EjectMax, cfg.EjectShare)
 	}
 	if more != "" {
 		capacity += ", " + more
