@@ -13,9 +13,10 @@ import (
 // Main is the crsload command: parse the flags, run (twice with -compare),
 // print the report, write the files asked for. It returns the exit
 // status: 0, 1 if a run's accounting failed or a file could not be
-// written, 2 for a usage error (one line on stderr, pointing to -h), and
-// 128 + the signal's number when a signal (see NotifyContext) interrupted
-// the run, whose report then says so. -h prints the usage on stdout.
+// written, 2 for a usage error (one line on stderr, pointing to -h), 3
+// if an extension's pool cannot be reached (ErrUnreachable), and 128 +
+// the signal's number when a signal (see NotifyContext) interrupted the
+// run, whose report then says so. -h prints the usage on stdout.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return MainWith(ctx, args, stdout, stderr)
 }
@@ -110,9 +111,14 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	return status
 }
 
+// ErrUnreachable is wrapped by an extension's Open (and LLM) when the
+// pool's server cannot be reached: the command then exits 3, which no
+// run that started has.
+var ErrUnreachable = errors.New("cannot be reached")
+
 // notRun reports a run that could not start, and returns the exit
-// status: 128 + the signal's number if a signal stopped its setup, 1
-// otherwise.
+// status: 128 + the signal's number if a signal stopped its setup, 3 if
+// the pool's server cannot be reached (ErrUnreachable), 1 otherwise.
 func notRun(ctx context.Context, prog string, err error, stderr io.Writer) int {
 	var in Interrupt
 	if errors.As(context.Cause(ctx), &in) {
@@ -125,6 +131,9 @@ func notRun(ctx context.Context, prog string, err error, stderr io.Writer) int {
 		return in.status()
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	if errors.Is(err, ErrUnreachable) {
+		return 3
+	}
 	return 1
 }
 

@@ -48,7 +48,8 @@ scheduler's, are refused. After a failed call the lease ends with
 Lease.Fail, which feeds the pool's Ejection (-eject, with -eject-base,
 -eject-max and -eject-share; the failure scenario's 5 in a row apply).
 redispool has no events, no count of cancelled waits and no health
-totals (the accounting skips those checks). With -scenario llm, the keys are the
+totals (the accounting skips those checks). When that Redis cannot be
+reached, the command says so in one line and exits 3: nothing ran. With -scenario llm, the keys are the
 pool's resources, with -rpm and -tpm as their limits, and -provider URL
 with -keys is required: start one provider for all the processes
 (go run ./cmd/mockprovider) and give them -provider-stats to read its

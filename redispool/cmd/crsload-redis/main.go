@@ -4,8 +4,10 @@
 // other flag, the scenarios, the report, the output streams and the exit
 // statuses are those of the root module's cmd/crsload (this module has
 // the Redis client, which the root module may not depend on; the harness
-// itself is github.com/crsched/crs/harness/loadtest). It has a name of
-// its own so that installing both commands keeps both.
+// itself is github.com/crsched/crs/harness/loadtest), with one more exit
+// status: 3, with one line on stderr, when the Redis of -redis cannot be
+// reached (the client's own logging is silenced). It has a name of its
+// own so that installing both commands keeps both.
 //
 //	cd redispool
 //	go run ./cmd/crsload-redis -redis 127.0.0.1:6379      # about 12 s: 200 workers, 4 resources
@@ -93,10 +95,15 @@ import (
 	"context"
 	"os"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/crsched/crs/harness/loadtest"
 )
 
 func main() {
+	// The Redis client logs its connection failures on its own; the
+	// command says what failed, in one line.
+	redis.SetLogger(quietLogger{})
 	// SIGINT or SIGTERM ends the run early; the report covers what ran and
 	// says so, and the exit status is 130 or 143. A second signal quits
 	// at once (the end of a run may wait for other processes on the pool).
@@ -105,3 +112,8 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// quietLogger is the Redis client's logger: it logs nothing.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

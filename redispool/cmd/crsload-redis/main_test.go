@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -37,7 +38,14 @@ var (
 	whyNoRedis string
 )
 
+// envMain makes the test binary run the command itself (main), for the
+// tests of what only a process shows: its whole stderr, its exit status.
+const envMain = "CRSLOAD_REDIS_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(envMain) == "1" {
+		main()
+	}
 	os.Exit(runTests(m))
 }
 
@@ -430,6 +438,29 @@ func TestAProcessThatNeverFinishesFailsThePoolCheck(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "waiting for 1 other crsload process") {
 		t.Errorf("no note of the wait:\n%s", stderr.String())
+	}
+}
+
+// A Redis that cannot be reached is one line of the command's own on
+// stderr, none of the Redis client's logging, and an exit status of its
+// own, which -h documents: 1 is a failed accounting.
+func TestAnUnreachableRedisIsOneLineAndExitsThree(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-redis", "127.0.0.1:1", "-progress", "off") // nothing listens on port 1
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || stdout.Len() > 0 || strings.Count(stderr.String(), "\n") != 1 ||
+		!strings.HasPrefix(stderr.String(), "crsload-redis: redis: 127.0.0.1:1 cannot be reached: ") {
+		t.Fatalf("%v; want exit status 3\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var help bytes.Buffer
+	loadtest.MainWith(context.Background(), []string{"-h"}, &help, &help, redisExtension(&help))
+	if !strings.Contains(strings.Join(strings.Fields(help.String()), " "), "cannot be reached, the command says so in one line and exits 3") {
+		t.Errorf("-h does not document exit status 3:\n%s", help.String())
 	}
 }
 

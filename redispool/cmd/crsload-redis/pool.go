@@ -68,6 +68,15 @@ func openPoolOf(ctx context.Context, cfg loadtest.Config, f redisFlags, log io.W
 		// Enough connections that the workers do not queue for one.
 		PoolSize: max(10*runtime.GOMAXPROCS(0), min(cfg.Workers, 256)),
 	})
+	// A server that does not answer is told apart from a failed run: the
+	// command exits 3, with one line.
+	if err := withTimeout(ctx, func(ctx context.Context) error { return client.Ping(ctx).Err() }); err != nil {
+		_ = client.Close()
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%s %w: %w", f.addr, loadtest.ErrUnreachable, err)
+		}
+		return nil, err
+	}
 	opts := redispool.Options{Name: f.name}
 	if cfg.Eject > 0 {
 		opts.Ejection = config.Ejection{
