@@ -46,31 +46,54 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 			text = stderr // stdout carries the JSON or HTML report
 		}
 	}
-	abandon := func() {
+	r, err := runAll(ctx, prog, o, stderr)
+	if err != nil {
 		for _, out := range outs {
 			out.abandon()
 		}
-	}
-
-	r, err := runOnce(ctx, prog, o.Config, o.ext, o.Progress, stderr)
-	if err != nil {
-		abandon()
 		return notRun(ctx, prog, err, stderr)
 	}
-	if o.Compare && ctx.Err() == nil {
-		base := o.Config
-		base.Pool = "mutex"
-		if base.Scenario == LLM {
-			base.Pool = "naive"
+	status := writeReports(prog, r, text, outs, stderr)
+	// An interrupted run still reports what it measured, and then exits
+	// as a process the signal ended would, so that a script sees it.
+	if err := context.Cause(ctx); err != nil {
+		what := "interrupted"
+		if o.Compare && r.Baseline == nil {
+			what += ": the baseline did not run"
 		}
-		// A signal that stops the baseline's setup leaves the first
-		// run's report, which then says that the baseline did not run.
-		if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil && ctx.Err() == nil {
-			abandon()
-			return notRun(ctx, prog, err, stderr)
+		fmt.Fprintf(stderr, "%s: %s (%s)\n", prog, what, interruptCause(err))
+		var in Interrupt
+		if errors.As(err, &in) {
+			return in.status()
 		}
+		return max(status, 1)
 	}
+	return status
+}
 
+// runAll runs o's run and, with -compare, its baseline. A signal that
+// stops the baseline's setup leaves the first run's report, which then
+// says that the baseline did not run.
+func runAll(ctx context.Context, prog string, o Options, stderr io.Writer) (*Report, error) {
+	r, err := runOnce(ctx, prog, o.Config, o.ext, o.Progress, stderr)
+	if err != nil || !o.Compare || ctx.Err() != nil {
+		return r, err
+	}
+	base := o.Config
+	base.Pool = "mutex"
+	if base.Scenario == LLM {
+		base.Pool = "naive"
+	}
+	if r.Baseline, err = runOnce(ctx, prog, base, nil, o.Progress, stderr); err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// writeReports writes the text report (and the comparison) to text and
+// the report files, and returns the exit status so far: 1 if one could
+// not be written or an accounting failed.
+func writeReports(prog string, r *Report, text io.Writer, outs []*output, stderr io.Writer) int {
 	status := 0
 	if err := WriteText(text, r); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -93,20 +116,6 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, exts
 	if !r.Accounting.OK || (r.Baseline != nil && !r.Baseline.Accounting.OK) {
 		fmt.Fprintf(stderr, "%s: accounting failed\n", prog)
 		status = 1
-	}
-	// An interrupted run still reports what it measured, and then exits
-	// as a process the signal ended would, so that a script sees it.
-	if err := context.Cause(ctx); err != nil {
-		what := "interrupted"
-		if o.Compare && r.Baseline == nil {
-			what += ": the baseline did not run"
-		}
-		fmt.Fprintf(stderr, "%s: %s (%s)\n", prog, what, interruptCause(err))
-		var in Interrupt
-		if errors.As(err, &in) {
-			return in.status()
-		}
-		return max(status, 1)
 	}
 	return status
 }

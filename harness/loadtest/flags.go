@@ -63,17 +63,8 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	if err := parseLLM(&o, keys, set); err != nil {
 		return o, err
 	}
-	for name, value := range ScenarioDefaults(c.Scenario) {
-		if !set[name] {
-			if err := fs.Set(name, value); err != nil {
-				return o, err
-			}
-		}
-	}
-	// The failure scenario's ejection applies where failures reach the
-	// scheduler: Lease.Fail, with -api lease.
-	if !set["eject"] && c.API != "lease" {
-		c.Eject = 0
+	if err := applyScenario(fs, c, set); err != nil {
+		return o, err
 	}
 	if o.Compare && set["pool"] {
 		return o, errors.New("pool: -compare runs both pools itself (crs, then the mutex baseline; llm: crs, then naive): drop -pool")
@@ -81,14 +72,8 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	if o.Compare {
 		c.Pool = "crs" // then the baseline; an extension's pool replaces crs
 	}
-	if _, err := NewProgress(io.Discard, o.Progress); err != nil {
+	if err := o.checkOutputs(); err != nil {
 		return o, err
-	}
-	switch {
-	case o.JSON == "-" && o.HTML == "-":
-		return o, errors.New("json, html: only one report can go to stdout (-)")
-	case o.JSON != "" && o.JSON != "-" && filepath.Clean(o.JSON) == filepath.Clean(o.HTML):
-		return o, errors.New("json, html: want two different files")
 	}
 	if err := o.configure(exts, set); err != nil {
 		return o, err
@@ -103,6 +88,40 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 	avail, where := availableMemory()
 	return o, checkMemory(*c, avail, where)
+}
+
+// applyScenario gives the flags the user did not set the scenario's
+// values (see ScenarioDefaults).
+func applyScenario(fs *flag.FlagSet, c *Config, set map[string]bool) error {
+	for name, value := range ScenarioDefaults(c.Scenario) {
+		if !set[name] {
+			if err := fs.Set(name, value); err != nil {
+				return err
+			}
+		}
+	}
+	// The failure scenario's ejection applies where failures reach the
+	// scheduler: Lease.Fail, with -api lease (an extension's pool of
+	// leases restores it: see Extension.Configure).
+	if !set["eject"] && c.API != "lease" {
+		c.Eject = 0
+	}
+	return nil
+}
+
+// checkOutputs checks -progress, and that -json and -html go to two
+// places.
+func (o *Options) checkOutputs() error {
+	if _, err := NewProgress(io.Discard, o.Progress); err != nil {
+		return err
+	}
+	switch {
+	case o.JSON == "-" && o.HTML == "-":
+		return errors.New("json, html: only one report can go to stdout (-)")
+	case o.JSON != "" && o.JSON != "-" && filepath.Clean(o.JSON) == filepath.Clean(o.HTML):
+		return errors.New("json, html: want two different files")
+	}
+	return nil
 }
 
 // configure lets the first extension whose flags select its pool adjust
@@ -308,14 +327,37 @@ resources added) stops that too.
 With no flags: 10,000 workers, 4 resources, shared policy, adaptive
 strategy, normal scenario, a 10 s window after a 1 s warm-up.
 
-Scenarios:
+`+scenariosUsage(f)+`
+
+A run that would need more memory than this machine has available is
+refused, unless -force: about `+bytesText(workerBytes)+` a worker and `+bytesText(resourceBytes)+` a resource (llm:
+`+bytesText(llmWorkerBytes)+` a worker and `+bytesText(llmKeyBytes)+` a key), as measured.
+
+The end of a run brings every resting resource back (Include) and checks
+the scheduler's Stats: no holder or waiter, every resource active, and its
+Failures, Suspensions and Ejections against the calls the harness made.
+
+`)
+	for _, x := range exts {
+		if x.Usage != "" {
+			fmt.Fprintln(w, x.Usage)
+		}
+	}
+	fmt.Fprintf(w, "Usage: %s [flags]\n\n", fs.Name())
+	fs.PrintDefaults()
+}
+
+// scenariosUsage is the -h paragraph on the scenarios; f is the failure
+// scenario's settings.
+func scenariosUsage(f Config) string {
+	return `Scenarios:
   normal    steady load
   burst     a tenth of the workers, a step to all of them for the middle
             third of the window, and back
-  failure   `+fmt.Sprintf(`backend calls fail: %s on the healthy resources, %s on one
+  failure   ` + fmt.Sprintf(`backend calls fail: %s on the healthy resources, %s on one
             unhealthy resource (backend-01), so %s of all calls with
             the default %d resources while none is ejected`, whole(f.FailureRate), whole(f.UnhealthyRate),
-		whole(f.FailureShare()), f.Resources)+`;
+		whole(f.FailureShare()), f.Resources) + `;
             with -api lease each failure is reported with Lease.Fail,
             and 5 in a row eject the resource (1 s, then 2 s, ... at most
             10 s; at most half the resources at once); -suspend D also
@@ -340,24 +382,7 @@ Scenarios:
             the buckets allowed over the window) and the latency added
             before the served attempt. It reads -workers, -resources
             (keys), -duration, -seed, -pool, -compare, -json, -progress,
-            -force and the flags marked "llm:", no others; no -html.
-
-A run that would need more memory than this machine has available is
-refused, unless -force: about `+bytesText(workerBytes)+` a worker and `+bytesText(resourceBytes)+` a resource (llm:
-`+bytesText(llmWorkerBytes)+` a worker and `+bytesText(llmKeyBytes)+` a key), as measured.
-
-The end of a run brings every resting resource back (Include) and checks
-the scheduler's Stats: no holder or waiter, every resource active, and its
-Failures, Suspensions and Ejections against the calls the harness made.
-
-`)
-	for _, x := range exts {
-		if x.Usage != "" {
-			fmt.Fprintln(w, x.Usage)
-		}
-	}
-	fmt.Fprintf(w, "Usage: %s [flags]\n\n", fs.Name())
-	fs.PrintDefaults()
+            -force and the flags marked "llm:", no others; no -html.`
 }
 
 // policyFlag reads "shared" or "exclusive".

@@ -60,20 +60,9 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 	// allows over the window is never less than what the mock's buckets
 	// allowed.
 	start := time.Now()
-	var mock *mockprovider.Server
-	url := lc.Provider
-	if url == "" {
-		p, err := mockprovider.New(mockprovider.Config{
-			Keys: keys, RequestsPerMinute: lc.RPM, TokensPerMinute: lc.TPM,
-			Latency: lc.Latency, Seed: cfg.Seed,
-		})
-		if err != nil {
-			return nil, err
-		}
-		if mock, err = mockprovider.Listen("127.0.0.1:0", p); err != nil {
-			return nil, err
-		}
-		url = mock.URL
+	mock, url, err := startMock(cfg, keys)
+	if err != nil {
+		return nil, err
 	}
 	client, title, err := newLLMClient(ctx, cfg, ext, keys)
 	if err != nil {
@@ -108,26 +97,7 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 	elapsed := time.Since(start)
 	stopProgress()
 	run.http.close()
-	var stats *mockprovider.Stats
-	if mock != nil {
-		if err := mock.Close(); err != nil {
-			noteErr(&run.k.firstErr, fmt.Errorf("mock provider: %w", err))
-		}
-		s := mock.Stats()
-		stats = &s
-	}
-	// An extension's Finish may wait for the other processes on its
-	// pool: the provider's counters, read after it, then cover them all.
-	checks := client.Finish()
-	client.Close()
-	if lc.ProviderStats {
-		s, err := readProviderStats(ctx, url)
-		if err != nil {
-			noteErr(&run.k.firstErr, err)
-			checks = append(checks, Check{Name: "the provider's counters were read", Detail: err.Error()})
-		}
-		stats = s
-	}
+	stats, checks := run.finish(mock, url)
 
 	var in *Interruption
 	if ctx.Err() != nil {
@@ -138,6 +108,56 @@ func runLLM(ctx context.Context, cfg Config, ext *Extension, progress *Progress)
 		Pool: cfg.Pool, PoolTitle: lr.ClientTitle, Config: configReport(cfg), Environment: lr.Environment,
 		ElapsedNs: int64(elapsed), Interrupted: in, Accounting: lr.Accounting, LLM: lr,
 	}, nil
+}
+
+// finish ends the run once its workers have stopped: it closes the mock
+// and the client, and returns the provider's counters (the mock's, or
+// with -provider-stats those of the provider at url) and the client's
+// checks.
+func (r *llmRun) finish(mock *mockprovider.Server, url string) (*mockprovider.Stats, []Check) {
+	var stats *mockprovider.Stats
+	if mock != nil {
+		if err := mock.Close(); err != nil {
+			noteErr(&r.k.firstErr, fmt.Errorf("mock provider: %w", err))
+		}
+		s := mock.Stats()
+		stats = &s
+	}
+	// An extension's Finish may wait for the other processes on its
+	// pool: the provider's counters, read after it, then cover them all.
+	checks := r.client.Finish()
+	r.client.Close()
+	if r.cfg.LLM.ProviderStats {
+		s, err := readProviderStats(r.ctx, url)
+		if err != nil {
+			noteErr(&r.k.firstErr, err)
+			checks = append(checks, Check{Name: "the provider's counters were read", Detail: err.Error()})
+		}
+		stats = s
+	}
+	return stats, checks
+}
+
+// startMock starts the in-process mock provider on loopback, unless the
+// run has a -provider: it returns the mock (nil then) and the URL the
+// calls go to.
+func startMock(cfg Config, keys []string) (*mockprovider.Server, string, error) {
+	lc := cfg.LLM
+	if lc.Provider != "" {
+		return nil, lc.Provider, nil
+	}
+	p, err := mockprovider.New(mockprovider.Config{
+		Keys: keys, RequestsPerMinute: lc.RPM, TokensPerMinute: lc.TPM,
+		Latency: lc.Latency, Seed: cfg.Seed,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	mock, err := mockprovider.Listen("127.0.0.1:0", p)
+	if err != nil {
+		return nil, "", err
+	}
+	return mock, mock.URL, nil
 }
 
 // newLLMClient makes the client cfg.Pool names, and its title.

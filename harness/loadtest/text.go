@@ -35,6 +35,20 @@ func WriteText(w io.Writer, r *Report) error {
 		return writeLLMText(w, r.LLM)
 	}
 	b := &strings.Builder{}
+	writeHeading(b, r)
+	writeRequests(b, r)
+	writeThroughput(b, r)
+	writeLatency(b, r)
+	writeResources(b, r)
+	writeRuntime(b, r)
+	writeAccounting(b, r.Accounting)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeading says what ran: the scenario, the pool, the workload, how
+// long, and where.
+func writeHeading(b *strings.Builder, r *Report) {
 	c, env := r.Config, r.Environment
 	fmt.Fprintf(b, "crsload: %s scenario, %s", c.Scenario, titleOf(r))
 	if in := r.Interrupted; in != nil && in.During != "" {
@@ -93,15 +107,6 @@ func WriteText(w io.Writer, r *Report) error {
 		race = ", race detector on"
 	}
 	fmt.Fprintf(b, "  %s/%s, %d CPUs, GOMAXPROCS %d, %s%s, seed %d\n", env.GOOS, env.GOARCH, env.CPUs, env.GOMAXPROCS, env.Go, race, c.Seed)
-
-	writeRequests(b, r)
-	writeThroughput(b, r)
-	writeLatency(b, r)
-	writeResources(b, r)
-	writeRuntime(b, r)
-	writeAccounting(b, r.Accounting)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func writeRequests(b *strings.Builder, r *Report) {
