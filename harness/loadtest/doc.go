@@ -20,7 +20,9 @@
 // The files, one concern each:
 //
 //	config.go, flags.go, cli.go   what to run, from the command line
+//	memory.go                     the memory a run needs, and what is free
 //	engine.go, worker.go          the run: cohorts of workers, one request
+//	setup.go                      a pool's setup, in chunks a signal stops
 //	reqctx.go                     a request's timeout, free until waited on
 //	pool.go                       what a pool must offer, and Extension
 //	pool_crs.go, health_crs.go    the scheduler, and its health features
