@@ -129,13 +129,14 @@ func TestAnInterruptedRunSaysSoAndMeasuresTheWindowItRan(t *testing.T) {
 
 func TestARunInterruptedInItsWarmUpMeasuresNothing(t *testing.T) {
 	cfg := quick(Normal)
+	cfg.Pool = "mutex"
+	cfg.Warmup = time.Hour // only the interrupt ends the run, in its warm-up
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(Interrupt{Signal: syscall.SIGTERM})
-	r, err := Run(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Interrupted == nil || r.Throughput.WindowNs != 0 || r.Throughput.PerSecond != 0 || r.Throughput.Ratio != 0 {
+	defer cancel(nil)
+	p := &interruptingPool{mutexPool: newMutexPool(cfg), after: 50}
+	p.interrupt = func() { cancel(Interrupt{Signal: syscall.SIGTERM}) }
+	r := newEngine[mutexHandle](cfg, p).run(ctx, nil)
+	if r.Interrupted == nil || r.Interrupted.During != "" || r.Throughput.WindowNs != 0 || r.Throughput.PerSecond != 0 || r.Throughput.Ratio != 0 {
 		t.Fatalf("interrupted %+v, throughput %+v", r.Interrupted, r.Throughput)
 	}
 	var b strings.Builder
