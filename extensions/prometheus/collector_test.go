@@ -378,28 +378,3 @@ func TestCollectorCountsAsOtherOnlyTheInactiveResourcesNoStateHas(t *testing.T) 
 		}
 	}
 }
-
-// resourcesByState returns the crs_resources series of c by state.
-func resourcesByState(t *testing.T, c prometheus.Collector) map[string]float64 {
-	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
-	byState := map[string]float64{}
-	for _, mf := range families {
-		if mf.GetName() != "crs_resources" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "state" {
-					byState[l.GetValue()] = m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return byState
-}

@@ -172,28 +172,3 @@ func TestEveryEventTypeOfTheCoreIsExported(t *testing.T) {
 		}
 	}
 }
-
-// eventCounts returns the crs_events_total series of c by type.
-func eventCounts(t *testing.T, c prometheus.Collector) map[string]float64 {
-	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
-	counts := map[string]float64{}
-	for _, mf := range families {
-		if mf.GetName() != "crs_events_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "type" {
-					counts[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return counts
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/crsched/crs/extensions/metrics"
 	"github.com/crsched/crs/internal/fakeclock"
 	"github.com/crsched/crs/scheduler"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 type worker struct {
@@ -161,4 +162,42 @@ func mustLease(t *testing.T, sched *pool, want string) scheduler.Lease[*worker, 
 		t.Fatalf("lease on %q, want %q", lease.Key(), want)
 	}
 	return lease
+}
+
+// seriesBy returns the values of c's series of the gauge or counter
+// named name, by the value of their label label.
+func seriesBy(t *testing.T, c prometheus.Collector, name, label string) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	by := map[string]float64{}
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					by[l.GetValue()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return by
+}
+
+// resourcesByState returns the crs_resources series of c by state.
+func resourcesByState(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	return seriesBy(t, c, "crs_resources", "state")
+}
+
+// eventCounts returns the crs_events_total series of c by type.
+func eventCounts(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	return seriesBy(t, c, "crs_events_total", "type")
 }
