@@ -18,17 +18,11 @@ import (
 )
 
 // Scheduler hands out resources of type T, identified by keys of type ID,
-// best first by the configured comparator. All methods are safe for
-// concurrent use.
-//
-// Lock order: a shard lock, then the lookup map's, the waiter queue's,
-// the deadlines' or the budget profiles' lock (never two of those at
-// once). No method holds two
-// shard locks, except BatchAdd, which takes the shards it touches in
-// ascending index order. No user code (comparator aside, see below) runs
-// under a lock; the comparator runs under the lock of the shard it orders,
-// and a panic in it unwinds through deferred unlocks and undoes the
-// operation (see shard).
+// best first by the configured comparator. Create one with New; Acquire
+// and Release, AcquireContext and Lease hand resources out and take them
+// back, Stats reports the pool's state, Shutdown closes it. All methods are
+// safe for concurrent use. The lock order and what runs under which lock:
+// docs/ARCHITECTURE.md, "Lock rules".
 type Scheduler[T any, ID comparable] struct {
 	cmp      func(a, b T) int
 	key      func(T) ID
