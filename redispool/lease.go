@@ -34,7 +34,7 @@ type Lease struct {
 	// so that it can refuse a holder whose lease has ended (one that
 	// stalled past its deadline). Tokens are not consecutive: each is
 	// also at least the server's clock in microseconds, for when the
-	// data is lost (see the package documentation for what is promised
+	// data is lost (see README.md, Semantics, for what is promised
 	// then).
 	Token uint64
 

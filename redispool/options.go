@@ -32,7 +32,7 @@ const RequestWindow = 30 * time.Second
 const requestWindowMs = int64(RequestWindow / time.Millisecond)
 
 // MaxCapacity is the largest Resource.Capacity: holder counts are stored
-// as 10-digit numbers (see doc.go).
+// as 10-digit numbers (see README.md, How it works).
 const MaxCapacity = 1_000_000_000
 
 // Options configures a Pool.
@@ -66,10 +66,10 @@ type Options struct {
 	// its former Deadline (see Lease.Extend). Release, Cooldown and the
 	// pool's writes do not wait: losing one in a failover never lets
 	// two holders in (a lost release keeps the slot until its
-	// deadline). This does not make Redis a consistent store; see the
-	// package documentation. 0 (the default) waits for no replica. It
-	// needs a *redis.Client or a *redis.ClusterClient, to send WAIT on
-	// the write's connection.
+	// deadline). This does not make Redis a consistent store; see
+	// README.md, Replicas and failover. 0 (the default) waits for no
+	// replica. It needs a *redis.Client or a *redis.ClusterClient, to
+	// send WAIT on the write's connection.
 	WaitReplicas int
 	// WaitTimeout bounds the wait of WaitReplicas, and the ctx's
 	// deadline bounds it further. 0 means DefaultWaitTimeout; otherwise
