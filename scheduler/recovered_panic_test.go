@@ -1,7 +1,10 @@
 package scheduler_test
 
 import (
+	"cmp"
 	"context"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -183,5 +186,70 @@ func TestAReleaseWhoseHandOverPanicsSucceeds(t *testing.T) {
 				t.Fatalf("the waiter got %v, want a", err)
 			}
 		})
+	}
+}
+
+// stackTrap is a comparator that panics once, at the first comparison made
+// while a function whose name contains where is on the stack.
+type stackTrap struct {
+	where atomic.Pointer[string]
+	fired atomic.Bool
+}
+
+func (st *stackTrap) arm(where string) { st.fired.Store(false); st.where.Store(&where) }
+
+func (st *stackTrap) compare(a, b *worker) int {
+	if w := st.where.Load(); w != nil {
+		pcs := make([]uintptr, 64)
+		frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+		for {
+			f, more := frames.Next()
+			if strings.Contains(f.Function, *w) {
+				st.where.Store(nil)
+				st.fired.Store(true)
+				panic("comparator trap")
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return cmp.Compare(a.Priority, b.Priority)
+}
+
+// Under GlobalOrder a batch serves its waiter from the shard with the best
+// top. A panic while it takes the hold there undoes the hold, and the
+// batch is in: every shard the batch went into may now hold a resource the
+// waiter should have had, so the next operation on any of them serves it.
+func TestAPanicServingABatchLeavesEveryShardOfItToServeTheWaiter(t *testing.T) {
+	st := &stackTrap{}
+	cfg := baseConfig(2, config.Exclusive)
+	cfg.Ordering = config.GlobalOrder
+	cfg.Comparator = st.compare
+	s := newScheduler(t, cfg)
+	r := acquireAsync(context.Background(), s)
+	untilWaiters(t, s, 1)
+	// In rotation x, z and v go to shard 0, y and u to shard 1. The hold
+	// on x, the best, sifts shard 0's heap as x leaves it.
+	st.arm("eactivate")
+	p, err := callCatching(func() error {
+		return s.BatchAdd([]*worker{w("x", 1), w("y", 2), w("z", 3), w("u", 4), w("v", 5)})
+	})
+	if p != nil || err != nil || !st.fired.Load() {
+		t.Fatalf("BatchAdd = %v, panic %v, comparator panicked %v; want nil, none, true", err, p, st.fired.Load())
+	}
+	if got := s.Stats().Waiters; got != 1 {
+		t.Fatalf("waiters = %d, want 1: the hand-over was undone", got)
+	}
+	if _, err := s.Get("y"); err != nil { // an operation on shard 1, where y and u are free
+		t.Fatal(err)
+	}
+	select {
+	case got := <-r:
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+	case <-time.After(10 * time.Second): // liveness bound only
+		t.Fatal("the waiter still waits after an operation on shard 1, whose y and u are free")
 	}
 }

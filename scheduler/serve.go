@@ -29,15 +29,22 @@ import (
 // queued, or its resource may be gone by the time the waiter would get it
 // (finding 10 in docs/TESTING.md).
 //
-// The comparator may panic anywhere in here: sh is left broken, so that
-// its next user serves the waiters (see repair), and the hold it was
-// taking for a waiter is undone (see undo); what the step did before
-// serving has taken effect.
+// The comparator may panic anywhere in here, in sh or in another shard
+// (serveFrom): the hold it was taking for a waiter is undone (see
+// shard.Shard.Save), what the step did before serving has taken effect,
+// and sh is left broken whichever shard panicked, so that its next user
+// serves the waiters (see repair): its resource is still free.
 func (s *Scheduler[T, ID]) serve(sh *shard.Shard[T, ID]) bool {
 	if s.waiters.Len() == 0 || sh.Heap.Len() == 0 {
 		return false
 	}
 	sh.Commit()
+	done := false
+	defer func() {
+		if !done {
+			sh.Broken = true
+		}
+	}()
 	served := false
 	for s.waiters.Len() > 0 && sh.Heap.Len() > 0 {
 		sure := true
@@ -64,6 +71,7 @@ func (s *Scheduler[T, ID]) serve(sh *shard.Shard[T, ID]) bool {
 		}
 		served = true
 	}
+	done = true
 	if served && s.budgeted && s.waiters.Len() > 0 {
 		// The oldest waiter changed here, and sh has nothing for it (or
 		// no resource left): another shard may cover its cost now.
@@ -107,11 +115,10 @@ func (s *Scheduler[T, ID]) pop(sure bool) *waitq.Waiter[grant[T, ID]] {
 // top strictly better than sh's, or nil, and whether it could read every
 // shard's top. Under GlobalOrder a waiter must get the best resource of
 // all shards. A shard with a change in progress cannot be read: waiting
-// for it while sh's lock is held could deadlock. Requires sh.mu; the
-// comparator may panic, and leaves sh broken.
+// for it while sh's lock is held could deadlock. Requires sh's lock; the
+// comparator may panic (see serve).
 func (s *Scheduler[T, ID]) betterShard(sh *shard.Shard[T, ID]) (better *shard.Shard[T, ID], sure bool) {
 	bestValue := sh.Best().Value
-	sh.Broken = true // left set if the comparator panics
 	sure = true
 	for i := range s.shards {
 		o := &s.shards[i]
@@ -127,7 +134,6 @@ func (s *Scheduler[T, ID]) betterShard(sh *shard.Shard[T, ID]) (better *shard.Sh
 			better, bestValue = o, v
 		}
 	}
-	sh.Broken = false
 	return better, sure
 }
 
@@ -145,9 +151,9 @@ func (s *Scheduler[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool) bool 
 		return false
 	}
 	ours := sh.Best().Value
-	o.Broken, sh.Broken = true, true // left set if the comparator panics
+	o.Broken = true // left set if the comparator panics; sh's is serve's
 	better := s.cmp(top.Value, ours) < 0
-	o.Broken, sh.Broken = false, false
+	o.Broken = false
 	if !better {
 		return false
 	}
@@ -209,9 +215,18 @@ func (s *Scheduler[T, ID]) grantTo(sh *shard.Shard[T, ID], w *waitq.Waiter[grant
 // the shard whose top is best then, ties to the lower shard. Under
 // GlobalOrder a waiter must get the best of the batch; serving shard by
 // shard would give it the best of the first shard. If the comparator
-// panics, the shards are left broken, so that their next users serve the
-// waiters (see repair).
+// panics, every shard of the batch is left broken, so that its next user
+// serves the waiters (see repair): each may hold a resource a waiter
+// should have had.
 func (s *Scheduler[T, ID]) serveBest(added []int) bool {
+	done := false
+	defer func() {
+		for i, k := range added {
+			if k > 0 && !done {
+				s.shards[i].Broken = true
+			}
+		}
+	}()
 	served := false
 	for s.waiters.Len() > 0 {
 		best := s.bestOf(added)
@@ -230,6 +245,7 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 		}
 		served = true
 	}
+	done = true
 	if served && s.budgeted && s.waiters.Len() > 0 {
 		s.kick(-1)
 	}
@@ -237,28 +253,16 @@ func (s *Scheduler[T, ID]) serveBest(added []int) bool {
 }
 
 // bestOf returns the shard among those a batch went into (see serveBest)
-// whose top is best, ties to the lower shard, or -1 if none has one. If
-// the comparator panics, every shard of the batch is left broken, so that
-// its next user serves the waiters: each may hold a resource a waiter
-// should have had. It reads the tops under that mark itself, where
-// shard.best would clear it.
+// whose top is best, ties to the lower shard, or -1 if none has one.
 func (s *Scheduler[T, ID]) bestOf(added []int) int {
-	for i, k := range added {
-		s.shards[i].Broken = s.shards[i].Broken || k > 0
-	}
 	best := -1
 	var top *node.Node[T, ID]
 	for i, k := range added {
 		if k == 0 {
 			continue
 		}
-		if n := s.shards[i].Heap.Top(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
+		if n := s.shards[i].Best(); n != nil && (top == nil || s.cmp(n.Value, top.Value) < 0) {
 			best, top = i, n
-		}
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].Broken = false
 		}
 	}
 	return best
