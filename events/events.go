@@ -69,7 +69,10 @@ type Event[ID comparable] struct {
 // a time and in the order they were queued. OnEvent must not block for
 // long: while it runs, later events wait in the queue and may be dropped.
 // A panic in OnEvent is recovered and counted (stats.Stats.ObserverPanics).
-// OnEvent may call the scheduler.
+// OnEvent may call the scheduler, Shutdown included: from an observer,
+// Shutdown returns without waiting for the remaining deliveries, which
+// follow once OnEvent returns; events after Shutdown are dropped and
+// counted (stats.Stats.DroppedEvents).
 type Observer[ID comparable] interface {
 	OnEvent(Event[ID])
 }

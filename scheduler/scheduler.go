@@ -143,8 +143,11 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 // Shutdown closes the scheduler: every later call returns
 // ErrSchedulerClosed, and every waiting call returns it too. It stops the
 // lease-expiry timer, delivers the events already queued, stops the
-// dispatcher and returns once it has exited. It is idempotent and safe to
-// call concurrently, but not from an observer.
+// dispatcher and returns once it has exited; events after it are dropped
+// and counted (stats.Stats.DroppedEvents). It is idempotent and safe to
+// call concurrently. Called from an observer, it returns without waiting
+// for the dispatcher, which delivers the rest of the queue once the
+// observer returns, and exits.
 func (s *Scheduler[T, ID]) Shutdown() {
 	s.closed.Store(true)
 	for _, w := range s.waiters.Close() {

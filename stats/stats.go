@@ -45,7 +45,8 @@ type Stats struct {
 	AcquireStrategy string
 	// HeapSizes holds the number of active resources in each shard.
 	HeapSizes []int
-	// DroppedEvents counts events dropped because the queue was full.
+	// DroppedEvents counts events dropped because the queue was full or
+	// the scheduler was shut down.
 	DroppedEvents uint64
 	// ObserverPanics counts panics recovered from Observer.OnEvent.
 	ObserverPanics uint64

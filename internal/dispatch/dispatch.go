@@ -2,6 +2,8 @@
 package dispatch
 
 import (
+	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -10,15 +12,20 @@ import (
 
 // Dispatcher queues events in a bounded channel and delivers them to the
 // observers, in order, on its own goroutine. Emit never blocks: when the
-// queue is full the event is dropped and counted.
+// queue is full, or the dispatcher stopped, the event is dropped and
+// counted.
 type Dispatcher[ID comparable] struct {
 	queue     chan events.Event[ID]
 	observers []events.Observer[ID]
 	stop      chan struct{}
 	exited    chan struct{}
 	stopOnce  sync.Once
-	dropped   atomic.Uint64
-	panics    atomic.Uint64
+	stopped   atomic.Bool // set by the first Stop, before stop is closed
+	// delivering is set by the dispatcher's goroutine while it delivers
+	// an event: a Stop that finds it clear is not called from an observer.
+	delivering atomic.Bool
+	dropped    atomic.Uint64
+	panics     atomic.Uint64
 }
 
 // Start starts the dispatcher goroutine for the observers that are not
@@ -38,8 +45,13 @@ func Start[ID comparable](size int, observers []events.Observer[ID]) *Dispatcher
 	return d
 }
 
-// Emit queues e, or drops and counts it when the queue is full.
+// Emit queues e, or drops and counts it when the queue is full or Stop
+// was called.
 func (d *Dispatcher[ID]) Emit(e events.Event[ID]) {
+	if d.stopped.Load() {
+		d.dropped.Add(1)
+		return
+	}
 	select {
 	case d.queue <- e:
 	default:
@@ -47,12 +59,20 @@ func (d *Dispatcher[ID]) Emit(e events.Event[ID]) {
 	}
 }
 
-// Stop delivers the events already queued, stops the goroutine and waits
-// for it to exit. It is idempotent and safe to call concurrently; every
-// call returns only after the goroutine has exited. Stop must not be called
-// from an observer (it would wait for itself).
+// Stop makes the goroutine deliver the events already queued and exit, and
+// waits for it to exit; events emitted after Stop are dropped and counted.
+// It is idempotent and safe to call concurrently. Called from an observer
+// (on the goroutine itself) it returns without waiting, since the
+// goroutine cannot exit before the observer returns; the goroutine then
+// delivers the rest of the queue and exits.
 func (d *Dispatcher[ID]) Stop() {
-	d.stopOnce.Do(func() { close(d.stop) })
+	d.stopOnce.Do(func() {
+		d.stopped.Store(true)
+		close(d.stop)
+	})
+	if d.delivering.Load() && onDispatcher() {
+		return
+	}
 	<-d.exited
 }
 
@@ -82,6 +102,8 @@ func (d *Dispatcher[ID]) run() {
 }
 
 func (d *Dispatcher[ID]) deliver(e events.Event[ID]) {
+	d.delivering.Store(true)
+	defer d.delivering.Store(false)
 	for _, o := range d.observers {
 		d.call(o, e)
 	}
@@ -95,5 +117,41 @@ func (d *Dispatcher[ID]) call(o events.Observer[ID], e events.Event[ID]) {
 			d.panics.Add(1)
 		}
 	}()
-	o.OnEvent(e)
+	observe(func() { o.OnEvent(e) })
+}
+
+// observe runs an observer's call. Its frame is below every observer call
+// on a dispatcher's goroutine, and on no other goroutine's stack, so a Stop
+// that finds it on its own stack was called from an observer: Go has no
+// goroutine identity to compare. An observer of one dispatcher that stops
+// another while that one delivers is taken for its own observer too, and
+// does not wait for it.
+//
+//go:noinline
+func observe(call func()) { call() }
+
+// observeName is observe's name in a stack trace.
+var observeName = runtime.FuncForPC(reflect.ValueOf(observe).Pointer()).Name()
+
+// onDispatcher reports whether observe is on the caller's stack.
+func onDispatcher() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function == observeName {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"testing"
+	"time"
 
 	"github.com/crsched/crs/events"
 )
@@ -62,5 +63,78 @@ func TestObserverPanicsAreCountedAndDoNotStopTheOthers(t *testing.T) {
 	d.Stop()
 	if d.Panics() != 3 || p.calls != 5 || len(after.got) != 5 {
 		t.Fatalf("panics %d, calls %d, delivered to the next observer %d", d.Panics(), p.calls, len(after.got))
+	}
+}
+
+// stopping calls Stop from OnEvent, on the dispatcher's own goroutine, at
+// the event with ID at, and records what it was delivered.
+type stopping struct {
+	d        *Dispatcher[int]
+	at       int
+	got      []int
+	returned chan struct{}
+}
+
+func (s *stopping) OnEvent(e events.Event[int]) {
+	s.got = append(s.got, e.ID)
+	if e.ID == s.at {
+		s.d.Stop()
+		close(s.returned)
+	}
+}
+
+func TestStopFromAnObserverReturnsAndLaterEventsAreDropped(t *testing.T) {
+	obs := &stopping{at: 0, returned: make(chan struct{})}
+	gate := &blocking{entered: make(chan events.Event[int]), release: make(chan struct{})}
+	d := Start(8, []events.Observer[int]{gate, obs})
+	obs.d = d
+	d.Emit(events.Event[int]{ID: 0})
+	<-gate.entered // the dispatcher holds event 0: 1 and 2 queue behind it
+	d.Emit(events.Event[int]{ID: 1})
+	d.Emit(events.Event[int]{ID: 2})
+	close(gate.release)
+	select {
+	case <-obs.returned:
+	case <-time.After(10 * time.Second): // liveness bound only
+		t.Fatal("Stop called from an observer did not return")
+	}
+	d.Emit(events.Event[int]{ID: 3}) // after Stop: dropped and counted
+	d.Stop()                         // waits for the rest queued before Stop
+	if len(obs.got) != 3 || obs.got[2] != 2 {
+		t.Fatalf("delivered %v, want [0 1 2]", obs.got)
+	}
+	if got := d.Dropped(); got != 1 {
+		t.Fatalf("Dropped = %d, want 1", got)
+	}
+}
+
+// A Stop that comes while an observer runs, from another goroutine, still
+// waits for the delivery and for the goroutine to exit.
+func TestStopFromElsewhereDuringADeliveryWaitsForIt(t *testing.T) {
+	obs := &blocking{entered: make(chan events.Event[int]), release: make(chan struct{})}
+	d := Start(2, []events.Observer[int]{obs})
+	d.Emit(events.Event[int]{ID: 0})
+	d.Emit(events.Event[int]{ID: 1})
+	<-obs.entered
+	stopped := make(chan struct{})
+	go func() {
+		d.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while an observer was still running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(obs.release)
+	<-stopped
+	if len(obs.got) != 2 {
+		t.Fatalf("delivered %v, want [0 1]", obs.got)
+	}
+}
+
+func TestObserveIsNamed(t *testing.T) {
+	if observeName != "github.com/crsched/crs/internal/dispatch.observe" {
+		t.Fatalf("observeName = %q", observeName)
 	}
 }
