@@ -274,7 +274,9 @@ func runBudgetModel(t *testing.T, seed uint64) {
 		case 3, 4, 5: // Lease with a cost
 			c := bCosts[rng.IntN(len(bCosts))]
 			trace = append(trace, fmt.Sprintf("Lease(%v)", c))
-			var opts []scheduler.LeaseOption
+			// The model ignores the names no key has (see
+			// cost_names_test.go for their refusal).
+			opts := []scheduler.LeaseOption{scheduler.AllowUnknownLimits()}
 			if c != nil {
 				opts = append(opts, scheduler.WithCost(c))
 			}

@@ -17,7 +17,10 @@
 //     config.Ejection), and expired after config.Config.LeaseTTL if set.
 //     With config.Config.Limits (requests and tokens per minute), WithCost
 //     takes a call's estimated cost in the grant's step and Lease.Settle
-//     replaces it by what the call spent.
+//     replaces it by what the call spent; a cost naming a limit no
+//     resource has is refused (errors.ErrUnknownLimit) unless
+//     AllowUnknownLimits is given. For API keys use config.Shared: leases
+//     count the calls in flight and the limits meter them.
 //   - AcquireByAffinity, AcquireByAffinityContext and LeaseByAffinity keep
 //     an identifier on the same resource while it is available.
 //   - Update, Exclude, Include, Suspend and Remove change a resource;

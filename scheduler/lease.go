@@ -10,6 +10,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -111,12 +112,17 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 // resource covers yet is waited for, without polling, until a refill or
 // a refund covers it; a cost above a limit's Max on every resource fails
 // at once with ErrCostExceedsLimits (resources where it is above are
-// skipped). See the package documentation, Budgets.
+// skipped). A cost that names a limit no resource present has is refused
+// with ErrUnknownLimit, changing nothing, unless AllowUnknownLimits is
+// given. See the package documentation, Budgets.
 func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Lease[T, ID], error) {
 	var o leaseOptions
 	if len(opts) > 0 {
 		var err error
 		if o, err = leaseOptionsOf(opts); err != nil {
+			return Lease[T, ID]{}, err
+		}
+		if err = s.checkNames(o); err != nil {
 			return Lease[T, ID]{}, err
 		}
 	}
@@ -130,6 +136,9 @@ func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.Affin
 		return Lease[T, ID]{}, crserrors.ErrNilAffinityIdentifier
 	}
 	o, err := leaseOptionsOf(opts)
+	if err == nil {
+		err = s.checkNames(o)
+	}
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
@@ -225,7 +234,8 @@ func yieldTo(served bool) {
 type LeaseOption interface{ leaseOption() }
 
 type leaseOptions struct {
-	cost config.Cost
+	cost         config.Cost
+	allowUnknown bool // AllowUnknownLimits
 }
 
 // costOption is a map, so that passing it as a LeaseOption allocates
@@ -239,17 +249,34 @@ func (costOption) leaseOption() {}
 // cost is an estimate, taken in the same step as the hold; Lease.Settle
 // replaces it by what the call really spent. A limit the cost does not
 // name costs 1; a name that a resource has no limit for is ignored by that
-// resource. A negative amount, or one above config.MaxUnits, makes the
-// call fail with ErrInvalidCost.
+// resource, but one that no resource has is refused (ErrUnknownLimit;
+// see AllowUnknownLimits). A negative amount, or one above
+// config.MaxUnits, makes the call fail with ErrInvalidCost.
 func WithCost(cost config.Cost) LeaseOption { return costOption(cost) }
+
+type allowUnknown struct{}
+
+func (allowUnknown) leaseOption() {}
+
+// AllowUnknownLimits lets a WithCost name limits that no resource of the
+// pool has: each resource ignores those names (and a limit the cost does
+// not name costs 1). Without it, such a cost is refused with
+// ErrUnknownLimit, since a misspelt name would otherwise be granted
+// silently at a cost of 1; a pool without Limits has no limit names, so
+// there every cost with a name is refused. The names are checked against
+// the resources present: while there are none, they are not checked.
+func AllowUnknownLimits() LeaseOption { return allowUnknown{} }
 
 func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
 	var o leaseOptions
 	for _, opt := range opts {
 		// A type switch rather than a method that fills o: o passed
 		// through an interface would escape, an allocation per Lease.
-		if c, ok := opt.(costOption); ok {
-			o.cost = config.Cost(c)
+		switch opt := opt.(type) {
+		case costOption:
+			o.cost = config.Cost(opt)
+		case allowUnknown:
+			o.allowUnknown = true
 		}
 	}
 	if len(o.cost) == 0 {
@@ -258,4 +285,25 @@ func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
 		return o, fmt.Errorf("lease: %w", err)
 	}
 	return o, nil
+}
+
+// checkNames refuses, with ErrUnknownLimit, a cost that names a limit no
+// resource present has, unless o allows it; it reads the profiles without
+// their lock, so a resource added or updated meanwhile may or may not be
+// seen, as if the call came just before or after.
+func (s *Scheduler[T, ID]) checkNames(o leaseOptions) error {
+	if o.cost == nil || o.allowUnknown {
+		return nil
+	}
+	var name string
+	var unknown bool
+	if s.budgeted {
+		name, unknown = s.profiles.Unknown(o.cost)
+	} else {
+		name, unknown = budget.FirstMissing(o.cost, nil)
+	}
+	if unknown {
+		return fmt.Errorf("lease: %w: %q", crserrors.ErrUnknownLimit, name)
+	}
+	return nil
 }

@@ -30,7 +30,7 @@ func newPool() (*scheduler.Scheduler[*apiKey, string], error) {
 	return scheduler.New(config.Config[*apiKey, string]{
 		Comparator:    func(a, b *apiKey) int { return cmp.Compare(b.Remaining, a.Remaining) },
 		KeyFunc:       func(k *apiKey) string { return k.ID },
-		AcquirePolicy: config.Exclusive,
+		AcquirePolicy: config.Shared, // leases count calls in flight; the limits meter them
 		Limits: func(k *apiKey) []config.Limit {
 			return []config.Limit{
 				{Name: "requests", Max: k.RPM, Per: time.Minute},

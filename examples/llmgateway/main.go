@@ -177,7 +177,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		images = defaultImageTokens
 	}
 	est := estimate(body, images)
-	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": est}))
+	// Keys given without a TPM have no tokens limit, perhaps all of them:
+	// they ignore the tokens rather than refuse them as unknown.
+	lease, err := g.sched.Lease(r.Context(), scheduler.WithCost(config.Cost{"tokens": est}), scheduler.AllowUnknownLimits())
 	switch {
 	case errors.Is(err, crserrors.ErrCostExceedsLimits):
 		http.Error(w, "llmgateway: the call needs more tokens than any key's limit", http.StatusBadRequest)

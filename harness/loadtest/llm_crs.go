@@ -66,9 +66,9 @@ func newCRSClient(ctx context.Context, lc LLMConfig, keys []string, clock config
 // Pick leases a key whose buckets cover the call: a request (a limit the
 // cost does not name costs 1) and its estimate in tokens, the most the
 // provider may charge it up front. A key without a tokens limit ignores
-// the tokens.
+// the tokens, even when no key has one (AllowUnknownLimits).
 func (c *crsClient) Pick(ctx context.Context, call LLMCall) (LLMHold, error) {
-	l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.Estimate}))
+	l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.Estimate}), scheduler.AllowUnknownLimits())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crsched/crs/config"
 )
@@ -25,6 +26,10 @@ type Profiles struct {
 	mu     sync.Mutex
 	counts map[string]int // by profileKey; guarded by mu
 	limits map[string][]config.Limit
+	// names holds the limit names of the profiles counted, nil while
+	// there are none; replaced, not changed, when a profile comes or goes,
+	// so that Unknown reads it without the lock.
+	names atomic.Pointer[map[string]struct{}]
 }
 
 func profileKey(limits []config.Limit) string {
@@ -56,9 +61,49 @@ func (p *Profiles) add(k string, limits []config.Limit, d int) {
 	if p.counts[k] == 0 {
 		delete(p.counts, k)
 		delete(p.limits, k)
+		p.rename()
 	} else if _, ok := p.limits[k]; !ok {
 		p.limits[k] = slices.Clone(limits)
+		p.rename()
 	}
+}
+
+// rename rebuilds names from the profiles counted. Requires p.mu.
+func (p *Profiles) rename() {
+	if len(p.limits) == 0 {
+		p.names.Store(nil)
+		return
+	}
+	names := make(map[string]struct{})
+	for _, limits := range p.limits {
+		for _, l := range limits {
+			names[l.Name] = struct{}{}
+		}
+	}
+	p.names.Store(&names)
+}
+
+// Unknown returns the first name, in sorted order, that cost gives and no
+// resource counted has a limit for, and whether there is one. With no
+// resource counted it reports none: the names cannot be checked. It takes
+// no lock.
+func (p *Profiles) Unknown(cost config.Cost) (string, bool) {
+	names := p.names.Load()
+	if names == nil {
+		return "", false
+	}
+	return FirstMissing(cost, *names)
+}
+
+// FirstMissing returns the first name, in sorted order, that cost gives
+// and known does not hold, and whether there is one.
+func FirstMissing(cost config.Cost, known map[string]struct{}) (name string, missing bool) {
+	for n := range cost {
+		if _, ok := known[n]; !ok && (!missing || n < name) {
+			name, missing = n, true
+		}
+	}
+	return name, missing
 }
 
 // Move moves a resource from the profile of limits was to that of now in

@@ -458,7 +458,9 @@ func (c *BClient) Do(in BInput) (out BOutput) {
 		}
 	case BLease:
 		var l BudgetLease
-		l, err = c.P.Lease(cancelled, scheduler.WithCost(config.Cost{"tokens": in.Cost}))
+		// The model has keys without a tokens limit ignore the name, also
+		// when no key present has one.
+		l, err = c.P.Lease(cancelled, scheduler.WithCost(config.Cost{"tokens": in.Cost}), scheduler.AllowUnknownLimits())
 		if err == nil {
 			out.Key = KeyIndex(l.Key())
 			c.Leases[slot] = &l
