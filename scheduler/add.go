@@ -29,17 +29,11 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.checkKeys && !usable(key) {
 		return crserrors.ErrInvalidKey
 	}
-	var limits []config.Limit
-	if s.limits != nil {
-		var err error
-		if limits, err = s.limitsOf(v); err != nil {
-			return opError("add", key, err)
-		}
+	limits, err := s.limitsOf(v)
+	if err != nil {
+		return opError("add", key, err)
 	}
 	n := &node.Node[T, ID]{Key: key, Index: -1, Shard: int32(s.assign(1)), Capacity: s.capacityOf(v)}
-	if s.rateLimit != nil { // a new node has no bucket: nothing to set
-		n.SetBucket(s.bucketOf(v))
-	}
 	if limits != nil {
 		n.SetBudgets(budget.New(limits, s.now(), 0))
 	}
@@ -194,7 +188,7 @@ func (s *Scheduler[T, ID]) batchLimits(vs []T) ([][]config.Limit, error) {
 			return nil, crserrors.ErrNilResource
 		}
 	}
-	if s.limits == nil {
+	if s.limits == nil && s.rateLimit == nil {
 		return nil, nil
 	}
 	limits := make([][]config.Limit, len(vs))
@@ -218,9 +212,6 @@ func (s *Scheduler[T, ID]) batchNodes(vs []T, limits [][]config.Limit) (slab []n
 		v, n := vs[i], &slab[at]
 		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.wrap(first+offset)) // (first + i) % len(s.shards)
 		n.Capacity = s.capacityOf(v)
-		if s.rateLimit != nil {
-			n.SetBucket(s.bucketOf(v))
-		}
 		if limits != nil {
 			n.SetBudgets(budget.New(limits[i], now, 0))
 		}

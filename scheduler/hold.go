@@ -26,7 +26,7 @@ type grant[T any, ID comparable] struct {
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
 	*g = grant[T, ID]{node: n, value: n.Value, cost: g.cost}
-	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Metered() {
+	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Budgeted() {
 		// The common exclusive hold, by Acquire or by Lease, takes the
 		// last slot of a node with no rate limit or rest: the node
 		// leaves the heap, which then no longer orders by its holder
@@ -44,7 +44,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lea
 		return
 	}
 	holds := lease || sh.Exclusive
-	limited := n.Metered()
+	limited := n.Budgeted()
 	if !holds && !limited {
 		return
 	}

@@ -19,17 +19,6 @@ func (s *Scheduler[T, ID]) capacityOf(v T) int32 {
 	return int32(min(max(s.capacity(v), 1), math.MaxInt32))
 }
 
-// bucketOf runs the user's RateLimit function, outside any lock, and
-// returns the resource's token bucket, full. Callers test s.rateLimit
-// first: without one there is no bucket to make, and no call to pay for.
-func (s *Scheduler[T, ID]) bucketOf(v T) node.Bucket {
-	perSecond, burst := s.rateLimit(v)
-	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
-		return node.Bucket{} // <= 0, NaN or +Inf: no limit (see config.Config.RateLimit)
-	}
-	return node.RateLimit(perSecond, max(burst, 1), s.now())
-}
-
 func (s *Scheduler[T, ID]) isNil(v T) bool {
 	switch s.nilness {
 	case nilWord:

@@ -237,16 +237,9 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	}
 	id := s.key(v)
 	capacity := s.capacityOf(v)
-	var limit node.Bucket
-	if s.rateLimit != nil {
-		limit = s.bucketOf(v)
-	}
-	var limits []config.Limit
-	if s.limits != nil {
-		var err error
-		if limits, err = s.limitsOf(v); err != nil {
-			return opError("update", id, err)
-		}
+	limits, err := s.limitsOf(v)
+	if err != nil {
+		return opError("update", id, err)
 	}
 	n, sh := s.find(id)
 	if n == nil {
@@ -254,7 +247,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	}
 	// The step is a direct call rather than a closure run by transition:
 	// Update is the operation by key that callers make most often.
-	served, moved, err := s.update(sh, n, v, capacity, limit, limits)
+	served, moved, err := s.update(sh, n, v, capacity, limits)
 	yieldTo(served)
 	if err != nil {
 		return err
@@ -269,7 +262,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 // update is Update's step (see transition): it locks sh. It reports
 // whether the resource moved to other profiles (see budget.Profiles), which it
 // does in the same step as the change of its limits.
-func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limit node.Bucket, limits []config.Limit) (served, moved bool, err error) {
+func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v T, capacity int32, limits []config.Limit) (served, moved bool, err error) {
 	sh.Lock()
 	defer sh.Unlock()
 	if !s.enter(sh, n) {
@@ -279,7 +272,7 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	if s.budgeted {
 		was = n.Budgets().Limits()
 	}
-	if n.State == node.Active && n.Capacity == capacity && !limit.Limited() && !n.Limited() && limits == nil && !n.Budgeted() {
+	if n.State == node.Active && n.Capacity == capacity && limits == nil && !n.Budgeted() {
 		// The common case, an active resource that stays active,
 		// only moves in its heap: a branch of its own, since the
 		// bookkeeping below measured to cost more than the move.
@@ -297,15 +290,10 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	back := sh.LimitsOnly(n)
 	n.Capacity = capacity
 	sh.Recount(n, back)
-	if limit.Limited() || n.Limited() || limits != nil || n.Budgeted() {
+	if limits != nil || n.Budgeted() {
 		now := s.now()
-		bucket := n.Bucket()
-		bucket.Retune(limit, now)
-		n.SetBucket(bucket)
-		if limits != nil || n.Budgeted() {
-			n.SetBudgets(n.Budgets().Retuned(limits, now, n.Extra().Issued))
-			n.SetFullAt(n.Budgets().FullAt(now))
-		}
+		n.SetBudgets(n.Budgets().Retuned(limits, now, n.Extra().Issued))
+		n.SetFullAt(n.Budgets().FullAt(now))
 		// A faster rate or a larger Max brings the end of a rest
 		// forward; a wait kept from the old limits could be forever
 		// (node.Never).
@@ -314,7 +302,7 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	s.place(sh, n)
 	sh.Commit()
 	s.restMoved(n, rest)
-	moved = s.budgeted && s.profiles.Move(was, limits)
+	moved = s.budgeted && s.profiles.Move(was, n.Budgets().Limits())
 	return s.serveAfter(sh), moved, nil
 }
 

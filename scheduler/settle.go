@@ -44,7 +44,7 @@ func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 		paid := config.Cost(e.Cost)
 		for i, qs := 0, n.Budgets(); i < len(qs); i++ {
 			a, ok := actual[qs[i].Name]
-			if !ok || qs[i].Born >= l.token {
+			if !ok || qs[i].Born >= l.token || qs[i].PerHold() {
 				continue
 			}
 			qs[i].Bucket.Settle(now, paid.Of(qs[i].Name), a)
@@ -90,7 +90,7 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 	}
 	return l.s.onLease(l, func(n *node.Node[T, ID], _ *node.Lease, now int64) error {
 		qs := n.Budgets()
-		i := slices.IndexFunc(qs, func(b budget.Budget) bool { return b.Name == name })
+		i := slices.IndexFunc(qs, func(b budget.Budget) bool { return b.Name == name && !b.PerHold() })
 		if i < 0 {
 			return fmt.Errorf("observe %q: %w", name, crserrors.ErrUnknownLimit)
 		}

@@ -104,7 +104,9 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 		qs := n.Budgets()
 		out = make(map[string]int64, len(qs))
 		for i := range qs {
-			out[qs[i].Name] = qs[i].Bucket.Level(now)
+			if !qs[i].PerHold() { // the rate limit is RateLimit's, not a Limit
+				out[qs[i].Name] = qs[i].Bucket.Level(now)
+			}
 		}
 		return false, nil
 	})
@@ -153,7 +155,9 @@ func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
 					continue
 				}
 				for _, q := range n.Budgets() {
-					read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
+					if !q.PerHold() {
+						read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
+					}
 				}
 			}
 		}()

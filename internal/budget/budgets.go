@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -8,7 +9,10 @@ import (
 )
 
 // Budget is one limit of a resource: its name, from config.Limit, and its
-// bucket.
+// bucket. A budget with no name (which no config.Limit of a user may have)
+// is a rate limit (config.Config.RateLimit): every hold takes one unit of
+// it, whatever its cost names, no settlement or observation changes it,
+// and it is not one of the limits a cost can exceed (Limits).
 type Budget struct {
 	Name   string
 	Bucket Bucket
@@ -17,6 +21,17 @@ type Budget struct {
 	// before an Update added the limit) did not, so their settlement
 	// leaves it alone.
 	Born uint64
+}
+
+// PerHold reports whether b is a rate limit: one unit a hold.
+func (b *Budget) PerHold() bool { return b.Name == "" }
+
+// units is what cost asks of b.
+func (b *Budget) units(cost config.Cost) int64 {
+	if b.PerHold() {
+		return 1
+	}
+	return cost.Of(b.Name)
 }
 
 // Budgets are a resource's budgets, one per limit. Not safe for
@@ -57,14 +72,14 @@ func (bs Budgets) Retuned(limits []config.Limit, now int64, born uint64) Budgets
 	return out
 }
 
-// Limits is what the budgets were made from (for Profiles); nil for none.
+// Limits is what the budgets other than a rate limit were made from (for
+// Profiles); nil for none.
 func (bs Budgets) Limits() []config.Limit {
-	if len(bs) == 0 {
-		return nil
-	}
-	ls := make([]config.Limit, len(bs))
-	for i, b := range bs {
-		ls[i] = config.Limit{Name: b.Name, Max: b.Bucket.Max(), Per: b.Bucket.Per()}
+	var ls []config.Limit
+	for i := range bs {
+		if !bs[i].PerHold() {
+			ls = append(ls, config.Limit{Name: bs[i].Name, Max: bs[i].Bucket.Max(), Per: bs[i].Bucket.Per()})
+		}
 	}
 	return ls
 }
@@ -74,7 +89,7 @@ func (bs Budgets) Limits() []config.Limit {
 func (bs Budgets) Fits(cost config.Cost, now int64) (ok, never bool) {
 	ok = true
 	for i := range bs {
-		b, c := &bs[i].Bucket, cost.Of(bs[i].Name)
+		b, c := &bs[i].Bucket, bs[i].units(cost)
 		if c > b.Max() {
 			return false, true
 		}
@@ -90,7 +105,7 @@ func (bs Budgets) Fits(cost config.Cost, now int64) (ok, never bool) {
 func (bs Budgets) Wait(cost config.Cost, now int64) (time.Duration, bool) {
 	var wait time.Duration
 	for i := range bs {
-		w, ok := bs[i].Bucket.Wait(now, cost.Of(bs[i].Name))
+		w, ok := bs[i].Bucket.Wait(now, bs[i].units(cost))
 		if !ok {
 			return 0, false
 		}
@@ -102,7 +117,7 @@ func (bs Budgets) Wait(cost config.Cost, now int64) (time.Duration, bool) {
 // Take takes cost from every budget; they must cover it (Fits).
 func (bs Budgets) Take(cost config.Cost, now int64) {
 	for i := range bs {
-		bs[i].Bucket.Take(now, cost.Of(bs[i].Name))
+		bs[i].Bucket.Take(now, bs[i].units(cost))
 	}
 }
 
@@ -142,3 +157,23 @@ func after(now int64, d time.Duration) int64 {
 }
 
 const maxInt64 = 1<<63 - 1
+
+// Rate is the limit of a rate (config.Config.RateLimit) of perSecond
+// hand-outs a second up to burst, as a budget with no name (see Budget):
+// Max burst (at least 1, at most config.MaxUnits) per Per =
+// burst/perSecond seconds, rounded up to the nanosecond so that the rate
+// is never above the one asked for. A Per past the longest time.Duration
+// is that: the burst, and then in practice nothing more. A perSecond <= 0,
+// NaN or +Inf is no limit: ok is false.
+func Rate(perSecond float64, burst int) (l config.Limit, ok bool) {
+	if !(perSecond > 0) || math.IsInf(perSecond, 1) {
+		return config.Limit{}, false
+	}
+	size := min(int64(max(burst, 1)), config.MaxUnits)
+	per := math.Ceil(float64(size) * 1e9 / perSecond)
+	d := time.Duration(math.MaxInt64)
+	if per < float64(math.MaxInt64) {
+		d = time.Duration(max(per, 1))
+	}
+	return config.Limit{Max: size, Per: d}, true
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/budget"
 )
 
@@ -176,12 +175,10 @@ type Extra struct {
 	// Failures counts failures in a row; Ejections, times ejected.
 	Failures  int
 	Ejections int
-	// Bucket limits how often the node is handed out.
-	Bucket Bucket
-	fullAt int64 // see Node.FullAt
-	// Budgets are the node's budgets (config.Limits), in the order the
-	// limits were given, names distinct; each Born at the node's Issued
-	// when it was made.
+	fullAt    int64 // see Node.FullAt
+	// Budgets are the node's budgets: its rate limit, if any, then its
+	// config.Limits in the order they were given, names distinct; each
+	// Born at the node's Issued when it was made.
 	Budgets budget.Budgets
 }
 
@@ -201,7 +198,8 @@ func (n *Node[T, ID]) SetBudgets(bs budget.Budgets) {
 	}
 }
 
-// Budgeted reports whether the node has budgets.
+// Budgeted reports whether the node has budgets: Limits, or a rate limit
+// (see budget.Budget).
 func (n *Node[T, ID]) Budgeted() bool { return n.extra != nil && len(n.extra.Budgets) > 0 }
 
 // Extra returns the node's Extra, making it if the node has none.
@@ -210,29 +208,6 @@ func (n *Node[T, ID]) Extra() *Extra {
 		n.extra = new(Extra)
 	}
 	return n.extra
-}
-
-// Metered reports whether a rate limit or a budget applies to the node.
-func (n *Node[T, ID]) Metered() bool {
-	return n.extra != nil && (n.extra.Bucket.Limited() || len(n.extra.Budgets) > 0)
-}
-
-// Limited reports whether a rate limit applies to the node.
-func (n *Node[T, ID]) Limited() bool { return n.extra != nil && n.extra.Bucket.Limited() }
-
-// Bucket returns the node's rate limit (the zero Bucket: none).
-func (n *Node[T, ID]) Bucket() Bucket {
-	if n.extra == nil {
-		return Bucket{}
-	}
-	return n.extra.Bucket
-}
-
-// SetBucket gives the node rate limit b; an unlimited b makes no Extra.
-func (n *Node[T, ID]) SetBucket(b Bucket) {
-	if n.extra != nil || b.Limited() {
-		n.Extra().Bucket = b
-	}
 }
 
 // Health returns the node's failures in a row and its ejections.
@@ -291,74 +266,6 @@ func After(now int64, d time.Duration) int64 {
 	}
 	return now + int64(d)
 }
-
-// Bucket is a rate limit (config.Config.RateLimit): a token bucket with
-// the exact arithmetic of a budget (budget.Bucket), of which every
-// hand-out takes one unit. The zero Bucket limits nothing.
-type Bucket struct {
-	b  budget.Bucket
-	on bool
-}
-
-// RateLimit returns a full bucket, as of now, for perSecond tokens a
-// second up to burst, which must be positive: Max burst (at most
-// config.MaxUnits) per Per = burst/perSecond seconds, rounded up to the
-// nanosecond so that the rate is never above the one asked for. A Per
-// past the longest time.Duration is that: the burst, and then in
-// practice nothing more.
-func RateLimit(perSecond float64, burst int, now int64) Bucket {
-	size := min(int64(burst), config.MaxUnits)
-	per := math.Ceil(float64(size) * 1e9 / perSecond)
-	d := time.Duration(math.MaxInt64)
-	if per < float64(math.MaxInt64) {
-		d = time.Duration(max(per, 1))
-	}
-	return Bucket{b: budget.NewBucket(config.Limit{Name: "rate", Max: size, Per: d}, now), on: true}
-}
-
-// Limited reports whether the bucket limits anything.
-func (b *Bucket) Limited() bool { return b.on }
-
-// Spend takes one token, which must be there (the node is in the heap
-// only while one is: see Empty). It returns when the next token will be
-// there if none is left, or 0.
-func (b *Bucket) Spend(now int64) (next int64) {
-	b.b.Take(now, 1)
-	return b.Empty(now)
-}
-
-// Refund gives back a token Spend took, for a hand-out undone.
-func (b *Bucket) Refund(now int64) { b.b.Settle(now, 1, 0) }
-
-// Retune applies a new limit from now on, keeping the tokens earned so
-// far (up to the new burst; budget.Bucket.Resize). A bucket that was
-// unlimited starts full, as to is.
-func (b *Bucket) Retune(to Bucket, now int64) {
-	switch {
-	case !to.on:
-		*b = Bucket{}
-	case !b.on:
-		*b = to
-	default:
-		b.b.Resize(now, config.Limit{Name: "rate", Max: to.b.Max(), Per: to.b.Per()})
-	}
-}
-
-// Empty returns when the bucket next holds a whole token, if it does not
-// now, or 0.
-func (b *Bucket) Empty(now int64) int64 {
-	if !b.on {
-		return 0
-	}
-	w, _ := b.b.Wait(now, 1)
-	if w == 0 {
-		return 0
-	}
-	return After(now, w)
-}
-
-// Level is the whole number of tokens the bucket holds at now.
-func (b *Bucket) Level(now int64) int64 { return b.b.Level(now) }
 
 // Lease is one outstanding lease on a node.
 type Lease struct {

@@ -95,74 +95,6 @@ func TestStateAndRestNames(t *testing.T) {
 	}
 }
 
-const second = int64(1e9)
-
-func TestBucketHandsOutBurstThenOnePerInterval(t *testing.T) {
-	var b Bucket
-	if b.Limited() || b.Empty(0) != 0 {
-		t.Fatal("the zero bucket limits")
-	}
-	b.Retune(RateLimit(2, 2, 0), 0) // an unlimited bucket starts full
-	if !b.Limited() || b.Level(0) != 2 {
-		t.Fatalf("Retune from unlimited: %+v", b)
-	}
-	if next := b.Spend(0); next != 0 {
-		t.Fatalf("first of a burst of 2 left the bucket empty until %d", next)
-	}
-	// The next token comes after 1/Rate = 0.5 s, exactly.
-	if next, want := b.Spend(0), second/2; next != want {
-		t.Fatalf("second take: next token at %d, want %d", next, want)
-	}
-	// A quarter second later half a token has been earned: the next whole
-	// one is due a quarter second after that.
-	if got, want := b.Empty(second/4), second/2; got != want {
-		t.Fatalf("with half a token, next token at %d, want %d", got, want)
-	}
-	if b.Empty(second/2-1) == 0 {
-		t.Fatal("a token appeared early")
-	}
-	if b.Empty(second/2) != 0 {
-		t.Fatal("the token did not appear on time")
-	}
-	if b.Empty(10*second) != 0 || b.Level(10*second) != 2 {
-		t.Fatalf("refill must stop at the burst: %+v", b)
-	}
-}
-
-func TestRateLimitRoundsItsIntervalUp(t *testing.T) {
-	// 3 a second: a token every 333333333.3 ns, kept as 1 per 333333334.
-	b := RateLimit(3, 1, 0)
-	if next := b.Spend(0); next != 333333334 {
-		t.Fatalf("next token at %d, want 333333334", next)
-	}
-	// A rate so small that its interval is past a Duration: the burst,
-	// then never.
-	c := RateLimit(1e-300, 1, 0)
-	if next := c.Spend(0); next != Never {
-		t.Fatalf("next token at %d, want Never", next)
-	}
-}
-
-func TestRetuneKeepsEarnedTokensUpToTheNewBurst(t *testing.T) {
-	b := Bucket{}
-	b.Retune(RateLimit(1, 5, 0), 0)
-	b.Spend(0)
-	b.Spend(0) // 3 left
-	b.Retune(RateLimit(10, 2, second), second)
-	if b.Level(second) != 2 {
-		t.Fatalf("Retune to a smaller burst: %+v", b)
-	}
-	b.Spend(second)
-	b.Spend(second)
-	if got, want := b.Empty(second), second+second/10; got != want {
-		t.Fatalf("after Retune the next token is at %d, want %d (the new rate)", got, want)
-	}
-	b.Retune(Bucket{}, 2*second)
-	if b.Limited() || b != (Bucket{}) {
-		t.Fatalf("Retune to unlimited: %+v", b)
-	}
-}
-
 func TestWordShapedValuesArePublishedWithoutACopy(t *testing.T) {
 	a, b := new(int), new(int)
 	n := New(a, "k", 0, 1)
@@ -220,11 +152,12 @@ func TestANodeOfASmallValueIsNineWords(t *testing.T) {
 // absent Extra see zeros, and writes of zeros make none.
 func TestExtraIsMadeOnlyForWhatNeedsIt(t *testing.T) {
 	n := New("v", "k", 0, 1)
-	n.SetBucket(Bucket{})
 	n.SetHealth(0, 0)
 	n.ResetFailures()
-	if n.extra != nil || n.Limited() || n.Bucket() != (Bucket{}) || n.Leases() != nil {
-		t.Fatal("an unlimited bucket or zero health made an Extra")
+	n.SetBudgets(nil)
+	n.SetFullAt(0)
+	if n.extra != nil || n.Budgeted() || n.Budgets() != nil || n.Leases() != nil {
+		t.Fatal("zero health, no budgets or a zero FullAt made an Extra")
 	}
 	if f, e := n.Health(); f != 0 || e != 0 {
 		t.Fatalf("health without an Extra = %d, %d", f, e)
@@ -236,15 +169,6 @@ func TestExtraIsMadeOnlyForWhatNeedsIt(t *testing.T) {
 	n.ResetFailures()
 	if f, e := n.Health(); f != 0 || e != 1 {
 		t.Fatalf("after ResetFailures health = %d, %d; want 0, 1", f, e)
-	}
-	limit := RateLimit(1, 2, 0)
-	n.SetBucket(limit)
-	if !n.Limited() || n.Bucket() != limit {
-		t.Fatalf("bucket %+v, limited %v", n.Bucket(), n.Limited())
-	}
-	n.SetBucket(Bucket{}) // an Extra in use takes the unlimited bucket too
-	if n.Limited() || n.Bucket() != (Bucket{}) {
-		t.Fatal("the limit stayed after an unlimited bucket")
 	}
 }
 

@@ -453,7 +453,7 @@ func (s *Shard[T, ID]) Place(n *node.Node[T, ID], now int64) (resumed bool) {
 	switch {
 	case s.stillResting(n, now):
 		want = node.Resting
-	case n.Metered() && s.limited(n, now):
+	case n.Budgeted() && s.limited(n, now):
 		want = node.Resting
 	case s.Full(n):
 		want = node.Held
@@ -487,33 +487,24 @@ func (s *Shard[T, ID]) Order(k int) {
 	s.Broken = false
 }
 
-// Meter takes what a hold on n costs: a rate-limit token, and cost from
-// its budgets, which must cover it (Budgets.Fits); and starts the rest that
-// leaves n in, if any. A hold undone by a panic gets it all back from
-// its undo (see undo).
+// Meter takes what a hold on n costs from its budgets (a rate limit's
+// one unit among them), which must cover it (Budgets.Fits), and starts
+// the rest that leaves n in, if any. A hold undone by a panic gets it all
+// back from its undo (see undo).
 func (s *Shard[T, ID]) Meter(n *node.Node[T, ID], cost config.Cost, now int64) {
-	var next int64
-	if n.Limited() {
-		next = n.Extra().Bucket.Spend(now)
-	}
-	if bs := n.Budgets(); len(bs) > 0 {
-		bs.Take(cost, now)
-		next = max(next, bs.Rest(now))
-		n.SetFullAt(bs.FullAt(now))
-	}
+	bs := n.Budgets()
+	bs.Take(cost, now)
+	next := bs.Rest(now)
+	n.SetFullAt(bs.FullAt(now))
 	if next > n.RestUntil {
 		s.SetRest(n, next, node.RateLimited)
 	}
 }
 
-// LimitRest is until when n must rest for its rate limit and budgets, as
-// of now, or 0. Requires n's shard lock.
+// LimitRest is until when n must rest for its budgets (its rate limit
+// among them), as of now, or 0. Requires n's shard lock.
 func LimitRest[T any, ID comparable](n *node.Node[T, ID], now int64) int64 {
-	var next int64
-	if n.Limited() {
-		next = n.Extra().Bucket.Empty(now)
-	}
-	return max(next, n.Budgets().Rest(now))
+	return n.Budgets().Rest(now)
 }
 
 // SetLimitRest makes n rest for its limits until next (see LimitRest),

@@ -29,7 +29,6 @@ type undo[T any, ID comparable] struct {
 	value               T
 	holders, capacity   int32
 	failures, ejections int
-	bucket              node.Bucket
 	budgets             budget.Budgets // the node's budgets as they were
 	levels              budget.Budgets // their contents; the buffer is kept
 	fullAt              int64
@@ -44,7 +43,7 @@ const (
 	SavingValue   Saving = 1 << iota // Value (Stage)
 	SavingHolders                    // Holders and Capacity
 	SavingHealth                     // the failure and ejection counts
-	SavingBudgets                    // the rate limit, the budgets and FullAt
+	SavingBudgets                    // the budgets (a rate limit's too) and FullAt
 )
 
 // Save records n, and what of it the step will change, for the step's
@@ -63,7 +62,7 @@ func (s *Shard[T, ID]) Save(n *node.Node[T, ID], what Saving) {
 		u.failures, u.ejections = n.Health()
 	}
 	if what&SavingBudgets != 0 {
-		u.bucket, u.fullAt = n.Bucket(), n.FullAt()
+		u.fullAt = n.FullAt()
 		u.budgets = n.Budgets()
 		u.levels = append(u.levels[:0], u.budgets...)
 	}
@@ -99,7 +98,6 @@ func (s *Shard[T, ID]) rollback() {
 		n.SetHealth(u.failures, u.ejections)
 	}
 	if u.what&SavingBudgets != 0 {
-		n.SetBucket(u.bucket)
 		n.SetBudgets(u.budgets)
 		copy(u.budgets, u.levels)
 		n.SetFullAt(u.fullAt)
