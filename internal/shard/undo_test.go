@@ -1,0 +1,126 @@
+package shard
+
+import (
+	"testing"
+
+	"github.com/crsched/crs/internal/node"
+)
+
+// panicky is a comparator by value that panics while boom is set.
+type panicky struct{ boom bool }
+
+func (p *panicky) compare(a, b int) int {
+	if p.boom {
+		panic("comparator")
+	}
+	return a - b
+}
+
+// newShard is an exclusive shard holding nodes of the given values, all
+// active, and the comparator that orders them.
+func newShard(t *testing.T, values ...int) (*Shard[int, int], []*node.Node[int, int], *panicky) {
+	t.Helper()
+	cmp := &panicky{}
+	s := &Shard[int, int]{}
+	s.Init(0, cmp.compare, true, false, true, &Pool{})
+	var ns []*node.Node[int, int]
+	for i, v := range values {
+		n := node.New(v, i, 0, 1)
+		s.Lock()
+		s.Save(n, 0)
+		s.Activate(n)
+		s.Commit()
+		s.Unlock()
+		ns = append(ns, n)
+	}
+	return s, ns, cmp
+}
+
+// step runs f as a step on s, with the lock held and Unlock deferred, and
+// reports whether it panicked.
+func step(s *Shard[int, int], f func()) (panicked bool) {
+	defer func() { panicked = recover() != nil }()
+	s.Lock()
+	defer s.Unlock()
+	f()
+	return false
+}
+
+func TestUnlockPutsBackTheNodeAStepSavedWhenTheComparatorPanics(t *testing.T) {
+	s, ns, cmp := newShard(t, 1, 2, 3)
+	a := ns[0]
+	step(s, func() { // a leaves the heap, held: no comparison needed
+		s.Save(a, SavingHolders)
+		a.Holders++
+		s.Holders++
+		s.Deactivate(a, node.Held)
+		s.Commit()
+	})
+	cmp.boom = true
+	panicked := step(s, func() { // its release: back into the heap
+		s.Save(a, SavingHolders)
+		a.Holders--
+		s.Holders--
+		s.Activate(a)
+		s.Commit()
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("the release did not compare: the test misses its target")
+	}
+	if a.State != node.Held || a.Index >= 0 || a.Holders != 1 || s.Holders != 1 || s.Held != 1 {
+		t.Fatalf("after the undo: state %v, index %d, holders %d (shard %d), held %d; want held, off the heap, 1, 1, 1",
+			a.State, a.Index, a.Holders, s.Holders, s.Held)
+	}
+	if s.Heap.Len() != 2 || s.Active.Load() != 2 || !s.Broken {
+		t.Fatalf("heap %d, published %d, broken %v; want 2, 2, true", s.Heap.Len(), s.Active.Load(), s.Broken)
+	}
+}
+
+func TestACommittedStepStandsWhateverPanicsAfterIt(t *testing.T) {
+	s, ns, cmp := newShard(t, 1, 2, 3)
+	b := ns[1]
+	panicked := step(s, func() {
+		s.Save(b, 0)
+		s.Deactivate(b, node.Excluded)
+		s.Commit()
+		cmp.boom = true
+		s.Fix(ns[0]) // a later comparison, in the same step, panics
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("nothing panicked: the test misses its target")
+	}
+	if b.State != node.Excluded || b.Index >= 0 || s.Excluded != 1 || s.Heap.Len() != 2 {
+		t.Fatalf("b %v at %d, excluded %d, heap %d; want the exclusion to stand", b.State, b.Index, s.Excluded, s.Heap.Len())
+	}
+}
+
+func TestARollbackPutsBackARestAndItsEjectionSlot(t *testing.T) {
+	s, ns, cmp := newShard(t, 1, 2)
+	a := ns[0]
+	s.pool.Ejected.Add(1) // the slot of the ejection below, reserved
+	step(s, func() {
+		s.Save(a, 0)
+		s.SetRest(a, 100, node.Ejected)
+		s.Deactivate(a, node.Resting)
+		s.Commit()
+	})
+	cmp.boom = true
+	panicked := step(s, func() { // the ejection ends early, then the comparator panics
+		s.Save(a, 0)
+		s.SetRest(a, 0, node.NoRest)
+		s.Place(a, 50)
+		s.Commit()
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("placing a did not compare: the test misses its target")
+	}
+	if a.Rest != node.Ejected || a.RestUntil != 100 || a.State != node.Resting || s.Resting[node.Ejected] != 1 {
+		t.Fatalf("a rests %v until %d, %v; want ejected until 100, resting", a.Rest, a.RestUntil, a.State)
+	}
+	if got := s.pool.Ejected.Load(); got != 1 {
+		t.Fatalf("ejected slots %d, want 1: the ejection put back keeps its slot", got)
+	}
+}
