@@ -124,3 +124,36 @@ func TestARollbackPutsBackARestAndItsEjectionSlot(t *testing.T) {
 		t.Fatalf("ejected slots %d, want 1: the ejection put back keeps its slot", got)
 	}
 }
+
+func TestARollbackPutsBackWhatTheStepSaidItWouldChange(t *testing.T) {
+	s, ns, cmp := newShard(t, 1, 2)
+	a := ns[0]
+	step(s, func() {
+		s.Save(a, SavingHolders)
+		a.Holders++
+		s.Holders++
+		s.Deactivate(a, node.Held)
+		s.Commit()
+	})
+	a.SetHealth(1, 0)
+	cmp.boom = true
+	panicked := step(s, func() { // a failed release: one failure more, a new value
+		s.Save(a, SavingHealth|SavingValue|SavingHolders)
+		a.SetHealth(2, 1)
+		a.Stage(7)
+		a.Holders--
+		s.Holders--
+		s.Activate(a)
+		s.Commit()
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("the release did not compare: the test misses its target")
+	}
+	if f, e := a.Health(); f != 1 || e != 0 {
+		t.Fatalf("health %d, %d after the undo, want 1, 0", f, e)
+	}
+	if a.Value != 1 || a.Holders != 1 {
+		t.Fatalf("value %d, holders %d after the undo, want 1, 1", a.Value, a.Holders)
+	}
+}
