@@ -32,14 +32,8 @@ var notExported = map[string]string{
 // seen.
 func exportedValues(t *testing.T, c prometheus.Collector) map[float64]string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
 	values := map[float64]string{}
-	for _, mf := range families {
+	for _, mf := range gather(t, c) {
 		for _, m := range mf.GetMetric() {
 			where := mf.GetName() + labelString(m)
 			switch {

@@ -168,14 +168,8 @@ func mustLease(t *testing.T, sched *pool, want string) scheduler.Lease[*worker, 
 // named name, by the value of their label label.
 func seriesBy(t *testing.T, c prometheus.Collector, name, label string) map[string]float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
 	by := map[string]float64{}
-	for _, mf := range families {
+	for _, mf := range gather(t, c) {
 		if mf.GetName() != name {
 			continue
 		}

@@ -46,16 +46,22 @@ func step(s *Shard[int, int], f func()) (panicked bool) {
 	return false
 }
 
-func TestUnlockPutsBackTheNodeAStepSavedWhenTheComparatorPanics(t *testing.T) {
-	s, ns, cmp := newShard(t, 1, 2, 3)
-	a := ns[0]
-	step(s, func() { // a leaves the heap, held: no comparison needed
+// take holds a, the top of s, in a step of its own: it leaves the heap
+// held, with no comparison.
+func take(s *Shard[int, int], a *node.Node[int, int]) {
+	step(s, func() {
 		s.Save(a, SavingHolders)
 		a.Holders++
 		s.Holders++
 		s.Deactivate(a, node.Held)
 		s.Commit()
 	})
+}
+
+func TestUnlockPutsBackTheNodeAStepSavedWhenTheComparatorPanics(t *testing.T) {
+	s, ns, cmp := newShard(t, 1, 2, 3)
+	a := ns[0]
+	take(s, a)
 	cmp.boom = true
 	panicked := step(s, func() { // its release: back into the heap
 		s.Save(a, SavingHolders)
@@ -128,13 +134,7 @@ func TestARollbackPutsBackARestAndItsEjectionSlot(t *testing.T) {
 func TestARollbackPutsBackWhatTheStepSaidItWouldChange(t *testing.T) {
 	s, ns, cmp := newShard(t, 1, 2)
 	a := ns[0]
-	step(s, func() {
-		s.Save(a, SavingHolders)
-		a.Holders++
-		s.Holders++
-		s.Deactivate(a, node.Held)
-		s.Commit()
-	})
+	take(s, a)
 	a.SetHealth(1, 0)
 	cmp.boom = true
 	panicked := step(s, func() { // a failed release: one failure more, a new value
