@@ -10,6 +10,7 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // Acquire returns the best resource of the shard the strategy selects, or,
@@ -44,14 +45,14 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			}
 		}
 	}
-	if s.budgeted && s.waiters.Len() > 0 {
-		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
+	if s.room.MustQueue() {
+		return zero, crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
 	}
-	var g grant[T, ID]
+	var g waiting.Grant[T, ID]
 	if err := s.take(start, false, &g); err != nil {
 		return zero, err
 	}
-	return g.value, nil
+	return g.Value, nil
 }
 
 // AcquireByAffinity returns the resource that id maps to, so that the same
@@ -70,16 +71,16 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	if s.closed.Load() {
 		return zero, crserrors.ErrSchedulerClosed
 	}
-	if s.budgeted && s.waiters.Len() > 0 {
-		return zero, crserrors.ErrNoResourceAvailable // served in FIFO order (see obtain)
+	if s.room.MustQueue() {
+		return zero, crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
 	}
-	var g grant[T, ID]
+	var g waiting.Grant[T, ID]
 	if !s.sweepAffinity(id, false, &g) {
 		if err := s.take(0, false, &g); err != nil {
 			return zero, err
 		}
 	}
-	return g.value, nil
+	return g.Value, nil
 }
 
 // take takes a hold (see sweep) on the best resource of the first
@@ -99,7 +100,7 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 // resource was taken by another caller, so the system as a whole made
 // progress. The first sweep goes without the proof, which most calls do
 // not need.
-func (s *Scheduler[T, ID]) take(start int, lease bool, g *grant[T, ID]) error {
+func (s *Scheduler[T, ID]) take(start int, lease bool, g *waiting.Grant[T, ID]) error {
 	if s.sweep(start, lease, g) {
 		return nil
 	}
@@ -125,13 +126,13 @@ func (s *Scheduler[T, ID]) arrivals() uint64 {
 // sweep takes a hold (see hold) on the best resource of the first
 // non-empty shard at or after start, or with GlobalOrder on the best
 // resource of all shards (ties going to the first from start). A cost
-// (g.cost) goes to the best resource that covers it (see covering) of
+// (g.Cost) goes to the best resource that covers it (see shard.Shard.Covering) of
 // the first shard that has one, or with GlobalOrder of all shards. Where a
 // shared acquisition changes nothing (lockFree), it reads the shard's
 // published top instead, with no lock. It reports whether it found one.
-func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
+func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *waiting.Grant[T, ID]) bool {
 	if s.global {
-		if g.cost != nil {
+		if g.Cost != nil {
 			return s.sweepGlobalCost(start, lease, g)
 		}
 		return s.sweepGlobal(start, lease, g)
@@ -140,14 +141,14 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *grant[T, ID]) bool {
 		sh := &s.shards[s.wrap(start+i)]
 		if s.lockFree && !lease {
 			if n, v, _ := s.read(sh); n != nil {
-				g.node, g.value = n, v
+				g.Node, g.Value = n, v
 				s.acquired(n)
 				return true
 			}
 			continue
 		}
 		if !sh.Empty() && s.holdTop(sh, nil, 0, lease, g) {
-			s.acquired(g.node)
+			s.acquired(g.Node)
 			return true
 		}
 	}
@@ -169,7 +170,7 @@ func (s *Scheduler[T, ID]) wrap(i int) int {
 // shard is locked. Otherwise (someone took, returned, added or changed a
 // resource) it looks again; each retry means another caller's operation
 // went through, so the loop ends.
-func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) bool {
+func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *waiting.Grant[T, ID]) bool {
 	for {
 		idx, n, v, seen := s.bestTop(start)
 		if n == nil {
@@ -177,7 +178,7 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) b
 		}
 		if s.lockFree && !lease {
 			if now, _ := s.versions(); now == seen {
-				g.node, g.value = n, v
+				g.Node, g.Value = n, v
 				s.acquired(n)
 				return true
 			}
@@ -191,12 +192,12 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *grant[T, ID]) b
 }
 
 // sweepGlobalCost is sweepGlobal for a cost: it finds each shard's best
-// resource that covers g.cost, one shard lock at a time, and takes the
+// resource that covers g.Cost, one shard lock at a time, and takes the
 // best of those if it still covers the cost when its shard is locked
 // again. Each retry means another caller took from that resource; after
 // a few, it settles for the first shard's that has one, so that the
 // loop ends.
-func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID]) bool {
+func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *waiting.Grant[T, ID]) bool {
 	for range 3 {
 		var best *node.Node[T, ID]
 		var bestValue T
@@ -205,7 +206,7 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 			if sh.Empty() {
 				continue
 			}
-			n, v := s.coveringIn(sh, g.cost)
+			n, v := s.coveringIn(sh, g.Cost)
 			if n != nil && (best == nil || s.cmp(v, bestValue) < 0) {
 				best, bestValue = n, v
 			}
@@ -220,20 +221,20 @@ func (s *Scheduler[T, ID]) sweepGlobalCost(start int, lease bool, g *grant[T, ID
 	}
 	for i := range len(s.shards) {
 		if sh := &s.shards[s.wrap(start+i)]; !sh.Empty() && s.holdTop(sh, nil, 0, lease, g) {
-			s.acquired(g.node)
+			s.acquired(g.Node)
 			return true
 		}
 	}
 	return false
 }
 
-// coveringIn returns sh's best resource that covers cost (see covering)
+// coveringIn returns sh's best resource that covers cost (see shard.Shard.Covering)
 // and its value, or nil.
 func (s *Scheduler[T, ID]) coveringIn(sh *shard.Shard[T, ID], cost config.Cost) (n *node.Node[T, ID], v T) {
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, nil)
-	if n, _ = s.covering(sh, cost, s.now()); n != nil {
+	s.room.Repair(sh, nil)
+	if n, _ = sh.Covering(cost, s.now()); n != nil {
 		v = n.Value
 	}
 	return n, v
@@ -272,7 +273,7 @@ func (s *Scheduler[T, ID]) read(sh *shard.Shard[T, ID]) (*node.Node[T, ID], T, u
 func (s *Scheduler[T, ID]) lockedPeek(sh *shard.Shard[T, ID]) (n *node.Node[T, ID], v T, version uint64) {
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, nil)
+	s.room.Repair(sh, nil)
 	if n = sh.Best(); n != nil {
 		v = n.Value
 	}
@@ -289,16 +290,16 @@ func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
 // holdTop takes a hold on the top of sh, into g; with want set, only if
 // want is still the top and the shards' versions still sum to versions
 // (see sweepGlobal). It reports whether it took one.
-func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *grant[T, ID]) bool {
+func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID], versions uint64, lease bool, g *waiting.Grant[T, ID]) bool {
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, nil)
+	s.room.Repair(sh, nil)
 	n := sh.Best()
 	if n == nil {
 		return false
 	}
-	if g.cost != nil {
-		if n, _ = s.covering(sh, g.cost, s.now()); n == nil {
+	if g.Cost != nil {
+		if n, _ = sh.Covering(g.Cost, s.now()); n == nil {
 			return false
 		}
 	}

@@ -93,7 +93,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh := &s.shards[n.Shard]
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, nil)
+	s.room.Repair(sh, nil)
 	sh.Begin()
 	defer sh.End()
 	// The node is in the map before it is in the heap, but only while this
@@ -118,7 +118,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 		// lease's check of the profiles, must never see it uncounted.
 		s.profiles.Change(n.Budgets().Limits(), 1)
 	}
-	return s.serveAfter(sh), nil
+	return s.room.ServeAfter(sh), nil
 }
 
 // collision is a key found taken, and whether the resource holding it
@@ -294,7 +294,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 			s.profiles.Change(slab[i].Budgets().Limits(), 1)
 		}
 	}
-	return s.serveBatch(added), collision[ID]{}, false
+	return s.room.ServeBatch(added), collision[ID]{}, false
 }
 
 // batchLocks are the shards a batch touches (touched), which lockBatch
@@ -316,7 +316,7 @@ func (s *Scheduler[T, ID]) lockBatch(b *batchLocks) {
 	}
 	for i := range s.shards {
 		if b.touched(i) {
-			s.repair(&s.shards[i], nil)
+			s.room.Repair(&s.shards[i], nil)
 			s.shards[i].Begin()
 		}
 		b.begun = i + 1
@@ -373,21 +373,6 @@ func (s *Scheduler[T, ID]) heapBatch(slab []node.Node[T, ID]) []int {
 	}
 	done = true
 	return added
-}
-
-// serveBatch serves waiters from the shards a batch went into. The batch
-// is in, so a comparator panic here is recovered, as in serveAfter.
-func (s *Scheduler[T, ID]) serveBatch(added []int) (served bool) {
-	if s.global {
-		defer s.recovered()
-		return s.serveBest(added)
-	}
-	for i, k := range added {
-		if k > 0 && s.serveAfter(&s.shards[i]) {
-			served = true
-		}
-	}
-	return served
 }
 
 // undoBatch takes a half-inserted batch out again after a comparator

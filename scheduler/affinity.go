@@ -10,6 +10,7 @@ import (
 	"github.com/crsched/crs/internal/hash"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/ring"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // affinity maps identifiers to resources, so that AcquireByAffinity keeps
@@ -175,7 +176,7 @@ func rank(h uint64, pos uint32, j int) uint64 {
 // identifier's order: the resources of its window by decreasing rank,
 // into g, and reports whether it took one. It gives up after
 // maxAffinityTries resources (the caller then takes any resource).
-func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *grant[T, ID]) bool {
+func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) bool {
 	h := acquire.HashIdentifier(id)
 	r := s.affinityRing()
 	below := ^uint64(0)
@@ -226,17 +227,17 @@ func highest(h uint64, pos []uint32, j int, above, below uint64) (int, uint64) {
 }
 
 // holdNode takes a hold on n, into g, if it is still active and covers
-// g.cost, and reports whether it did.
-func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *grant[T, ID]) bool {
+// g.Cost, and reports whether it did.
+func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
 	sh := &s.shards[n.Shard]
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, nil)
+	s.room.Repair(sh, nil)
 	if n.State != node.Active {
 		return false
 	}
-	if g.cost != nil {
-		if ok, _ := n.Budgets().Fits(g.cost, s.now()); !ok {
+	if g.Cost != nil {
+		if ok, _ := n.Budgets().Fits(g.Cost, s.now()); !ok {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 type rkey struct {
@@ -66,15 +67,15 @@ func searchAgainThenServe(t *testing.T, heaps int, keys []*rkey, costA, costB, c
 	var befores, queueds atomic.Int32
 	cCommitted := make(chan struct{})
 	cDone := make(chan error, 1)
-	s.setHooks(hooks{waiting: func(at waitStep) {
+	s.setHooks(hooks{waiting: func(at waiting.Step) {
 		switch at {
-		case beforeQueue:
+		case waiting.BeforeQueue:
 			if befores.Add(1) == 1 { // B, after its failed search
 				if err := a.Settle(config.Cost{"tokens": 0}); err != nil {
 					t.Error(err)
 				}
 			}
-		case queued:
+		case waiting.Queued:
 			if queueds.Add(1) == 1 { // B, queued first
 				go func() {
 					l, err := s.Lease(ctx, WithCost(config.Cost{"tokens": costC}))
@@ -85,7 +86,7 @@ func searchAgainThenServe(t *testing.T, heaps int, keys []*rkey, costA, costB, c
 				}()
 				<-cCommitted
 			}
-		case committed:
+		case waiting.Committed:
 			if queueds.Load() == 2 {
 				select {
 				case <-cCommitted:

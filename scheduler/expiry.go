@@ -46,7 +46,7 @@ func (s *Scheduler[T, ID]) due(e deadline.Entry[*node.Node[T, ID]]) {
 	case deadline.RestEnd:
 		s.restEnded(e.Node)
 	case deadline.Wake:
-		s.woken(&s.shards[e.Shard])
+		s.room.Woken(&s.shards[e.Shard])
 	}
 }
 
@@ -58,7 +58,7 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 	func() {
 		sh.Lock()
 		defer sh.Unlock()
-		s.repair(sh, n)
+		s.room.Repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 || s.now() < n.Lease(i).Deadline {
 			return // released, or extended
@@ -68,7 +68,7 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 		s.expired.Add(1)
 		// The timer goroutine has nothing else to do, so a waiter served
 		// here gets a processor without yielding.
-		s.serveAfter(sh)
+		s.room.ServeAfter(sh)
 	}()
 	if expired {
 		s.emit(events.EventExpire, n.Key)
@@ -85,7 +85,7 @@ func (s *Scheduler[T, ID]) restEnded(n *node.Node[T, ID]) {
 	func() {
 		sh.Lock()
 		defer sh.Unlock()
-		s.repair(sh, n)
+		s.room.Repair(sh, n)
 		if n.RestUntil == 0 || s.now() < n.RestUntil {
 			return // ended early, or extended: a later entry is queued
 		}
@@ -99,7 +99,7 @@ func (s *Scheduler[T, ID]) restEnded(n *node.Node[T, ID]) {
 		if n.RestUntil != was && n.RestUntil != 0 { // the limits' rest after a suspension
 			s.deadlines.Schedule(n.RestUntil, restEnd(n))
 		}
-		s.serveAfter(sh)
+		s.room.ServeAfter(sh)
 	}()
 	if resumed {
 		s.emit(events.EventResume, n.Key)

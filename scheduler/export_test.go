@@ -20,7 +20,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 		defer s.shards[i].Unlock()
 	}
 	for i := range s.shards {
-		s.repair(&s.shards[i], nil)
+		s.room.Repair(&s.shards[i], nil)
 		s.shards[i].Best() // runs a sift that waits, as the next operation would
 	}
 	inHeap := 0
@@ -131,7 +131,7 @@ func (s *Scheduler[T, ID]) CheckInvariants() error {
 	}
 	// With budgets, callers wait while the resources in the heap do not
 	// cover the oldest one's cost.
-	if q := s.waiters.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 && !s.budgeted {
+	if q := s.room.Len(); q > 0 && s.policy == config.Exclusive && inHeap > 0 && !s.budgeted {
 		return fmt.Errorf("%d waiters wait while %d resources are acquirable", q, inHeap)
 	}
 	return s.checkExpiry()
@@ -271,6 +271,7 @@ func (s *Scheduler[T, ID]) ExpiryQueueLen() int {
 // they watch, or under the lock that the hooked code holds.
 func (s *Scheduler[T, ID]) setHooks(h hooks) {
 	s.hooks = h
+	s.room.Hook = h.waiting
 	for i := range s.shards {
 		s.shards[i].Publishing = h.publishing
 	}

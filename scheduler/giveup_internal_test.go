@@ -10,6 +10,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // midGrantClock is a fake clock whose Now, once armed, runs atGrant the
@@ -23,7 +24,7 @@ type midGrantClock struct {
 }
 
 func (c *midGrantClock) Now() time.Time {
-	if c.armed.Load() && c.s.waiters.Len() == 0 && c.armed.CompareAndSwap(true, false) {
+	if c.armed.Load() && c.s.room.Len() == 0 && c.armed.CompareAndSwap(true, false) {
 		c.atGrant()
 	}
 	return c.Clock.Now()
@@ -63,11 +64,11 @@ func TestAWaiterWhoseContextEndsWhileAGiverHasItPoppedReturns(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	isWaiting, hasGivenUp := make(chan struct{}), make(chan struct{})
-	s.setHooks(hooks{waiting: func(at waitStep) {
+	s.setHooks(hooks{waiting: func(at waiting.Step) {
 		switch at {
-		case committed:
+		case waiting.Committed:
 			close(isWaiting)
-		case gaveUp:
+		case waiting.GaveUp:
 			close(hasGivenUp)
 		}
 	}})
@@ -94,7 +95,7 @@ func TestAWaiterWhoseContextEndsWhileAGiverHasItPoppedReturns(t *testing.T) {
 	if clock.armed.Load() {
 		t.Fatal("the release served no waiter")
 	}
-	if n := s.waiters.Len(); n != 0 {
+	if n := s.room.Len(); n != 0 {
 		t.Fatalf("%d waiters queued after the only one gave up while popped", n)
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {

@@ -1,31 +1,19 @@
 package scheduler
 
 import (
-	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/internal/waiting"
 )
 
-// grant is what an acquiring caller receives: the resource's value, and
-// for a lease the token that identifies it. A grant sent to a waiter at
-// Shutdown carries only err.
-type grant[T any, ID comparable] struct {
-	node     *node.Node[T, ID]
-	cost     config.Cost // what the hold spends of the budgets; set by the caller, kept by hold
-	token    uint64      // 0 unless a lease
-	deadline int64       // the lease's deadline; 0: none
-	value    T
-	err      error
-}
-
 // hold hands n, an active node of sh, to a caller: it takes a rate-limit
-// token if n is limited, g.cost from its budgets (which must cover it, see
-// covering), and a hold: a lease when lease is set, otherwise an
+// token if n is limited, g.Cost from its budgets (which must cover it, see
+// shard.Shard.Covering), and a hold: a lease when lease is set, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
-func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *grant[T, ID]) {
-	*g = grant[T, ID]{node: n, value: n.Value, cost: g.cost}
+func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) {
+	*g = waiting.Grant[T, ID]{Node: n, Value: n.Value, Cost: g.Cost}
 	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Budgeted() {
 		// The common exclusive hold, by Acquire or by Lease, takes the
 		// last slot of a node with no rate limit or rest: the node
@@ -51,7 +39,7 @@ func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lea
 	rest := n.RestUntil
 	sh.Save(n, shard.SavingHolders|shard.SavingBudgets)
 	if limited {
-		sh.Meter(n, g.cost, s.now())
+		sh.Meter(n, g.Cost, s.now())
 	}
 	if holds {
 		n.Holders++
@@ -78,12 +66,12 @@ func (s *Scheduler[T, ID]) leaseDeadline() int64 {
 
 // addLease records a new lease on n, held already, due at deadline (0:
 // never), for the grant g, and queues its expiry.
-func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *grant[T, ID]) {
-	g.token = n.Issue()
-	n.AddLease(node.Lease{Token: g.token, Deadline: deadline, Cost: g.cost})
+func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *waiting.Grant[T, ID]) {
+	g.Token = n.Issue()
+	n.AddLease(node.Lease{Token: g.Token, Deadline: deadline, Cost: g.Cost})
 	if deadline != 0 {
-		g.deadline = deadline
-		s.deadlines.Schedule(deadline, leaseEnd(n, g.token))
+		g.Deadline = deadline
+		s.deadlines.Schedule(deadline, leaseEnd(n, g.Token))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // Lease is one hold on a resource, returned by Scheduler.Lease. It is a
@@ -145,11 +146,11 @@ func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.Affin
 	return s.leaseFrom(s.obtain(ctx, id, true, o.cost))
 }
 
-func (s *Scheduler[T, ID]) leaseFrom(g grant[T, ID], err error) (Lease[T, ID], error) {
+func (s *Scheduler[T, ID]) leaseFrom(g waiting.Grant[T, ID], err error) (Lease[T, ID], error) {
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return Lease[T, ID]{s: s, node: g.node, token: g.token, value: g.value, deadline: g.deadline}, nil
+	return Lease[T, ID]{s: s, node: g.Node, token: g.Token, value: g.Value, deadline: g.Deadline}, nil
 }
 
 // endHold ends the lease with token on n and serves waiters from the
@@ -164,7 +165,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 	served, err := func() (bool, error) {
 		sh.Lock()
 		defer sh.Unlock()
-		s.repair(sh, n)
+		s.room.Repair(sh, n)
 		i := n.FindLease(token)
 		if i < 0 {
 			return false, s.leaseGone(handleDeadline)
@@ -173,10 +174,10 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 			rest = s.unhold(sh, n, i, ending{how: reclaimed})
 			s.expired.Add(1)
 			reclaimedHere = true
-			return s.serveAfter(sh), crserrors.ErrLeaseExpired
+			return s.room.ServeAfter(sh), crserrors.ErrLeaseExpired
 		}
 		rest = s.unhold(sh, n, i, end)
-		return s.serveAfter(sh), nil
+		return s.room.ServeAfter(sh), nil
 	}()
 	yieldTo(served)
 	switch {

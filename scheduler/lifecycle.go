@@ -49,14 +49,14 @@ func (s *Scheduler[T, ID]) Release(id ID) error {
 func (s *Scheduler[T, ID]) release(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (events.EventType, bool, error) {
 	sh.Lock()
 	defer sh.Unlock()
-	s.repair(sh, n)
+	s.room.Repair(sh, n)
 	if n.State == node.Removed { // a draining resource's holds still end
 		return noEvent, false, crserrors.ErrResourceNotFound
 	}
 	switch {
 	case n.Anonymous() > 0:
 		rest := s.unhold(sh, n, -1, ending{how: succeeded})
-		return rest, s.waiters.Len() > 0 && s.serveAfter(sh), nil
+		return rest, s.room.Len() > 0 && s.room.ServeAfter(sh), nil
 	case n.Holders > 0:
 		return noEvent, false, crserrors.ErrResourceLeased
 	case n.State == node.Active:
@@ -135,7 +135,7 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 			s.emit(events.EventResume, n.Key)
 		}
 		s.restMoved(n, rest)
-		return s.serveAfter(sh), nil
+		return s.room.ServeAfter(sh), nil
 	})
 }
 
@@ -219,8 +219,8 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		return false, nil
 	})
-	if err == nil && s.budgeted && s.waiters.Len() > 0 {
-		s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
+	if err == nil && s.room.MustQueue() {
+		s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	return err
 }
@@ -252,8 +252,8 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	if err != nil {
 		return err
 	}
-	if moved && s.waiters.Len() > 0 {
-		s.kick(-1) // the oldest waiter's cost may now exceed every resource's limits
+	if moved && s.room.Len() > 0 {
+		s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	s.emit(events.EventUpdate, id)
 	return nil
@@ -280,7 +280,7 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 		n.Stage(v)
 		sh.Fix(n)
 		sh.Commit()
-		return s.waiters.Len() > 0 && s.serveAfter(sh), false, nil
+		return s.room.Len() > 0 && s.room.ServeAfter(sh), false, nil
 	}
 	rest := n.RestUntil
 	sh.Save(n, shard.SavingValue|shard.SavingHolders|shard.SavingBudgets)
@@ -303,7 +303,7 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	sh.Commit()
 	s.restMoved(n, rest)
 	moved = s.budgeted && s.profiles.Move(was, n.Budgets().Limits())
-	return s.serveAfter(sh), moved, nil
+	return s.room.ServeAfter(sh), moved, nil
 }
 
 // transition runs step on the node for id under its shard's lock, then,
@@ -335,9 +335,9 @@ func (s *Scheduler[T, ID]) locked(id ID, step func(*shard.Shard[T, ID], *node.No
 	return step(sh, n)
 }
 
-// enter prepares sh, just locked, for an operation on n (see repair),
+// enter prepares sh, just locked, for an operation on n (see waiting.Room.Repair),
 // and reports whether n is still there: neither removed nor draining.
 func (s *Scheduler[T, ID]) enter(sh *shard.Shard[T, ID], n *node.Node[T, ID]) bool {
-	s.repair(sh, n)
+	s.room.Repair(sh, n)
 	return !gone(n)
 }

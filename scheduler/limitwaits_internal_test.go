@@ -10,6 +10,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // Stats.LimitWaits counts the waits that began while a resource with a
@@ -49,8 +50,8 @@ func waitPool(t *testing.T, policy config.AcquirePolicy, tpm int64, rps float64)
 		s.Shutdown()
 	})
 	var commits atomic.Int32
-	s.setHooks(hooks{waiting: func(at waitStep) {
-		if at == committed {
+	s.setHooks(hooks{waiting: func(at waiting.Step) {
+		if at == waiting.Committed {
 			commits.Add(1)
 		}
 	}})

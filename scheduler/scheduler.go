@@ -14,7 +14,7 @@ import (
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
-	"github.com/crsched/crs/internal/waitq"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // Scheduler hands out resources of type T, identified by keys of type ID,
@@ -49,12 +49,11 @@ type Scheduler[T any, ID comparable] struct {
 	// budgeted: Limits is set. Waiting callers are then served in strict
 	// FIFO order, and a cost that no resource covers yet is waited for
 	// through the wakes (see cover.go).
-	budgeted   bool
-	profiles   budget.Profiles
-	limitWaits atomic.Uint64           // waits that began while limits held the caller back
-	strategy   acquire.AcquireStrategy // nil: the default strategy, rotation
-	rotation   rotation
-	view       acquire.ShardView
+	budgeted bool
+	profiles budget.Profiles
+	strategy acquire.AcquireStrategy // nil: the default strategy, rotation
+	rotation rotation
+	view     acquire.ShardView
 
 	shards []shard.Shard[T, ID]
 	nodes  *lookup.Map[T, ID]
@@ -65,12 +64,11 @@ type Scheduler[T any, ID comparable] struct {
 	assigned atomic.Uint64
 
 	affinity affinity[T, ID]
-	waiters  waitq.Queue[grant[T, ID]]
+	room     waiting.Room[T, ID]
 	// deadlines holds every lease deadline, end of a rest and wake, on
 	// one timer (see expiry.go).
 	deadlines *deadline.Timer[*node.Node[T, ID]]
 	expired   atomic.Uint64 // leases reclaimed at their deadline
-	panics    atomic.Uint64 // comparator panics recovered by serveAfter
 	pool      shard.Pool
 	totals    struct{ suspensions, ejections, failures atomic.Uint64 }
 
@@ -82,9 +80,9 @@ type Scheduler[T any, ID comparable] struct {
 // hooks are the places where a test runs code in the middle of an
 // operation; all nil outside tests.
 type hooks struct {
-	// waiting runs in obtain at each step of a caller that found nothing
-	// (see waitStep).
-	waiting func(waitStep)
+	// waiting runs at each step of a caller that found nothing (set on
+	// the room: waiting.Room.Hook).
+	waiting func(waiting.Step)
 	// refusing runs in a failing BatchAdd after each look at the map
 	// (see refusal).
 	refusing func(refusal)
@@ -134,6 +132,10 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.deadlines = deadline.New(s.clock, s.now, s.due)
+	s.room.Init(waiting.Config[T, ID]{
+		Shards: s.shards, Cmp: s.cmp, Profiles: &s.profiles, Host: (*host[T, ID])(s), Clock: s.clock,
+		Global: s.global, Budgeted: s.budgeted, Limited: s.budgeted || s.rateLimit != nil,
+	})
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}
@@ -150,9 +152,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 // observer returns, and exits.
 func (s *Scheduler[T, ID]) Shutdown() {
 	s.closed.Store(true)
-	for _, w := range s.waiters.Close() {
-		w.C <- grant[T, ID]{err: crserrors.ErrSchedulerClosed}
-	}
+	s.room.Close()
 	s.deadlines.Stop()
 	if s.events != nil {
 		s.events.Stop()

@@ -114,7 +114,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 	served, err := func() (bool, error) {
 		sh.Lock()
 		defer sh.Unlock()
-		s.repair(sh, nil)
+		s.room.Repair(sh, nil)
 		i := n.FindLease(l.token)
 		if i < 0 {
 			return false, s.leaseGone(l.deadline)
@@ -138,7 +138,7 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		s.place(sh, n)
 		sh.Commit()
 		s.restMoved(n, rest)
-		return s.serveAfter(sh), nil
+		return s.room.ServeAfter(sh), nil
 	}()
 	yieldTo(served)
 	return err

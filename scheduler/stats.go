@@ -44,13 +44,13 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		st.DroppedEvents = s.events.Dropped()
 		st.ObserverPanics = s.events.Panics()
 	}
-	st.Waiters = s.waiters.Len()
+	st.Waiters = s.room.Len()
 	var counts []uint64
-	counts, st.WaitTime, st.CancelledWaits = s.waiters.Totals()
+	var panics uint64
+	counts, st.WaitTime, st.CancelledWaits, st.LimitWaits, panics = s.room.Totals()
 	st.WaitHistogram = stats.Histogram{Bounds: slices.Clone(histogram.Bounds), Counts: counts}
 	st.Waits = st.WaitHistogram.Total()
-	st.LimitWaits = s.limitWaits.Load()
-	st.ComparatorPanics = s.panics.Load() + s.deadlines.Panics()
+	st.ComparatorPanics = panics + s.deadlines.Panics()
 	st.ExpiredLeases = s.expired.Load()
 	st.Suspensions = s.totals.suspensions.Load()
 	st.Ejections = s.totals.ejections.Load()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 // newExclusive returns an exclusive scheduler of prio values holding
@@ -44,8 +45,8 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 	s := newExclusive(t)
 	for round := range 50 {
 		served, cancelServed := context.WithCancel(context.Background())
-		s.hooks.waiting = func(at waitStep) {
-			if at == committed {
+		s.room.Hook = func(at waiting.Step) {
+			if at == waiting.Committed {
 				if err := s.Release("a"); err != nil {
 					t.Error(err)
 				}
@@ -57,15 +58,15 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 			t.Fatalf("round %d: served as its context ended: %v, %v; want a, nil", round, v, err)
 		}
 		cancelled, cancel := context.WithCancel(context.Background())
-		s.hooks.waiting = func(at waitStep) {
-			if at == committed {
+		s.room.Hook = func(at waiting.Step) {
+			if at == waiting.Committed {
 				cancel()
 			}
 		}
 		if v, err := s.AcquireContext(cancelled); !errors.Is(err, context.Canceled) {
 			t.Fatalf("round %d: cancelled with nothing released: %v, %v; want context.Canceled", round, v, err)
 		}
-		s.hooks.waiting = nil
+		s.room.Hook = nil
 		if st := s.Stats(); st.Waiters != 0 || st.ActiveResources != 0 || st.HeldResources != 1 {
 			t.Fatalf("round %d: %d waiting, %d active, %d inactive; want a held and nobody waiting", round, st.Waiters, st.ActiveResources, st.HeldResources)
 		}
@@ -80,15 +81,15 @@ func TestAReusedWaiterNeverDeliversAStaleGrant(t *testing.T) {
 func TestAResourceReleasedAfterACancelGoesOn(t *testing.T) {
 	s := newExclusive(t)
 	cancelled, cancel := context.WithCancel(context.Background())
-	s.hooks.waiting = func(at waitStep) {
-		if at == committed {
+	s.room.Hook = func(at waiting.Step) {
+		if at == waiting.Committed {
 			cancel()
 		}
 	}
 	if _, err := s.AcquireContext(cancelled); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait: %v; want context.Canceled", err)
 	}
-	s.hooks.waiting = nil
+	s.room.Hook = nil
 	if err := s.Release("a"); err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +112,10 @@ func TestAWaitingAcquisitionAllocatesAtMostOnce(t *testing.T) {
 	s := newExclusive(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiting := make(chan struct{}, 1)
-	s.hooks.waiting = func(at waitStep) {
-		if at == committed {
-			waiting <- struct{}{}
+	committed := make(chan struct{}, 1)
+	s.room.Hook = func(at waiting.Step) {
+		if at == waiting.Committed {
+			committed <- struct{}{}
 		}
 	}
 	start, got := make(chan struct{}), make(chan error, 1)
@@ -127,7 +128,7 @@ func TestAWaitingAcquisitionAllocatesAtMostOnce(t *testing.T) {
 	defer close(start)
 	allocs := testing.AllocsPerRun(200, func() {
 		start <- struct{}{}
-		<-waiting
+		<-committed
 		if err := s.Release("a"); err != nil { // serves the waiter
 			t.Fatal(err)
 		}
@@ -148,10 +149,10 @@ func TestAWaitingLeaseAllocatesAtMostOnce(t *testing.T) {
 	s := newExclusive(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiting := make(chan struct{}, 1)
-	s.hooks.waiting = func(at waitStep) {
-		if at == committed {
-			waiting <- struct{}{}
+	committed := make(chan struct{}, 1)
+	s.room.Hook = func(at waiting.Step) {
+		if at == waiting.Committed {
+			committed <- struct{}{}
 		}
 	}
 	start, got := make(chan struct{}), make(chan Lease[*prio, string], 1)
@@ -174,7 +175,7 @@ func TestAWaitingLeaseAllocatesAtMostOnce(t *testing.T) {
 	}
 	allocs := testing.AllocsPerRun(200, func() {
 		start <- struct{}{}
-		<-waiting
+		<-committed
 		if err := held.Release(); err != nil { // serves the waiter
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/internal/waiting"
 )
 
 type prio struct {
@@ -62,12 +63,12 @@ type queueing struct {
 
 func holdQueueing(s *Scheduler[*prio, string]) *queueing {
 	q := &queueing{make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})}
-	s.setHooks(hooks{waiting: func(at waitStep) {
+	s.setHooks(hooks{waiting: func(at waiting.Step) {
 		switch at {
-		case beforeQueue:
+		case waiting.BeforeQueue:
 			close(q.inSearch)
 			<-q.queue
-		case queued:
+		case waiting.Queued:
 			close(q.inQueue)
 			<-q.check
 		}
@@ -175,8 +176,8 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	inCheck, commit := make(chan struct{}), make(chan struct{})
-	s.setHooks(hooks{waiting: func(at waitStep) {
-		if at == checked {
+	s.setHooks(hooks{waiting: func(at waiting.Step) {
+		if at == waiting.Checked {
 			close(inCheck)
 			<-commit
 		}
@@ -203,7 +204,7 @@ func TestAWaiterToldToSearchAgainDoesNotWait(t *testing.T) {
 	}
 	close(commit)
 	for i := 0; ; i++ {
-		if s.waiters.Len() == 0 {
+		if s.room.Len() == 0 {
 			break
 		}
 		if i == 10000 {
@@ -229,18 +230,18 @@ func TestGlobalOrderBatchServesACommittedWaiterTheBestOfTheBatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newGlobal(t, 2, nil)
-			waiting := make(chan struct{})
-			s.setHooks(hooks{waiting: func(at waitStep) {
-				if at == committed {
-					close(waiting)
+			committed := make(chan struct{})
+			s.setHooks(hooks{waiting: func(at waiting.Step) {
+				if at == waiting.Committed {
+					close(committed)
 				}
 			}})
 			got := acquireInBackground(t, s, context.Background())
-			<-waiting
+			<-committed
 			if err := s.BatchAdd(tc.batch); err != nil {
 				t.Fatal(err)
 			}
-			if n := s.waiters.Len(); n != 0 {
+			if n := s.room.Len(); n != 0 {
 				t.Fatalf("%d waiters left after the batch", n)
 			}
 			if v := <-got; v.key != tc.want {
@@ -285,7 +286,7 @@ func TestGlobalOrderGiverServesFromAShardWithABetterTop(t *testing.T) {
 			if err := s.Include("mine"); err != nil { // the giver, in shard 0
 				t.Fatal(err)
 			}
-			if n := s.waiters.Len(); n != 0 {
+			if n := s.room.Len(); n != 0 {
 				t.Fatalf("%d waiters left after the giver served", n)
 			}
 			close(q.check)

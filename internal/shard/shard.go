@@ -525,3 +525,34 @@ func (s *Shard[T, ID]) SetLimitRest(n *node.Node[T, ID], next int64) {
 		s.SetRest(n, next, node.RateLimited)
 	}
 }
+
+// Repair brings the shard back to normal before an operation uses it,
+// and reports whether it was Broken: after a comparator panicked under
+// its lock in an earlier operation, it orders the heap again and
+// publishes it, and the caller then serves the waiters the panic may
+// have kept from a resource. It also runs the sift that the heap left
+// waiting when an operation took its top out (see heap.New), unless
+// only is that node: an operation that changes only the node it names,
+// off the heap, may leave the sift waiting, so that giving the top back
+// costs no sift (the common exclusive use). Any other change must come
+// after the sift, which compares by the values it finds. Runs the
+// comparator.
+func (s *Shard[T, ID]) Repair(only *node.Node[T, ID]) (broken bool) {
+	if t := s.Heap.Waiting(); !s.Broken && (t == nil || t == only) {
+		return false // the common case, in a line of its own so that it inlines
+	}
+	return s.repair(only)
+}
+
+func (s *Shard[T, ID]) repair(only *node.Node[T, ID]) (broken bool) {
+	if s.Broken {
+		s.Heap.Init()
+		s.Broken = false
+		s.Publish()
+		broken = true
+	}
+	if t := s.Heap.Waiting(); t != nil && t != only {
+		s.Best()
+	}
+	return broken
+}

@@ -1,4 +1,7 @@
-// Package waitq is the FIFO queue of goroutines waiting for a resource.
+package waiting
+
+// The queue of waiters: its mechanism, whatever the order of service
+// (order.go).
 //
 // A waiter is handed its grant through a buffered channel by whichever
 // goroutine makes a resource available, so the hand-off never blocks the
@@ -13,7 +16,6 @@
 // after receiving its grant (then the giver is done with it); and the
 // channel is empty whenever it is put back, so a reused waiter never
 // receives a grant meant for an earlier caller.
-package waitq
 
 import (
 	"sync"
@@ -87,103 +89,9 @@ func (q *Queue[G]) Get(lease bool) *Waiter[G] {
 	return w
 }
 
-// First reports whether w is the oldest queued waiter.
-func (q *Queue[G]) First(w *Waiter[G]) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.head == w
-}
-
 // Put gives w back for reuse. Its caller must be done with it: w is in no
 // queue and no giver has it (see the package doc).
 func (q *Queue[G]) Put(w *Waiter[G]) { q.free.Put(w) }
-
-// Push queues w at the back, or reports false if the queue is closed.
-func (q *Queue[G]) Push(w *Waiter[G]) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	w.prev, w.next = q.tail, nil
-	if q.tail != nil {
-		q.tail.next = w
-	} else {
-		q.head = w
-	}
-	q.tail = w
-	w.queued, w.left = true, false
-	w.state.Store(pending)
-	q.len.Add(1)
-	return true
-}
-
-// Requeue is what PushFront did with a waiter.
-type Requeue uint8
-
-const (
-	Requeued Requeue = iota // back at the front
-	Closed                  // left out: the queue is closed
-	Left                    // left out: its caller gave up while it was popped
-)
-
-// PushFront puts w back at the front, where a giver that popped it but
-// could not serve it found it, unless the queue is closed or w's caller
-// gave up meanwhile: its Remove found w popped, and it waits for the
-// grant on w.C, which the giver must then send (or it would wait until
-// some resource served it, its context long over).
-func (q *Queue[G]) PushFront(w *Waiter[G]) Requeue {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.closed:
-		return Closed
-	case w.left:
-		return Left
-	}
-	w.prev, w.next = nil, q.head
-	if q.head != nil {
-		q.head.prev = w
-	} else {
-		q.tail = w
-	}
-	q.head = w
-	w.queued = true
-	q.len.Add(1)
-	return Requeued
-}
-
-// Pop removes and returns the oldest waiter, or nil.
-func (q *Queue[G]) Pop() *Waiter[G] {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	w := q.head
-	if w != nil {
-		q.unlink(w)
-	}
-	return w
-}
-
-// PopCommitted removes and returns the oldest waiter that has committed
-// to waiting (see Commit), or nil. It tells each pending waiter before it
-// to search again; they stay queued until they leave. A giver that cannot
-// tell whether its resource is the best of all uses it: a committed
-// waiter looked for a resource after it queued and found none, so every
-// resource visible now appeared after that, under a giver that then
-// served the queue (docs/ARCHITECTURE.md, Waiting); a pending one will
-// look for itself.
-func (q *Queue[G]) PopCommitted() *Waiter[G] {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for w := q.head; w != nil; w = w.next {
-		if w.state.CompareAndSwap(pending, redirected) || w.state.Load() == redirected {
-			continue
-		}
-		q.unlink(w)
-		return w
-	}
-	return nil
-}
 
 // Remove takes w out of the queue and reports whether it was still queued.
 // If it was not, a giver popped it and its grant is in, or on its way to,

@@ -1,4 +1,4 @@
-package waitq
+package waiting
 
 import "testing"
 
