@@ -170,7 +170,7 @@ func invariantProblems(s rawState) []string {
 	}
 	var live, excluded, draining, ejected, limited, budgeted int
 	wantAvail := map[string]string{}    // member -> priority
-	wantProfiles := map[string]string{} // limits -> resources, draining ones aside
+	wantProfiles := map[string]string{} // see countProfile
 	wantSusp := map[string]string{}
 	for id, r := range s.resources {
 		switch {
@@ -215,13 +215,7 @@ func invariantProblems(s rawState) []string {
 			draining++
 		} else {
 			live++
-			var limits []string
-			for _, b := range r.buckets {
-				limits = append(limits, fmt.Sprintf("%s,%d,%d", b.name, b.max, b.per))
-			}
-			text := strings.Join(limits, ";")
-			n, _ := strconv.Atoi(wantProfiles[text])
-			wantProfiles[text] = strconv.Itoa(n + 1)
+			countProfile(wantProfiles, r.buckets)
 		}
 		if r.excluded {
 			excluded++
@@ -310,6 +304,26 @@ func invariantProblems(s rawState) []string {
 	return bad
 }
 
+// countProfile counts a resource with buckets in want as count_profile
+// (lua/lifecycle.lua) does: its limits -> the resources, draining ones
+// aside, that have them; and '#' .. each name of those limits -> how
+// many distinct limits have it.
+func countProfile(want map[string]string, buckets []rawBucket) {
+	var limits []string
+	for _, b := range buckets {
+		limits = append(limits, fmt.Sprintf("%s,%d,%d", b.name, b.max, b.per))
+	}
+	text := strings.Join(limits, ";")
+	n, _ := strconv.Atoi(want[text])
+	want[text] = strconv.Itoa(n + 1)
+	for _, b := range buckets {
+		if n == 0 {
+			k, _ := strconv.Atoi(want["#"+b.name])
+			want["#"+b.name] = strconv.Itoa(k + 1)
+		}
+	}
+}
+
 // The checker must be able to fail: corrupt states are reported.
 func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 	ok := func() rawState {
@@ -325,6 +339,18 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 	if bad := invariantProblems(ok()); len(bad) != 0 {
 		t.Fatalf("consistent state reported: %v", bad)
 	}
+	// a with a full bucket "t" of 2 per 10 ms.
+	withBucket := func(s *rawState) {
+		s.resources["a"].buckets = []rawBucket{{name: "74", max: 2, per: 10, units: 2}}
+		s.resources["a"].bucketTime = 1
+		s.counters["#b"] = "1"
+		s.profiles = map[string]string{"74,2,10": "1", "#74": "1"}
+	}
+	withOne := ok()
+	withBucket(&withOne)
+	if bad := invariantProblems(withOne); len(bad) != 0 {
+		t.Fatalf("consistent state with a bucket reported: %v", bad)
+	}
 	corruptions := map[string]func(*rawState){
 		"holders without a lease":   func(s *rawState) { s.resources["a"].holders = 2 },
 		"stale availability":        func(s *rawState) { s.avail[0].Member = "000000000000000000000000:a" },
@@ -338,6 +364,10 @@ func TestInvariantCheckerReportsCorruptState(t *testing.T) {
 		"wrong counter":      func(s *rawState) { s.counters["#n"] = "2" },
 		"over capacity":      func(s *rawState) { s.resources["a"].capacity = 0 },
 		"limits not counted": func(s *rawState) { s.profiles = map[string]string{"74,2,10": "1"} },
+		"limit name not counted": func(s *rawState) {
+			withBucket(s)
+			delete(s.profiles, "#74")
+		},
 		"waiter beside a free slot": func(s *rawState) {
 			s.queue = []redis.Z{{Score: 1, Member: "0123456789abcdef0123456789abcdee"}}
 			s.req["0123456789abcdef0123456789abcdee"] = "q 99 1000 p"

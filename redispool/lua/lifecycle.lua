@@ -27,12 +27,28 @@ local function limits_of(r)
   return table.concat(out, ';')
 end
 
+-- tally adds d to the count in field of PROFILES, which goes at 0, and
+-- returns the count.
+local function tally(field, d)
+  local n = tonumber(redis.call('HINCRBY', PROFILES, field, d))
+  if n <= 0 then
+    redis.call('HDEL', PROFILES, field)
+  end
+  return n
+end
+
 -- count_profile adds d ('1' or '-1') to the resources, draining ones
 -- aside, whose limits are text (limits_of), so that exceeds reads the
--- pool's distinct limits instead of every resource.
+-- pool's distinct limits instead of every resource; and, when those
+-- limits come or go, d to the count of each of their names ('#' ..
+-- NAME: how many of the pool's distinct limits have it), so that
+-- acquire checks a cost's names without reading them all (unknown).
 local function count_profile(text, d)
-  if tonumber(redis.call('HINCRBY', PROFILES, text, d)) <= 0 then
-    redis.call('HDEL', PROFILES, text)
+  local n = tally(text, d)
+  if (d == '1' and n == 1) or (d == '-1' and n <= 0) then
+    for _, b in ipairs(parse_limits(text) or {}) do
+      tally('#' .. b.n, d)
+    end
   end
 end
 

@@ -54,7 +54,9 @@
 --   8 profiles hash: a resource's limits as the client sends them
 --             ('' for none) -> how many resources, draining ones aside,
 --             have exactly those, so that a cost that none can ever
---             cover is known without reading every resource
+--             cover is known without reading every resource; and '#' ..
+--             a limit's NAME (hex) -> how many of those fields have it,
+--             so that a cost's unknown name is known (count_profile)
 --   9 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),
 --             expiring a window after it was written, so that the same

@@ -84,24 +84,27 @@ end
 -- reads the pool's distinct limits (count_profile), not its resources,
 -- and runs only for a cost that no listed resource covers.
 local function exceeds(cost)
-  local profiles = redis.call('HKEYS', PROFILES)
-  for _, text in ipairs(profiles) do
-    local limits = parse_limits(text)
-    if not limits then
-      return false -- a resource without limits covers any cost
-    end
-    local never = false
-    for _, b in ipairs(limits) do
-      if of(cost, b.n) > b.m then
-        never = true
-        break
+  local any = false
+  for _, text in ipairs(redis.call('HKEYS', PROFILES)) do
+    if string.byte(text, 1) ~= 35 then -- not a name's count ('#')
+      local limits = parse_limits(text)
+      if not limits then
+        return false -- a resource without limits covers any cost
       end
-    end
-    if not never then
-      return false
+      local never = false
+      for _, b in ipairs(limits) do
+        if of(cost, b.n) > b.m then
+          never = true
+          break
+        end
+      end
+      if not never then
+        return false
+      end
+      any = true
     end
   end
-  return #profiles > 0
+  return any
 end
 
 -- tidy empties the queue of a pool left with no resource (draining
