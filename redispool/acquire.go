@@ -2,6 +2,7 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -28,27 +29,58 @@ func (costOption) acquireOption() {}
 // cost is taken by the server in the same step as the grant. The cost
 // is an estimate: Lease.Settle replaces it by what the call really
 // spent. A limit the cost does not name costs 1; a name that a resource
-// has no limit for is ignored by that resource. A negative amount, or
-// one above config.MaxUnits, makes the call fail with ErrInvalidCost
-// before anything is sent.
+// has no limit for is ignored by that resource, but one that no
+// resource of the pool has is refused (ErrUnknownLimit; see
+// AllowUnknownLimits). A negative amount, or one above
+// config.MaxUnits, makes the call fail with ErrInvalidCost before
+// anything is sent.
 func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }
 
-// costArg checks the cost that opts give and writes it as the scripts
-// read it (formatCost); "" for the default cost.
-func costArg(opts []AcquireOption) (string, error) {
+type allowUnknown struct{}
+
+func (allowUnknown) acquireOption() {}
+
+// AllowUnknownLimits lets a WithCost name limits that no resource of the
+// pool has: each resource ignores those names (and a limit the cost does
+// not name costs 1). Without it, such a cost is refused with
+// ErrUnknownLimit, changing nothing, since a misspelt name would
+// otherwise be granted silently at a cost of 1; a pool whose resources
+// have no Limits has no limit names, so there every cost with a name is
+// refused. The names are checked by the server, in the acquire's step,
+// against the resources present (draining ones aside), whichever
+// process added them: while there are none, the pool is empty
+// (ErrPoolEmpty).
+func AllowUnknownLimits() AcquireOption { return allowUnknown{} }
+
+// costArgs is what an acquisition asks of the acquire script besides
+// its request: its cost, as the scripts read it (formatCost; "" for
+// the default), and "1" to let the cost name limits that no resource
+// has (AllowUnknownLimits), "0" to refuse it.
+type costArgs struct {
+	cost, anyName string
+}
+
+// costArgsOf checks the cost that opts give and writes it as the
+// scripts read it.
+func costArgsOf(opts []AcquireOption) (costArgs, error) {
 	var cost config.Cost
+	a := costArgs{anyName: "0"}
 	for _, opt := range opts {
-		if c, ok := opt.(costOption); ok {
-			cost = config.Cost(c)
+		switch opt := opt.(type) {
+		case costOption:
+			cost = config.Cost(opt)
+		case allowUnknown:
+			a.anyName = "1"
 		}
 	}
 	if len(cost) == 0 {
-		return "", nil
+		return a, nil
 	}
 	if err := cost.Validate(); err != nil {
-		return "", fmt.Errorf("redispool: acquire: %w", err)
+		return a, fmt.Errorf("redispool: acquire: %w", err)
 	}
-	return formatCost(cost), nil
+	a.cost = formatCost(cost)
+	return a, nil
 }
 
 // TryAcquire leases the best available resource without waiting: the
@@ -58,12 +90,14 @@ func costArg(opts []AcquireOption) (string, error) {
 // or Acquire calls (of any process) wait for one, which go first; the
 // error also wraps ErrPoolEmpty when the pool has no resource at all.
 // ErrCostExceedsLimits: the cost is above a limit's Max on every
-// resource of the pool, so no wait would ever end.
+// resource of the pool, so no wait would ever end. ErrUnknownLimit: the
+// cost names a limit that no resource of the pool has (see
+// AllowUnknownLimits).
 func (p *Pool) TryAcquire(ctx context.Context, opts ...AcquireOption) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
 	}
-	cost, err := costArg(opts)
+	cost, err := costArgsOf(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +144,14 @@ func (p *Pool) TryAcquire(ctx context.Context, opts ...AcquireOption) (*Lease, e
 // no waiter waits for ever. A cost above a limit's Max on every
 // resource returns ErrCostExceedsLimits at once (or, for a waiter whose
 // resources' limits Sync lowered, at its next re-check); resources it
-// exceeds are skipped.
+// exceeds are skipped. A cost that names a limit no resource of the
+// pool has returns ErrUnknownLimit at once, unless AllowUnknownLimits
+// is given.
 func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, error) {
 	if p.closed.Load() {
 		return nil, p.errClosed("acquire")
 	}
-	cost, err := costArg(opts)
+	cost, err := costArgsOf(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +178,7 @@ func (p *Pool) Acquire(ctx context.Context, opts ...AcquireOption) (*Lease, erro
 // frees something by itself), is granted a lease, by a message or at a
 // re-check. Whatever ends it without a lease gives the request up,
 // which Close waits for.
-func (p *Pool) waitInQueue(ctx context.Context, w *waiter, cost string, start time.Time, next time.Duration) (*Lease, error) {
+func (p *Pool) waitInQueue(ctx context.Context, w *waiter, cost costArgs, start time.Time, next time.Duration) (*Lease, error) {
 	request := w.request
 	if !p.track() {
 		p.abandon(request)
@@ -197,7 +233,7 @@ func (p *Pool) waitInQueue(ctx context.Context, w *waiter, cost string, start ti
 // connection), the server answers with the same lease; if the reply is
 // lost (ctx ended mid-call, the connection broke), the lease is given
 // back in the background rather than left idle until its deadline.
-func (p *Pool) try(ctx context.Context, request, cost string, wait bool, start time.Time) (*Lease, time.Duration, bool, error) {
+func (p *Pool) try(ctx context.Context, request string, cost costArgs, wait bool, start time.Time) (*Lease, time.Duration, bool, error) {
 	if err := ctx.Err(); err != nil { // send nothing that would be abandoned
 		return nil, 0, false, fmt.Errorf("redispool: acquire: %w", err)
 	}
@@ -205,7 +241,10 @@ func (p *Pool) try(ctx context.Context, request, cost string, wait bool, start t
 	if wait {
 		entry = millis(queueEntry * p.recheck)
 	}
-	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost)
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost.cost, cost.anyName)
+	if status == statusUnknown {
+		return nil, 0, false, fmt.Errorf("redispool: acquire: %w: %q", err, unknownName(reply))
+	}
 	if err != nil {
 		// A call left in flight is given back by eval once it ends; a
 		// grant that the replicas did not acknowledge, at once. A
@@ -229,6 +268,20 @@ func (p *Pool) try(ctx context.Context, request, cost string, wait bool, start t
 	// script, which was after start: this estimate is never late.
 	l, err := p.newLease(tok, request, id, start.Add(time.Duration(left)*time.Millisecond))
 	return l, 0, false, err
+}
+
+// unknownName is the limit name that the acquire script's refusal
+// gives (hex-encoded, as formatCost writes it).
+func unknownName(reply []any) string {
+	var h string
+	if len(reply) > 0 {
+		h, _ = reply[0].(string)
+	}
+	name, err := hex.DecodeString(h)
+	if err != nil {
+		return h
+	}
+	return string(name)
 }
 
 // queueEntry is how long, in RecheckIntervals, a waiter's entry in the

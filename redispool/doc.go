@@ -32,7 +32,9 @@
 //     kept exactly across every process: WithCost takes a call's
 //     estimated cost in the grant's step, Lease.Settle replaces it by
 //     what the call spent, Lease.Observe lowers a bucket to what the
-//     provider reports, and Pool.Remaining reads the buckets.
+//     provider reports, and Pool.Remaining reads the buckets. A cost
+//     that names a limit no resource of the pool has is refused
+//     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
 //   - Pool.Stats counts resources by state, leases and waiters.
 //
 // The package Example is a complete program. Errors are the core's

@@ -16,9 +16,9 @@ import (
 )
 
 // run calls s with the pool's keys and ARGV = channel, args...; it
-// returns the reply after its status and wake-up report, or the
-// status's sentinel (or the client's error), for the caller to wrap
-// with the operation. A grant message that the server refused to
+// returns the reply after its status and wake-up report, with the
+// status's sentinel for a refusal (or the client's error alone), for
+// the caller to wrap with the operation. A grant message that the server refused to
 // publish is counted, not returned: the grant it told of was made.
 //
 // request (newRequest; "" for Stats, which writes nothing of its own)
@@ -58,7 +58,7 @@ func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (
 		p.wakeFailures.Add(1)
 	}
 	if err := statusError(status); err != nil {
-		return status, nil, err
+		return status, res[2:], err
 	}
 	if r.waited && r.acked < p.replicas {
 		err := fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, r.acked, p.replicas, p.waitFor)

@@ -416,7 +416,8 @@ func TestASyncAnsweredByItsDigestLeavesWhatTheFullSyncWould(t *testing.T) {
 			case 5, 6:
 				var opts []AcquireOption
 				if rng.IntN(2) == 0 {
-					opts = append(opts, WithCost(config.Cost{"tokens": int64(1 + rng.IntN(15))}))
+					// Allowed: the pool may have no tokens limit at times.
+					opts = append(opts, WithCost(config.Cost{"tokens": int64(1 + rng.IntN(15))}), AllowUnknownLimits())
 				}
 				if l, err := p.TryAcquire(ctx, opts...); err == nil {
 					leases = append(leases, l)

@@ -4,17 +4,21 @@
 -- taken in the same step. When the pool has waiters, or no free slot
 -- that covers the cost, and ARGV[3] > 0, the request waits in QUEUE,
 -- its entry holding for ARGV[3] ms, and its grant will be told to
--- process ARGV[4]; the same request sent again (a re-check, or go-redis
--- resending it) keeps its place, or gets the lease that it was granted
--- meanwhile. A re-check also serves the oldest waiter, whose cost a
--- refill may cover by now.
+-- process ARGV[4]; the same request sent again (a re-check, or
+-- go-redis resending it) keeps its place, or gets the lease that it was
+-- granted meanwhile. A re-check also serves the oldest waiter, whose
+-- cost a refill may cover by now. A new request whose cost names a
+-- limit that no resource of the pool has is refused, unless ARGV[6] is
+-- '1' (AllowUnknownLimits).
 -- Reply: {OK, token, id, ms left of the lease}, {QUEUED, ms until the
 -- server frees something by itself or a refill covers the oldest
 -- waiter, or -1}, {NONE, ms until the server frees something, or -1}
 -- for a request that does not wait, {EMPTY} when the pool has no
--- resource at all, or {EXCEEDS} when the cost is above a bucket's MAX
--- on every resource.
+-- resource at all, {EXCEEDS} when the cost is above a bucket's MAX
+-- on every resource, or {UNKNOWN_LIMIT, the first name it gives that no
+-- resource has (hex)}.
 local request, ttl, entry, proc, costv = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local any_name = ARGV[6] == '1'
 local cost = parse_cost(costv)
 -- counts are the pool's resources and those with buckets, read once.
 local counts = nil
@@ -84,6 +88,12 @@ if recorded() then
   -- The client gave this request up (abandon ran first): whoever sent it
   -- is gone, so it takes nothing.
   return { NONE, next_event() }
+end
+if cost and not any_name and not empty() then
+  local name = unknown(costv)
+  if name then
+    return { UNKNOWN_LIMIT, name }
+  end
 end
 local r, old = nil, nil
 if not oldest() then

@@ -107,6 +107,59 @@ local function exceeds(cost)
   return any
 end
 
+-- recount sets the counts of the limit names (count_profile) from the
+-- pool's distinct limits, and returns them by name: a pool that an
+-- earlier version kept has none.
+local function recount()
+  local all = redis.call('HGETALL', PROFILES)
+  local had, want = {}, {}
+  for i = 1, #all, 2 do
+    local field = all[i]
+    if string.byte(field, 1) == 35 then -- '#'
+      had[string.sub(field, 2)] = all[i + 1]
+    else
+      for _, b in ipairs(parse_limits(field) or {}) do
+        want[b.n] = (want[b.n] or 0) + 1
+      end
+    end
+  end
+  for n, _ in pairs(had) do
+    if not want[n] then
+      redis.call('HDEL', PROFILES, '#' .. n)
+    end
+  end
+  for n, c in pairs(want) do
+    if had[n] ~= num(c) then
+      redis.call('HSET', PROFILES, '#' .. n, num(c))
+    end
+  end
+  return want
+end
+
+-- unknown is the first name of costv (the client's, in sorted order)
+-- that no resource of the pool has a limit for, draining ones aside, or
+-- nil. It reads the names' counts (count_profile), and only when one is
+-- missing the pool's distinct limits (recount).
+local function unknown(costv)
+  local names, fields = {}, {}
+  for n in string.gmatch(costv, '(%x+)=%d+') do
+    names[#names + 1], fields[#fields + 1] = n, '#' .. n
+  end
+  local counts = redis.call('HMGET', PROFILES, unpack(fields))
+  for i = 1, #names do
+    if not counts[i] then
+      local known = recount()
+      for _, n in ipairs(names) do
+        if not known[n] then
+          return n
+        end
+      end
+      return nil
+    end
+  end
+  return nil
+end
+
 -- tidy empties the queue of a pool left with no resource (draining
 -- ones serve no waiter): each waiter leaves it and is told to look
 -- again (a message of its request alone), so that it finds the pool
