@@ -53,9 +53,11 @@ func openLLMClient(ctx context.Context, cfg loadtest.Config, keys []string, f re
 }
 
 // Pick leases a key whose buckets cover the call: a request (a limit the
-// cost does not name costs 1) and its estimate in tokens.
+// cost does not name costs 1) and its estimate in tokens. A key without
+// a tokens limit ignores the tokens, even when no key has one
+// (AllowUnknownLimits).
 func (c *llmClient) Pick(ctx context.Context, call loadtest.LLMCall) (loadtest.LLMHold, error) {
-	l, err := c.p.pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": call.Estimate}))
+	l, err := c.p.pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": call.Estimate}), redispool.AllowUnknownLimits())
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			err = fmt.Errorf("%w (%w)", ctxErr, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,4 +118,29 @@ func TestTheLLMScenarioOnRedisNeedsAProvider(t *testing.T) {
 	if code := loadtest.MainWith(context.Background(), args, &out, &out, redisExtension(&out)); code != 2 || !strings.Contains(out.String(), "needs -provider") {
 		t.Fatalf("%v: exit %d\n%s", args, code, out.String())
 	}
+}
+
+// Keys without a tokens limit (-tpm 0) are leased for the calls' token
+// estimates all the same, as the crs client's are (AllowUnknownLimits).
+func TestKeysWithoutATokensLimitAreLeased(t *testing.T) {
+	needRedis(t)
+	pool := poolName(t)
+	cfg := loadtest.Config{Workers: 1, Duration: time.Second, LLM: loadtest.LLMConfig{RPM: 600}}
+	f := redisFlags{addr: testAddr, name: pool, wait: time.Second}
+	c, err := openLLMClient(context.Background(), cfg, []string{"sk-mock-1"}, f, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Pick(context.Background(), loadtest.LLMCall{Prompt: 100, MaxTokens: 100, Estimate: 200})
+	if err != nil {
+		t.Fatalf("Pick: %v", err)
+	}
+	if err := h.Unsent(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.p.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	noKeysLeft(t, pool)
 }
