@@ -39,7 +39,7 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	}
 	n.Init(v, s.word)
 	id := n.Key
-	defer s.resourcesChanged(id) // also after a panic: the ring may have seen n
+	defer s.affinity.Changed(id) // also after a panic: the ring may have seen n
 	served, present := s.add(n)
 	yieldTo(served)
 	if present != nil {
@@ -164,7 +164,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 			}
 		}
 	}
-	defer s.batchChanged(slab) // also after a failure: the ring may have seen the batch
+	defer s.affinity.BatchChanged(slab) // also after a failure: the ring may have seen the batch
 	served, met, failed := s.batchAdd(slab, first)
 	yieldTo(served)
 	if failed {

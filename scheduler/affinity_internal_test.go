@@ -12,6 +12,7 @@ import (
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/affinity"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/ring"
 )
@@ -37,7 +38,7 @@ func keyPool(t testing.TB, n int, policy config.AcquirePolicy) *Scheduler[string
 	if err := s.BatchAdd(keys); err != nil {
 		t.Fatal(err)
 	}
-	s.affinityRing()
+	s.affinity.Ring()
 	return s
 }
 
@@ -46,7 +47,7 @@ func keyPool(t testing.TB, n int, policy config.AcquirePolicy) *Scheduler[string
 // that is not leaving, at its key's hash, in the order of those hashes,
 // and no other point.
 func (s *Scheduler[T, ID]) checkAffinity() error {
-	r := s.affinity.ring.Load()
+	r := s.affinity.Built()
 	if r == nil {
 		return nil
 	}
@@ -63,9 +64,9 @@ func (s *Scheduler[T, ID]) checkAffinity() error {
 			switch {
 			case !want[n]:
 				err = fmt.Errorf("the ring holds %v, which is not in the pool or holds two points", n.Key)
-			case pos[i] != point(n).Pos:
-				err = fmt.Errorf("%v is at %#x, its key hashes to %#x", n.Key, pos[i], point(n).Pos)
-			case prev != nil && keyHash(prev.Key) >= keyHash(n.Key):
+			case pos[i] != uint32(affinity.KeyHash(n.Key)>>32):
+				err = fmt.Errorf("%v is at %#x, its key hashes to %#x", n.Key, pos[i], affinity.KeyHash(n.Key)>>32)
+			case prev != nil && affinity.KeyHash(prev.Key) >= affinity.KeyHash(n.Key):
 				err = fmt.Errorf("%v comes after %v on the ring", n.Key, prev.Key)
 			}
 			delete(want, n)
@@ -99,7 +100,7 @@ func points[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]]) ([]uint32, []
 func shares[T any, ID comparable](r *ring.Ring[*node.Node[T, ID]]) map[*node.Node[T, ID]]float64 {
 	pos, val := points(r)
 	n := len(pos)
-	w := min(affinityWindow, n)
+	w := min(affinity.Window, n)
 	arc := make([]float64, n) // arc[j] ends at point j, over the ring's length
 	for j := range pos {
 		arc[j] = float64(pos[j]-pos[(j+n-1)%n]) / (1 << 32)
@@ -128,7 +129,7 @@ func TestAffinitySharesAreEvenAtScale(t *testing.T) {
 		s := keyPool(t, n, config.Shared)
 		busiest, idlest := 0.0, math.Inf(1)
 		total := 0.0
-		for _, v := range shares(s.affinity.ring.Load()) {
+		for _, v := range shares(s.affinity.Built()) {
 			busiest, idlest = max(busiest, v), min(idlest, v)
 			total += v
 		}
@@ -146,11 +147,11 @@ func TestAffinitySharesAreEvenAtScale(t *testing.T) {
 func TestAffinityIdentifiersFollowTheShares(t *testing.T) {
 	const resources, identifiers = 2000, 40_000
 	s := keyPool(t, resources, config.Shared)
-	r := s.affinity.ring.Load()
+	r := s.affinity.Built()
 	want := shares(r)
 	got := map[*node.Node[string, string]]int{}
 	for i := range identifiers {
-		n, _ := candidate(r, acquire.HashIdentifier(acquire.StringIdentifier(fmt.Sprint("user-", i))), ^uint64(0))
+		n, _ := affinity.Candidate(r, acquire.HashIdentifier(acquire.StringIdentifier(fmt.Sprint("user-", i))), ^uint64(0))
 		got[n]++
 	}
 	chi := 0.0
@@ -169,12 +170,12 @@ func TestAffinityIdentifiersFollowTheShares(t *testing.T) {
 func TestAffinityFallbackOrderCoversTheWindowOnce(t *testing.T) {
 	for _, n := range []int{3, 2000} {
 		s := keyPool(t, n, config.Shared)
-		r := s.affinity.ring.Load()
+		r := s.affinity.Built()
 		for i := range 20 {
 			h := acquire.HashIdentifier(acquire.StringIdentifier(fmt.Sprint("user-", i)))
 			seen := map[*node.Node[string, string]]bool{}
 			for below := ^uint64(0); ; {
-				c, k := candidate(r, h, below)
+				c, k := affinity.Candidate(r, h, below)
 				if c == nil {
 					break
 				}
@@ -183,8 +184,8 @@ func TestAffinityFallbackOrderCoversTheWindowOnce(t *testing.T) {
 				}
 				seen[c], below = true, k
 			}
-			if len(seen) != min(n, affinityWindow) {
-				t.Fatalf("user-%d: %d candidates in a window of %d", i, len(seen), min(n, affinityWindow))
+			if len(seen) != min(n, affinity.Window) {
+				t.Fatalf("user-%d: %d candidates in a window of %d", i, len(seen), min(n, affinity.Window))
 			}
 		}
 	}
@@ -243,45 +244,5 @@ func TestAffinityDuringChurnKeepsTheRingTrue(t *testing.T) {
 	}
 	if err := s.checkAffinity(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// Affinity acquisitions never wait for a change of the ring: with the
-// ring's mutex held, as by a Remove bringing the ring up to date or by
-// the first call building it, they still return at once (here they would
-// deadlock otherwise), to the resource the identifier maps to once the
-// ring is built, and to any resource before.
-func TestAffinityAcquisitionsDoNotWaitForRingChanges(t *testing.T) {
-	built := keyPool(t, 1000, config.Shared)
-	unbuilt, err := New(config.Config[string, string]{
-		Comparator: strings.Compare,
-		KeyFunc:    func(v string) string { return v },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unbuilt.Shutdown()
-	if err := unbuilt.Add("only"); err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]acquire.AffinityIdentifier, 50)
-	want := make([]string, len(ids))
-	for i := range ids {
-		ids[i] = acquire.StringIdentifier(fmt.Sprint("user-", i))
-		if want[i], err = built.AcquireByAffinity(ids[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	built.affinity.mu.Lock()
-	unbuilt.affinity.mu.Lock()
-	defer built.affinity.mu.Unlock()
-	defer unbuilt.affinity.mu.Unlock()
-	for i, id := range ids {
-		if got, err := built.AcquireByAffinity(id); err != nil || got != want[i] {
-			t.Fatalf("%v during a change: %q, %v; want %q", id, got, err, want[i])
-		}
-		if got, err := unbuilt.AcquireByAffinity(id); err != nil || got != "only" {
-			t.Fatalf("%v while the ring is built: %q, %v", id, got, err)
-		}
 	}
 }

@@ -186,7 +186,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	defer s.resourcesChanged(id)
+	defer s.affinity.Changed(id)
 	err := s.transition(id, events.EventRemove, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
 		sh.Begin()
 		defer sh.End()

@@ -8,6 +8,7 @@ import (
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/affinity"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/dispatch"
@@ -63,7 +64,7 @@ type Scheduler[T any, ID comparable] struct {
 	// assigned spreads new resources over the shards in rotation.
 	assigned atomic.Uint64
 
-	affinity affinity[T, ID]
+	affinity affinity.Map[T, ID]
 	room     waiting.Room[T, ID]
 	// deadlines holds every lease deadline, end of a rest and wake, on
 	// one timer (see expiry.go).
@@ -126,6 +127,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
 	}
 	s.epoch = s.clock.Now()
+	s.affinity.Init(s.nodes)
 	peeked := s.lockFree || s.global
 	for i := range s.shards {
 		s.shards[i].Init(i, s.cmp, s.policy == config.Exclusive, s.global, peeked, &s.pool)
