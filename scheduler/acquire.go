@@ -1,13 +1,9 @@
 package scheduler
 
 import (
-	"math/bits"
-	"sync/atomic"
-
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
@@ -155,15 +151,6 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *waiting.Grant[T, ID])
 	return false
 }
 
-// wrap returns shard index i, which is below twice the shard count, on
-// the ring of shards.
-func (s *Scheduler[T, ID]) wrap(i int) int {
-	if i >= len(s.shards) {
-		i -= len(s.shards)
-	}
-	return i
-}
-
 // sweepGlobal compares the best of every shard, without locks, and takes
 // the best one if no shard's top changed since it was read: then the
 // tops compared were all there at one instant, the instant the chosen
@@ -280,13 +267,6 @@ func (s *Scheduler[T, ID]) lockedPeek(sh *shard.Shard[T, ID]) (n *node.Node[T, I
 	return n, v, sh.Version.Load()
 }
 
-// acquired emits the event of an acquisition.
-func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
-	if s.events != nil {
-		s.emit(events.EventAcquire, n.Key)
-	}
-}
-
 // holdTop takes a hold on the top of sh, into g; with want set, only if
 // want is still the top and the shards' versions still sum to versions
 // (see sweepGlobal). It reports whether it took one.
@@ -325,29 +305,6 @@ func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 		return 0, crserrors.ErrInvalidAcquireStrategy
 	}
 	return start, nil
-}
-
-// rotation is the default strategy: the exact rotation of
-// acquire.NewRoundRobin, kept by the scheduler (see strategyStart). The
-// padding keeps the counter, which every Acquire writes, off the lines
-// of the scheduler's other fields.
-type rotation struct {
-	_     [56]byte
-	turns atomic.Uint64
-	m     uint64 // ceil(2^64 / n) for the scheduler's n shards, n >= 2
-	_     [56]byte
-}
-
-// next returns the next of n shards in rotation, shard 0 first, as
-// RoundRobin's Select does. It takes turns % n without a divide, by
-// Lemire's multiply-shift reduction, exact for a 32-bit dividend: the
-// rotation skips at most n-1 shards once every 2^32 calls.
-func (r *rotation) next(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	hi, _ := bits.Mul64(r.m*uint64(uint32(r.turns.Add(1)-1)), uint64(n))
-	return int(hi)
 }
 
 // shardView is the scheduler seen as an acquire.ShardView. It is a

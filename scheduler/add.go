@@ -248,14 +248,6 @@ func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int,
 	return met.err("batch add")
 }
 
-// refusal is where a failing BatchAdd is, for a test hook.
-type refusal uint8
-
-const (
-	insertFailed refusal = iota // the insert met a taken key and undid itself
-	lookedUp                    // the keys were looked up again
-)
-
 func (s *Scheduler[T, ID]) refused(at refusal) {
 	if s.hooks.refusing != nil {
 		s.hooks.refusing(at)

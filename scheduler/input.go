@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // capacityOf runs the user's Capacity function, outside any lock, and
@@ -35,15 +36,6 @@ func (s *Scheduler[T, ID]) isNil(v T) bool {
 	}
 	return false
 }
-
-// nilness is how values of a type can be nil.
-type nilness uint8
-
-const (
-	neverNil   nilness = iota
-	nilWord            // one machine word, nil when zero: pointers, maps, channels, funcs
-	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
-)
 
 // nilnessOf decides, once at New, how isNil tells a nil T, so that Add
 // and Update call reflect only for the types that need it.
@@ -92,3 +84,16 @@ func usable[ID comparable](k ID) (ok bool) {
 // equal is ==, out of line so that comparing a key with itself reads as
 // the test it is.
 func equal[ID comparable](a, b ID) bool { return a == b }
+
+// find returns the node for id and its shard, or nil. The caller must lock
+// the shard and check that the node was not removed in between.
+func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard.Shard[T, ID]) {
+	if s.checkKeys && !usable(id) {
+		return nil, nil // never added: Add refuses such a key
+	}
+	n, ok := s.nodes.Get(id)
+	if !ok {
+		return nil, nil
+	}
+	return n, &s.shards[n.Shard]
+}

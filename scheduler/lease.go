@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/crsched/crs/acquire"
@@ -219,16 +218,6 @@ func (s *Scheduler[T, ID]) extend(n *node.Node[T, ID], token uint64, handleDeadl
 	n.Lease(i).Deadline = deadline
 	s.deadlines.Schedule(deadline, leaseEnd(n, token))
 	return deadline, nil
-}
-
-// yieldTo gives the processor to a waiter just handed a resource. The
-// hand-off wakes the waiter into this P's run-next slot, where it would
-// otherwise sit until this goroutine blocks, however long the caller goes
-// on working (jackc/puddle issue 46).
-func yieldTo(served bool) {
-	if served {
-		runtime.Gosched()
-	}
 }
 
 // LeaseOption configures one call of Lease or LeaseByAffinity.

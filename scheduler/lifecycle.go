@@ -341,3 +341,49 @@ func (s *Scheduler[T, ID]) enter(sh *shard.Shard[T, ID], n *node.Node[T, ID]) bo
 	s.room.Repair(sh, n)
 	return !gone(n)
 }
+
+// Len is the number of resources in the scheduler, whatever their state.
+//
+// Add and Remove change the count and the shards at different moments, so
+// Len reads the count between two reads of the shards' versions that show
+// no change in progress or completed in between: the count then matches
+// what Acquire and Get see at that instant. If changes keep coming, it
+// stops them by locking every shard.
+func (s *Scheduler[T, ID]) Len() int {
+	for range 3 {
+		before, busy := s.versions()
+		if busy {
+			continue
+		}
+		n := s.size.Load()
+		if after, _ := s.versions(); after == before {
+			return int(n)
+		}
+	}
+	for i := range s.shards {
+		s.shards[i].Lock()
+		defer s.shards[i].Unlock()
+	}
+	return int(s.size.Load())
+}
+
+// Get returns the current value of the resource with key id, whatever its
+// state.
+func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
+	// Not through locked, as Update: a read by key is common, and the
+	// closure call measured slower.
+	var zero T
+	if s.closed.Load() {
+		return zero, crserrors.ErrSchedulerClosed
+	}
+	n, sh := s.find(id)
+	if n == nil {
+		return zero, crserrors.ErrResourceNotFound
+	}
+	sh.Lock()
+	defer sh.Unlock()
+	if !s.enter(sh, n) {
+		return zero, crserrors.ErrResourceNotFound
+	}
+	return n.Value, nil
+}

@@ -1,12 +1,13 @@
 package scheduler
 
 import (
+	"math/bits"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
-	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/affinity"
 	"github.com/crsched/crs/internal/budget"
@@ -93,99 +94,6 @@ type hooks struct {
 	publishing func()
 }
 
-// New validates cfg and returns a running scheduler. Call Shutdown when
-// done with it to stop its event dispatcher.
-func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], error) {
-	cfg, err := config.Validate(cfg)
-	if err != nil {
-		return nil, err
-	}
-	s := &Scheduler[T, ID]{
-		cmp:       cfg.Comparator,
-		key:       cfg.KeyFunc,
-		capacity:  cfg.Capacity,
-		nilness:   nilnessOf[T](),
-		word:      node.WordShaped[T](),
-		checkKeys: mayBeUnusable[ID](),
-		policy:    cfg.AcquirePolicy,
-		global:    cfg.Ordering == config.GlobalOrder,
-		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil,
-		leaseTTL:  cfg.LeaseTTL,
-		clock:     cfg.Clock,
-
-		releaseCooldown: cfg.ReleaseCooldown,
-		ejection:        cfg.Ejection,
-		rateLimit:       cfg.RateLimit,
-		limits:          cfg.Limits,
-		budgeted:        cfg.Limits != nil,
-
-		strategy: cfg.AcquireStrategy,
-		shards:   make([]shard.Shard[T, ID], cfg.HeapCount),
-		nodes:    lookup.New[T, ID](),
-	}
-	if s.strategy == nil && len(s.shards) > 1 {
-		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
-	}
-	s.epoch = s.clock.Now()
-	s.affinity.Init(s.nodes)
-	peeked := s.lockFree || s.global
-	for i := range s.shards {
-		s.shards[i].Init(i, s.cmp, s.policy == config.Exclusive, s.global, peeked, &s.pool)
-	}
-	s.view = (*shardView[T, ID])(s)
-	s.deadlines = deadline.New(s.clock, s.now, s.due)
-	s.room.Init(waiting.Config[T, ID]{
-		Shards: s.shards, Cmp: s.cmp, Profiles: &s.profiles, Host: (*host[T, ID])(s), Clock: s.clock,
-		Global: s.global, Budgeted: s.budgeted, Limited: s.budgeted || s.rateLimit != nil,
-	})
-	if len(cfg.Observers) > 0 {
-		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
-	}
-	return s, nil
-}
-
-// Shutdown closes the scheduler: every later call returns
-// ErrSchedulerClosed, and every waiting call returns it too. It stops the
-// lease-expiry timer, delivers the events already queued, stops the
-// dispatcher and returns once it has exited; events after it are dropped
-// and counted (stats.Stats.DroppedEvents). It is idempotent and safe to
-// call concurrently. Called from an observer, it returns without waiting
-// for the dispatcher, which delivers the rest of the queue once the
-// observer returns, and exits.
-func (s *Scheduler[T, ID]) Shutdown() {
-	s.closed.Store(true)
-	s.room.Close()
-	s.deadlines.Stop()
-	if s.events != nil {
-		s.events.Stop()
-	}
-}
-
-// Len is the number of resources in the scheduler, whatever their state.
-//
-// Add and Remove change the count and the shards at different moments, so
-// Len reads the count between two reads of the shards' versions that show
-// no change in progress or completed in between: the count then matches
-// what Acquire and Get see at that instant. If changes keep coming, it
-// stops them by locking every shard.
-func (s *Scheduler[T, ID]) Len() int {
-	for range 3 {
-		before, busy := s.versions()
-		if busy {
-			continue
-		}
-		n := s.size.Load()
-		if after, _ := s.versions(); after == before {
-			return int(n)
-		}
-	}
-	for i := range s.shards {
-		s.shards[i].Lock()
-		defer s.shards[i].Unlock()
-	}
-	return int(s.size.Load())
-}
-
 // versions sums the shards' versions and reports whether a change was in
 // progress in any shard. The versions only grow, so two equal sums mean
 // that no shard's version changed in between.
@@ -196,27 +104,6 @@ func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
 		busy = busy || v&1 != 0
 	}
 	return sum, busy
-}
-
-// Get returns the current value of the resource with key id, whatever its
-// state.
-func (s *Scheduler[T, ID]) Get(id ID) (T, error) {
-	// Not through locked, as Update: a read by key is common, and the
-	// closure call measured slower.
-	var zero T
-	if s.closed.Load() {
-		return zero, crserrors.ErrSchedulerClosed
-	}
-	n, sh := s.find(id)
-	if n == nil {
-		return zero, crserrors.ErrResourceNotFound
-	}
-	sh.Lock()
-	defer sh.Unlock()
-	if !s.enter(sh, n) {
-		return zero, crserrors.ErrResourceNotFound
-	}
-	return n.Value, nil
 }
 
 // gone reports whether n was removed, as far as every operation but the
@@ -235,19 +122,6 @@ func (s *Scheduler[T, ID]) now() int64 {
 // after is the deadline d from now; node.Never if that is out of range.
 func (s *Scheduler[T, ID]) after(d time.Duration) int64 { return node.After(s.now(), d) }
 
-// find returns the node for id and its shard, or nil. The caller must lock
-// the shard and check that the node was not removed in between.
-func (s *Scheduler[T, ID]) find(id ID) (*node.Node[T, ID], *shard.Shard[T, ID]) {
-	if s.checkKeys && !usable(id) {
-		return nil, nil // never added: Add refuses such a key
-	}
-	n, ok := s.nodes.Get(id)
-	if !ok {
-		return nil, nil
-	}
-	return n, &s.shards[n.Shard]
-}
-
 // noEvent stands for "no event to emit" where a step may call for one.
 // EventAdd is 0, so the zero value cannot.
 const noEvent events.EventType = -1
@@ -257,3 +131,69 @@ func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 		s.events.Emit(events.Event[ID]{Type: t, ID: id})
 	}
 }
+
+// wrap returns shard index i, which is below twice the shard count, on
+// the ring of shards.
+func (s *Scheduler[T, ID]) wrap(i int) int {
+	if i >= len(s.shards) {
+		i -= len(s.shards)
+	}
+	return i
+}
+
+// acquired emits the event of an acquisition.
+func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
+	if s.events != nil {
+		s.emit(events.EventAcquire, n.Key)
+	}
+}
+
+// rotation is the default strategy: the exact rotation of
+// acquire.NewRoundRobin, kept by the scheduler (see strategyStart). The
+// padding keeps the counter, which every Acquire writes, off the lines
+// of the scheduler's other fields.
+type rotation struct {
+	_     [56]byte
+	turns atomic.Uint64
+	m     uint64 // ceil(2^64 / n) for the scheduler's n shards, n >= 2
+	_     [56]byte
+}
+
+// next returns the next of n shards in rotation, shard 0 first, as
+// RoundRobin's Select does. It takes turns % n without a divide, by
+// Lemire's multiply-shift reduction, exact for a 32-bit dividend: the
+// rotation skips at most n-1 shards once every 2^32 calls.
+func (r *rotation) next(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	hi, _ := bits.Mul64(r.m*uint64(uint32(r.turns.Add(1)-1)), uint64(n))
+	return int(hi)
+}
+
+// refusal is where a failing BatchAdd is, for a test hook.
+type refusal uint8
+
+const (
+	insertFailed refusal = iota // the insert met a taken key and undid itself
+	lookedUp                    // the keys were looked up again
+)
+
+// yieldTo gives the processor to a waiter just handed a resource. The
+// hand-off wakes the waiter into this P's run-next slot, where it would
+// otherwise sit until this goroutine blocks, however long the caller goes
+// on working (jackc/puddle issue 46).
+func yieldTo(served bool) {
+	if served {
+		runtime.Gosched()
+	}
+}
+
+// nilness is how values of a type can be nil.
+type nilness uint8
+
+const (
+	neverNil   nilness = iota
+	nilWord            // one machine word, nil when zero: pointers, maps, channels, funcs
+	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
+)
