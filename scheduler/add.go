@@ -8,6 +8,7 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // Add puts a new resource into the pool, active, and hands it to the
@@ -102,16 +103,9 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	if present, ok := s.nodes.Insert(n.Key, n); !ok {
 		return false, present
 	}
-	done := false
-	defer func() {
-		if !done { // the node itself is taken out of the heap by its undo
-			s.nodes.Delete(n.Key)
-		}
-	}()
-	sh.Save(n, 0)
+	sh.Save(n, shard.SavingInsert)
 	sh.Activate(n)
 	sh.Commit()
-	done = true
 	s.size.Add(1)
 	if s.budgeted {
 		// Counted in the step that makes n visible: a Remove of it, or a
@@ -330,21 +324,19 @@ func (s *Scheduler[T, ID]) unlockBatch(b *batchLocks) {
 
 // heapBatch puts a batch that is in the lookup map into its shards'
 // heaps, orders and publishes them, and returns how many nodes went into
-// each shard. If the comparator panics, the batch is taken out of the
-// heaps and the map again (undoBatch): nothing of it was visible.
+// each shard. If the comparator panics, every shard of the batch is
+// left broken, and its undo takes its part of the batch out of the heap
+// and the map again (see shard.Shard.SaveBatch): nothing of it was
+// visible.
 func (s *Scheduler[T, ID]) heapBatch(slab []node.Node[T, ID]) []int {
-	done := false
-	defer func() {
-		if !done {
-			s.undoBatch(slab)
-		}
-	}()
 	added := make([]int, len(s.shards))
 	for i := range slab {
 		added[slab[i].Shard]++
 	}
 	for i, k := range added {
 		if k > 0 {
+			s.shards[i].SaveBatch(slab)
+			s.shards[i].Risk()
 			s.shards[i].Heap.Grow(k)
 		}
 	}
@@ -360,25 +352,10 @@ func (s *Scheduler[T, ID]) heapBatch(slab []node.Node[T, ID]) []int {
 	}
 	for i, k := range added {
 		if k > 0 {
+			s.shards[i].Safe()
+			s.shards[i].Commit()
 			s.shards[i].Publish()
 		}
 	}
-	done = true
 	return added
-}
-
-// undoBatch takes a half-inserted batch out again after a comparator
-// panic. It runs with the batch's shard locks held and calls no user code;
-// the shards stay broken, for the next holder of each lock to repair.
-func (s *Scheduler[T, ID]) undoBatch(slab []node.Node[T, ID]) {
-	for i := range slab {
-		n := &slab[i]
-		if n.Index >= 0 {
-			sh := &s.shards[n.Shard]
-			sh.Heap.Delete(int(n.Index))
-			sh.Publish()
-		}
-		n.State = node.Removed
-		s.nodes.Delete(n.Key)
-	}
 }

@@ -105,7 +105,7 @@ func TestBatchAddPanickingInMendLeavesNoShardOpen(t *testing.T) {
 	}
 	sh := &s.shards[2]
 	sh.Lock()
-	sh.Broken = true // as a panic in an earlier operation leaves it
+	sh.Risk() // as a panic in an earlier operation leaves it
 	sh.Unlock()
 	armed.Store(true)
 	func() {

@@ -47,7 +47,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.affinity.Init(s.nodes)
 	peeked := s.lockFree || s.global
 	for i := range s.shards {
-		s.shards[i].Init(i, s.cmp, s.policy == config.Exclusive, s.global, peeked, &s.pool)
+		s.shards[i].Init(i, s.cmp, s.policy == config.Exclusive, s.global, peeked, &s.pool, s.nodes)
 	}
 	s.view = (*shardView[T, ID])(s)
 	s.deadlines = deadline.New(s.clock, s.now, s.due)

@@ -31,7 +31,7 @@ func (s *Shard[T, ID]) Covering(cost config.Cost, now int64) (*node.Node[T, ID],
 	}
 	var best *node.Node[T, ID]
 	soonest := int64(node.Never)
-	s.Broken = true
+	s.Risk()
 	// Past scanDepth only while nothing seen will ever cover the cost: a
 	// waiter would otherwise wait for nothing, ahead of every other.
 	for i := 0; i < s.Heap.Len() && (i < scanDepth || (best == nil && soonest == node.Never)); i++ {
@@ -46,7 +46,7 @@ func (s *Shard[T, ID]) Covering(cost config.Cost, now int64) (*node.Node[T, ID],
 			}
 		}
 	}
-	s.Broken = false
+	s.Safe()
 	if best != nil {
 		return best, now
 	}

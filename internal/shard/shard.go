@@ -23,6 +23,7 @@ import (
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/heap"
+	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -48,13 +49,14 @@ type Shard[T any, ID comparable] struct {
 	Draining int
 	Resting  [node.RestKinds]int // resting nodes by why they rest
 	Holders  int                 // sum of the Holders of this shard's nodes
-	// Broken is set while the comparator runs under mu and cleared when
-	// it returns, so finding it set means that a comparator panicked:
-	// the heap may be out of order (a valid container all the same, see
-	// package heap), and a waiter may wait while a resource of this
-	// shard is free. Unlock rolls the step back; the next holder of mu
-	// repairs the shard before anything else.
-	Broken bool
+	// risks counts the stretches of code running under mu that may
+	// panic half way (Risk, Safe): the comparator's calls, and a step's
+	// part that calls it. Finding it above zero (Broken) means that a
+	// panic came: the heap may be out of order (a valid container all
+	// the same, see package heap), and a waiter may wait while a
+	// resource of this shard is free. Unlock rolls the step back; the
+	// next holder of mu repairs the shard before anything else.
+	risks int
 	// unejected counts the ejections ended by the step that holds mu.
 	// The pool's Ejected counts them until Unlock, so that the step's
 	// undo can put one back (restoreRest) without exceeding the pool's
@@ -81,6 +83,9 @@ type Shard[T any, ID comparable] struct {
 	// alone: an atomic store per acquisition that no one reads.
 	Peeked bool
 	pool   *Pool
+	// nodes maps the scheduler's resources by key; the undo of a step
+	// that put a node into it takes the node out again.
+	nodes *lookup.Map[T, ID]
 	// Publishing, a test seam (nil outside tests), runs in Publish,
 	// under mu, wherever a reader without the lock may look between two
 	// of its stores.
@@ -126,11 +131,26 @@ type Pool struct {
 }
 
 // Init makes s the shard at index of a scheduler whose pool counts are
-// pool; cmp orders its heap (see heap.New for lazy).
-func (s *Shard[T, ID]) Init(index int, cmp func(a, b T) int, exclusive, global, peeked bool, pool *Pool) {
+// pool and whose resources nodes maps by key; cmp orders its heap (see
+// heap.New for lazy).
+func (s *Shard[T, ID]) Init(index int, cmp func(a, b T) int, exclusive, global, peeked bool, pool *Pool, nodes *lookup.Map[T, ID]) {
 	s.Heap = heap.New[T, ID](cmp, !peeked)
-	s.Index, s.Exclusive, s.Global, s.Peeked, s.pool = index, exclusive, global, peeked, pool
+	s.Index, s.Exclusive, s.Global, s.Peeked, s.pool, s.nodes = index, exclusive, global, peeked, pool, nodes
 }
+
+// Risk marks the start of code under the lock that may panic half way:
+// a comparator call, or a part of a step that makes several. Safe marks
+// its end. A panic between the two leaves the shard Broken. The marks
+// nest, so a step that risks more than one call is broken by a panic in
+// any of them.
+func (s *Shard[T, ID]) Risk() { s.risks++ }
+
+// Safe ends the stretch that the last Risk began.
+func (s *Shard[T, ID]) Safe() { s.risks-- }
+
+// Broken reports whether a panic came in a stretch marked by Risk, and
+// the shard has not been repaired since (see Repair).
+func (s *Shard[T, ID]) Broken() bool { return s.risks > 0 }
 
 // Lock locks the shard; every step on it ends with Unlock.
 func (s *Shard[T, ID]) Lock() { s.mu.Lock() }
@@ -335,8 +355,8 @@ func (s *Shard[T, ID]) restoreRest(n *node.Node[T, ID], until int64, why node.Re
 // comparator panicked in it (Broken is still set: see undo), and releases
 // mu, and with it the ejection slots of the ejections the step ended.
 func (s *Shard[T, ID]) Unlock() {
-	if s.undo.n != nil {
-		if s.Broken {
+	if s.undo.n != nil || s.undo.batch != nil {
+		if s.Broken() {
 			s.rollback()
 		}
 		s.Commit()
@@ -392,9 +412,9 @@ func (s *Shard[T, ID]) limited(n *node.Node[T, ID], now int64) bool {
 // saved n (see undo).
 func (s *Shard[T, ID]) Activate(n *node.Node[T, ID]) {
 	s.SetState(n, node.Active)
-	s.Broken = true
+	s.Risk()
 	s.Heap.Push(n)
-	s.Broken = false
+	s.Safe()
 	s.Publish()
 }
 
@@ -402,7 +422,7 @@ func (s *Shard[T, ID]) Activate(n *node.Node[T, ID]) {
 // must have saved n (see undo).
 func (s *Shard[T, ID]) Deactivate(n *node.Node[T, ID], to node.State) {
 	s.SetState(n, to)
-	s.Broken = true
+	s.Risk()
 	if to == node.Held && s.Heap.Top() == n {
 		// A held node is given back soon, most often before anything
 		// else happens to the heap: leave the sift (see heap.New).
@@ -410,7 +430,7 @@ func (s *Shard[T, ID]) Deactivate(n *node.Node[T, ID], to node.State) {
 	} else {
 		s.Heap.Remove(n)
 	}
-	s.Broken = false
+	s.Safe()
 	s.Publish()
 }
 
@@ -418,18 +438,18 @@ func (s *Shard[T, ID]) Deactivate(n *node.Node[T, ID], to node.State) {
 // Pop left to later (see heap.New), which runs the comparator. Read the
 // top only through Best.
 func (s *Shard[T, ID]) Best() *node.Node[T, ID] {
-	s.Broken = true
+	s.Risk()
 	t := s.Heap.Top()
-	s.Broken = false
+	s.Safe()
 	return t
 }
 
 // Fix restores the order around active node n after its value or holder
 // count changed.
 func (s *Shard[T, ID]) Fix(n *node.Node[T, ID]) {
-	s.Broken = true
+	s.Risk()
 	s.Heap.Fix(n)
-	s.Broken = false
+	s.Safe()
 	s.Publish()
 }
 
@@ -476,7 +496,7 @@ func (s *Shard[T, ID]) Place(n *node.Node[T, ID], now int64) (resumed bool) {
 // up costs O(k log n), rebuilding the whole heap O(n); take the cheaper.
 func (s *Shard[T, ID]) Order(k int) {
 	n := s.Heap.Len()
-	s.Broken = true
+	s.Risk()
 	if k*bits.Len(uint(n)) >= n {
 		s.Heap.Init()
 	} else {
@@ -484,7 +504,7 @@ func (s *Shard[T, ID]) Order(k int) {
 			s.Heap.Up(i)
 		}
 	}
-	s.Broken = false
+	s.Safe()
 }
 
 // Meter takes what a hold on n costs from its budgets (a rate limit's
@@ -538,16 +558,16 @@ func (s *Shard[T, ID]) SetLimitRest(n *node.Node[T, ID], next int64) {
 // after the sift, which compares by the values it finds. Runs the
 // comparator.
 func (s *Shard[T, ID]) Repair(only *node.Node[T, ID]) (broken bool) {
-	if t := s.Heap.Waiting(); !s.Broken && (t == nil || t == only) {
+	if t := s.Heap.Waiting(); s.risks == 0 && (t == nil || t == only) {
 		return false // the common case, in a line of its own so that it inlines
 	}
 	return s.repair(only)
 }
 
 func (s *Shard[T, ID]) repair(only *node.Node[T, ID]) (broken bool) {
-	if s.Broken {
+	if s.Broken() {
 		s.Heap.Init()
-		s.Broken = false
+		s.risks = 0
 		s.Publish()
 		broken = true
 	}

@@ -18,9 +18,12 @@ import (
 // (queueing deadlines, ending a lease's record, events) need no record.
 // A step that saves a second node (a release that hands the freed
 // resource to a waiter) has finished with the first: only the last node
-// saved is put back.
+// saved is put back. A step that adds a batch saves it whole (SaveBatch),
+// in every shard the batch goes into: each shard's Unlock takes its own
+// part out again.
 type undo[T any, ID comparable] struct {
-	n         *node.Node[T, ID] // nil: nothing saved
+	n         *node.Node[T, ID]  // nil: nothing saved
+	batch     []node.Node[T, ID] // a batch being added; nil: none
 	what      Saving
 	state     node.State
 	rest      node.Rest
@@ -44,6 +47,7 @@ const (
 	SavingHolders                    // Holders and Capacity
 	SavingHealth                     // the failure and ejection counts
 	SavingBudgets                    // the budgets (a rate limit's too) and FullAt
+	SavingInsert                     // n was just put into the lookup map: a rollback takes it out
 )
 
 // Save records n, and what of it the step will change, for the step's
@@ -71,7 +75,30 @@ func (s *Shard[T, ID]) Save(n *node.Node[T, ID], what Saving) {
 // Commit ends the step's record: its changes to the saved node stand,
 // whatever comes after. A step commits after its last comparator call on
 // that node. Requires s.mu.
-func (s *Shard[T, ID]) Commit() { s.undo.n, s.undo.lease = nil, nil }
+func (s *Shard[T, ID]) Commit() { s.undo.n, s.undo.lease, s.undo.batch = nil, nil, nil }
+
+// SaveBatch records a batch of new nodes, in the lookup map and about to
+// go into the heaps of their shards, for the undo of the step that adds
+// them: a rollback takes the nodes of this shard out of its heap and
+// out of the map. Requires s.mu.
+func (s *Shard[T, ID]) SaveBatch(slab []node.Node[T, ID]) { s.undo.batch = slab }
+
+// rollbackBatch takes this shard's part of the saved batch out of the
+// heap and the map: nothing of the batch was visible.
+func (s *Shard[T, ID]) rollbackBatch() {
+	for i := range s.undo.batch {
+		n := &s.undo.batch[i]
+		if int(n.Shard) != s.Index {
+			continue
+		}
+		if n.Index >= 0 {
+			s.Heap.Delete(int(n.Index))
+		}
+		n.State = node.Removed
+		s.nodes.Delete(n.Key)
+	}
+	s.Publish()
+}
 
 // SaveLease adds the cost of lease record e to what the step's undo puts
 // back. Requires s.mu, after Save.
@@ -85,6 +112,10 @@ func (s *Shard[T, ID]) SaveLease(e *node.Lease) {
 // broken for its next user to repair.
 func (s *Shard[T, ID]) rollback() {
 	u := &s.undo
+	if u.batch != nil {
+		s.rollbackBatch()
+		return
+	}
 	n := u.n
 	back := s.LimitsOnly(n)
 	if u.what&SavingHolders != 0 {
@@ -115,6 +146,9 @@ func (s *Shard[T, ID]) rollback() {
 	}
 	if n.State != u.state {
 		s.SetState(n, u.state)
+	}
+	if u.what&SavingInsert != 0 {
+		s.nodes.Delete(n.Key)
 	}
 	s.Publish()
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"testing"
 
+	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -22,7 +23,7 @@ func newShard(t *testing.T, values ...int) (*Shard[int, int], []*node.Node[int, 
 	t.Helper()
 	cmp := &panicky{}
 	s := &Shard[int, int]{}
-	s.Init(0, cmp.compare, true, false, true, &Pool{})
+	s.Init(0, cmp.compare, true, false, true, &Pool{}, lookup.New[int, int]())
 	var ns []*node.Node[int, int]
 	for i, v := range values {
 		n := node.New(v, i, 0, 1)
@@ -78,8 +79,8 @@ func TestUnlockPutsBackTheNodeAStepSavedWhenTheComparatorPanics(t *testing.T) {
 		t.Fatalf("after the undo: state %v, index %d, holders %d (shard %d), held %d; want held, off the heap, 1, 1, 1",
 			a.State, a.Index, a.Holders, s.Holders, s.Held)
 	}
-	if s.Heap.Len() != 2 || s.Active.Load() != 2 || !s.Broken {
-		t.Fatalf("heap %d, published %d, broken %v; want 2, 2, true", s.Heap.Len(), s.Active.Load(), s.Broken)
+	if s.Heap.Len() != 2 || s.Active.Load() != 2 || !s.Broken() {
+		t.Fatalf("heap %d, published %d, broken %v; want 2, 2, true", s.Heap.Len(), s.Active.Load(), s.Broken())
 	}
 }
 
@@ -155,5 +156,86 @@ func TestARollbackPutsBackWhatTheStepSaidItWouldChange(t *testing.T) {
 	}
 	if a.Value != 1 || a.Holders != 1 {
 		t.Fatalf("value %d, holders %d after the undo, want 1, 1", a.Value, a.Holders)
+	}
+}
+
+func TestARolledBackInsertTakesTheKeyOutOfTheMap(t *testing.T) {
+	s, _, cmp := newShard(t, 1, 2, 3)
+	n := node.New(0, 9, 0, 1)
+	cmp.boom = true
+	panicked := step(s, func() {
+		if _, ok := s.nodes.Insert(n.Key, n); !ok {
+			t.Fatal("key 9 taken")
+		}
+		s.Save(n, SavingInsert)
+		s.Activate(n)
+		s.Commit()
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("the insert did not compare: the test misses its target")
+	}
+	if _, ok := s.nodes.Get(9); ok {
+		t.Fatal("the key of the rolled back insert is still in the map")
+	}
+	if n.State != node.Removed || n.Index >= 0 || s.Heap.Len() != 3 {
+		t.Fatalf("node %v at %d, heap %d; want removed, off the heap, 3", n.State, n.Index, s.Heap.Len())
+	}
+}
+
+func TestARolledBackBatchLeavesNoneOfItsNodesInTheHeapOrTheMap(t *testing.T) {
+	s, _, cmp := newShard(t, 5, 6)
+	slab := []node.Node[int, int]{{Key: 10, Index: -1}, {Key: 11, Index: -1}, {Key: 12, Index: -1, Shard: 1}}
+	for i := range slab {
+		slab[i].Init(i, false)
+	}
+	cmp.boom = true
+	panicked := step(s, func() {
+		s.nodes.InsertAll(slab)
+		s.SaveBatch(slab)
+		s.Risk()
+		for i := range slab[:2] { // the third belongs to another shard
+			s.Heap.Append(&slab[i])
+			slab[i].State = node.Active
+		}
+		s.Order(2)
+		s.Safe()
+		s.Commit()
+	})
+	cmp.boom = false
+	if !panicked {
+		t.Fatal("the batch did not compare: the test misses its target")
+	}
+	for i := range slab[:2] {
+		if n := &slab[i]; n.State != node.Removed || n.Index >= 0 {
+			t.Fatalf("node %d: %v at %d; want removed, off the heap", n.Key, n.State, n.Index)
+		}
+		if _, ok := s.nodes.Get(slab[i].Key); ok {
+			t.Fatalf("node %d is still in the map", slab[i].Key)
+		}
+	}
+	if _, ok := s.nodes.Get(12); !ok {
+		t.Fatal("another shard's node of the batch was taken out: that shard's undo does it")
+	}
+	if s.Heap.Len() != 2 || s.Active.Load() != 2 {
+		t.Fatalf("heap %d, published %d; want the two nodes from before", s.Heap.Len(), s.Active.Load())
+	}
+}
+
+func TestAPanicInAnOuterRiskedStretchLeavesTheShardBroken(t *testing.T) {
+	s, _, _ := newShard(t, 1, 2)
+	panicked := step(s, func() {
+		s.Risk()
+		s.Best() // an inner stretch that ends safely
+		panic("after the inner stretch, before the outer one ends")
+	})
+	if !panicked || !s.Broken() {
+		t.Fatalf("panicked %v, broken %v: a panic inside Risk..Safe must leave the shard broken", panicked, s.Broken())
+	}
+	s.Lock()
+	s.Repair(nil)
+	s.Unlock()
+	if s.Broken() {
+		t.Fatal("Repair left the shard broken")
 	}
 }

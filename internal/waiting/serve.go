@@ -37,12 +37,9 @@ func (r *Room[T, ID]) Serve(sh *shard.Shard[T, ID]) bool {
 		return false
 	}
 	sh.Commit()
-	done := false
-	defer func() {
-		if !done {
-			sh.Broken = true
-		}
-	}()
+	// A panic from here on, in sh or another shard, leaves sh broken:
+	// its resource is still free, and its next user serves the waiters.
+	sh.Risk()
 	served := false
 	for r.queue.Len() > 0 && sh.Heap.Len() > 0 {
 		sure := true
@@ -69,7 +66,7 @@ func (r *Room[T, ID]) Serve(sh *shard.Shard[T, ID]) bool {
 		}
 		served = true
 	}
-	done = true
+	sh.Safe()
 	if served && r.cfg.Budgeted && r.queue.Len() > 0 {
 		// The oldest waiter changed here, and sh has nothing for it (or
 		// no resource left): another shard may cover its cost now.
@@ -148,41 +145,41 @@ func (r *Room[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool) bool {
 	if top == nil || r.queue.Len() == 0 {
 		return false
 	}
-	ours := sh.Best().Value
-	o.Broken = true // left set if the comparator panics; sh's is Serve's
-	better := r.cfg.Cmp(top.Value, ours) < 0
-	o.Broken = false
-	if !better {
-		return false
-	}
+	o.Risk()
+	served := r.cfg.Cmp(top.Value, sh.Best().Value) < 0 && r.grantFrom(o, sure)
+	o.Safe()
+	return served
+}
+
+// grantFrom gives a waiter (see pop) the top of sh, and reports whether
+// it did.
+func (r *Room[T, ID]) grantFrom(sh *shard.Shard[T, ID], sure bool) bool {
 	w := r.pop(sure)
-	return w != nil && r.grantTo(o, w)
+	return w != nil && r.grantTo(sh, w)
 }
 
 // grantTo gives waiter w the top of sh, or with a cost the best resource
 // of sh that covers it (see shard.Shard.Covering), and reports whether it did. If
 // none covers it, w goes back to the front of the queue, where it keeps
 // the others waiting (strict FIFO, see Obtain), and the wake of sh is
-// armed for the instant one may. If the comparator panics, w goes back to the
-// front of the queue so it is not forgotten, the shard is left broken, so
-// that its next user serves it, and the panic continues (to ServeAfter,
-// which recovers it, or to a Repair's caller, whose step has not begun). A w
-// whose caller gave up while it was popped is not put back: it is sent
-// an empty grant, on which its caller returns (see Obtain).
+// armed for the instant one may. If the comparator panics, w goes back to
+// the front of the queue so it is not forgotten, and the panic continues
+// (to ServeAfter, which recovers it, or to a Repair's caller, whose step
+// has not begun); the caller has marked sh at risk (see shard.Shard.Risk),
+// so that sh's next user serves w. A w whose caller gave up while it was
+// popped is not put back: it is sent an empty grant, on which its caller
+// returns (see Wait).
 func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]]) bool {
-	granted, covered := false, true
+	granted := false
 	defer func() {
 		if granted {
 			return
-		}
-		if covered {
-			sh.Broken = true
 		}
 		switch r.queue.PushFront(w) {
 		case Closed:
 			w.C <- Grant[T, ID]{Err: crserrors.ErrSchedulerClosed}
 		case Left:
-			w.C <- Grant[T, ID]{} // nothing: its caller gave up (see Obtain)
+			w.C <- Grant[T, ID]{} // nothing: its caller gave up (see Wait)
 		}
 	}()
 	n := sh.Best()
@@ -194,7 +191,6 @@ func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]]) b
 				w.C <- Grant[T, ID]{Err: fmt.Errorf("lease: %w", crserrors.ErrCostExceedsLimits)}
 				return true
 			}
-			covered = false
 			r.wake(sh, at)
 			return false
 		}
@@ -216,14 +212,7 @@ func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]]) b
 // serves the waiters (see Repair): each may hold a resource a waiter
 // should have had.
 func (r *Room[T, ID]) serveBest(added []int) bool {
-	done := false
-	defer func() {
-		for i, k := range added {
-			if k > 0 && !done {
-				r.cfg.Shards[i].Broken = true
-			}
-		}
-	}()
+	r.risk(added, (*shard.Shard[T, ID]).Risk)
 	served := false
 	for r.queue.Len() > 0 {
 		best := r.bestOf(added)
@@ -242,11 +231,20 @@ func (r *Room[T, ID]) serveBest(added []int) bool {
 		}
 		served = true
 	}
-	done = true
+	r.risk(added, (*shard.Shard[T, ID]).Safe)
 	if served && r.cfg.Budgeted && r.queue.Len() > 0 {
 		r.Kick(-1)
 	}
 	return served
+}
+
+// risk calls mark (Risk or Safe) on each shard a batch went into.
+func (r *Room[T, ID]) risk(added []int, mark func(*shard.Shard[T, ID])) {
+	for i, k := range added {
+		if k > 0 {
+			mark(&r.cfg.Shards[i])
+		}
+	}
 }
 
 // bestOf returns the shard among those a batch went into (see serveBest)
