@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"context"
+
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
@@ -17,7 +19,7 @@ import (
 // strategy returns an index out of range. AcquireContext waits instead.
 func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	var zero T
-	if s.closed.Load() {
+	if s.closed.Load() { // begin, written out: see below
 		return zero, crserrors.ErrSchedulerClosed
 	}
 	start, err := s.strategyStart()
@@ -26,9 +28,9 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 	}
 	if s.lockFree && !s.global {
 		// A shared acquisition changes nothing: the first published top
-		// is the answer, read with no lock and no write. This is take's
-		// first sweep, written out here because a shared Acquire
-		// measured slower through the calls.
+		// is the answer, read with no lock and no write. This is the
+		// request's first sweep, written out here because a shared
+		// Acquire measured slower through the calls.
 		for i := range len(s.shards) {
 			sh := &s.shards[s.wrap(start+i)]
 			n, v, _, ok := sh.Peek()
@@ -41,14 +43,9 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			}
 		}
 	}
-	if s.room.MustQueue() {
-		return zero, crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
-	}
 	var g waiting.Grant[T, ID]
-	if err := s.take(start, false, &g); err != nil {
-		return zero, err
-	}
-	return g.Value, nil
+	err = s.request(nil, start, nil, false, &g)
+	return g.Value, err
 }
 
 // AcquireByAffinity returns the resource that id maps to, so that the same
@@ -60,46 +57,75 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 // except when no resource in the identifier's order is available, when it
 // returns the best available like Acquire.
 func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, error) {
-	var zero T
-	if id == nil { // before the closed flag, as CRS checked them
-		return zero, crserrors.ErrNilAffinityIdentifier
-	}
-	if s.closed.Load() {
-		return zero, crserrors.ErrSchedulerClosed
-	}
-	if s.room.MustQueue() {
-		return zero, crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
-	}
 	var g waiting.Grant[T, ID]
-	if !s.sweepAffinity(id, false, &g) {
-		if err := s.take(0, false, &g); err != nil {
-			return zero, err
-		}
+	if id == nil { // before the closed flag, as CRS checked them
+		return g.Value, crserrors.ErrNilAffinityIdentifier
 	}
-	return g.Value, nil
+	start, err := s.begin(id)
+	if err == nil {
+		err = s.request(nil, start, id, false, &g)
+	}
+	return g.Value, err
 }
 
-// take takes a hold (see sweep) on the best resource of the first
-// non-empty shard at or after start, into g, or reports
-// ErrNoResourceAvailable. (The grant goes into g, down the calls, rather
-// than back up as a result: a struct returned through three calls is
-// copied at each, which was slow enough to matter.)
-//
-// Reporting ErrNoResourceAvailable needs care: shards are checked one after
-// another, and a resource may arrive in a shard already checked while a
-// later one is emptied, so that the pool was never empty at any one
-// instant. Each shard counts the times it went from empty to not (its
-// arrivals); when a sweep finds nothing, the sum of those counts taken
-// before and after the sweep proves that no shard seen empty filled in
-// between (the counts only grow), and then every shard was empty at the
-// end of the sweep. If something did arrive, sweep again: that
-// resource was taken by another caller, so the system as a whole made
-// progress. The first sweep goes without the proof, which most calls do
-// not need.
-func (s *Scheduler[T, ID]) take(start int, lease bool, g *waiting.Grant[T, ID]) error {
-	if s.sweep(start, lease, g) {
+// begin is the start of every acquisition: it checks that the scheduler
+// is open and asks the strategy for the shard to start from (an affinity
+// identifier needs none: its candidates come first, then shard 0 on).
+func (s *Scheduler[T, ID]) begin(id acquire.AffinityIdentifier) (int, error) {
+	if s.closed.Load() {
+		return 0, crserrors.ErrSchedulerClosed
+	}
+	if id != nil {
+		return 0, nil
+	}
+	return s.strategyStart()
+}
+
+// request is the one path of every acquisition after begin: Acquire's
+// and AcquireByAffinity's (ctx nil: they do not wait), AcquireContext's,
+// Lease's and their affinity forms' (they wait until ctx ends). It takes
+// a hold into g, for the cost g.Cost and as a lease if lease is set.
+// The fast case, a resource available and nobody ahead in the order of
+// service, is the if at its top. (The grant goes into g, down the calls,
+// rather than back up as a result: a struct returned through three calls
+// is copied at each, which was slow enough to matter.)
+func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) error {
+	if !s.room.MustQueue() && s.search(start, id, lease, g) {
 		return nil
 	}
+	if ctx != nil {
+		var err error
+		*g, err = s.room.Wait(ctx, start, id, lease, g.Cost)
+		return err
+	}
+	if s.room.MustQueue() {
+		return crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
+	}
+	return s.proveEmpty(start, lease, g)
+}
+
+// search takes a hold: for id, on the resource it maps to or the next
+// available in its order, else (and without id) on the best of the
+// shard the strategy picked, or of the next non-empty shards.
+func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) bool {
+	return id != nil && s.sweepAffinity(id, lease, g) || s.sweep(start, lease, g)
+}
+
+// proveEmpty, after a search found nothing, reports ErrNoResourceAvailable
+// once it has proved that the pool was empty at one instant, or takes a
+// hold (see sweep) on a resource that turned up meanwhile, into g.
+//
+// The proof needs care: shards are checked one after another, and a
+// resource may arrive in a shard already checked while a later one is
+// emptied, so that the pool was never empty at any one instant. Each
+// shard counts the times it went from empty to not (its arrivals); when
+// a sweep finds nothing, the sum of those counts taken before and after
+// the sweep proves that no shard seen empty filled in between (the counts
+// only grow), and then every shard was empty at the end of the sweep. If
+// something did arrive, sweep again: that resource was taken by another
+// caller, so the system as a whole made progress. The search before goes
+// without the proof, which most calls do not need.
+func (s *Scheduler[T, ID]) proveEmpty(start int, lease bool, g *waiting.Grant[T, ID]) error {
 	for {
 		before := s.arrivals()
 		if s.sweep(start, lease, g) {

@@ -126,7 +126,7 @@ func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Leas
 			return Lease[T, ID]{}, err
 		}
 	}
-	return s.leaseFrom(s.obtain(ctx, nil, true, o.cost))
+	return s.lease(ctx, nil, o.cost)
 }
 
 // LeaseByAffinity waits like AcquireByAffinityContext and returns a lease;
@@ -142,10 +142,16 @@ func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.Affin
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return s.leaseFrom(s.obtain(ctx, id, true, o.cost))
+	return s.lease(ctx, id, o.cost)
 }
 
-func (s *Scheduler[T, ID]) leaseFrom(g waiting.Grant[T, ID], err error) (Lease[T, ID], error) {
+// lease takes a lease for cost, waiting until ctx ends (see request).
+func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentifier, cost config.Cost) (Lease[T, ID], error) {
+	g := waiting.Grant[T, ID]{Cost: cost}
+	start, err := s.begin(id)
+	if err == nil {
+		err = s.request(ctx, start, id, true, &g)
+	}
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 
 	"github.com/crsched/crs/acquire"
 	"github.com/crsched/crs/config"
@@ -19,14 +18,12 @@ import (
 // which it returns), or until Shutdown (ErrSchedulerClosed). Under the
 // Shared policy it waits only while no resource is active. A resource
 // acquired this way under the Exclusive policy is returned with Release.
-//
-// It calls Acquire first, so that taking a free resource costs what
-// Acquire does; only a caller that found none goes on to queue.
 func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
-	if v, err := s.Acquire(); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
-		return v, err
+	var g waiting.Grant[T, ID]
+	start, err := s.begin(nil)
+	if err == nil {
+		err = s.request(ctx, start, nil, false, &g)
 	}
-	g, err := s.obtain(ctx, nil, false, nil)
 	return g.Value, err
 }
 
@@ -34,38 +31,15 @@ func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
 // AcquireContext. A caller that has to wait takes whichever resource comes
 // free first.
 func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acquire.AffinityIdentifier) (T, error) {
-	if v, err := s.AcquireByAffinity(id); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
-		return v, err
-	}
-	g, err := s.obtain(ctx, id, false, nil)
-	return g.Value, err
-}
-
-// obtain takes a hold, and waits for one when it finds none (see
-// waiting.Room.Wait). With id set it acquires by affinity.
-func (s *Scheduler[T, ID]) obtain(ctx context.Context, id acquire.AffinityIdentifier, lease bool, cost config.Cost) (waiting.Grant[T, ID], error) {
-	g := waiting.Grant[T, ID]{Cost: cost}
-	if s.closed.Load() {
-		return g, crserrors.ErrSchedulerClosed
-	}
-	start := 0
+	var g waiting.Grant[T, ID]
 	if id == nil {
-		var err error
-		if start, err = s.strategyStart(); err != nil {
-			return g, err
-		}
+		return g.Value, crserrors.ErrNilAffinityIdentifier
 	}
-	if !s.room.MustQueue() && s.search(start, id, lease, &g) {
-		return g, nil
+	start, err := s.begin(id)
+	if err == nil {
+		err = s.request(ctx, start, id, false, &g)
 	}
-	return s.room.Wait(ctx, start, id, lease, cost)
-}
-
-// search takes a hold: for id, on the resource it maps to or the next
-// available in its order, else (and without id) on the best of the
-// shard the strategy picked, or of the next non-empty shards.
-func (s *Scheduler[T, ID]) search(start int, id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) bool {
-	return id != nil && s.sweepAffinity(id, lease, g) || s.sweep(start, lease, g)
+	return g.Value, err
 }
 
 // host is the scheduler seen by its waiting room (waiting.Host). It is
