@@ -44,7 +44,7 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 		}
 	}
 	var g waiting.Grant[T, ID]
-	err = s.request(nil, start, nil, false, &g)
+	err = s.request(noWait, start, nil, false, &g)
 	return g.Value, err
 }
 
@@ -63,7 +63,7 @@ func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, 
 	}
 	start, err := s.begin(id)
 	if err == nil {
-		err = s.request(nil, start, id, false, &g)
+		err = s.request(noWait, start, id, false, &g)
 	}
 	return g.Value, err
 }
@@ -81,8 +81,11 @@ func (s *Scheduler[T, ID]) begin(id acquire.AffinityIdentifier) (int, error) {
 	return s.strategyStart()
 }
 
+// noWait is the context of an acquisition that does not wait: none.
+var noWait context.Context
+
 // request is the one path of every acquisition after begin: Acquire's
-// and AcquireByAffinity's (ctx nil: they do not wait), AcquireContext's,
+// and AcquireByAffinity's (ctx noWait), AcquireContext's,
 // Lease's and their affinity forms' (they wait until ctx ends). It takes
 // a hold into g, for the cost g.Cost and as a lease if lease is set.
 // The fast case, a resource available and nobody ahead in the order of
@@ -93,7 +96,7 @@ func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.Af
 	if !s.room.MustQueue() && s.search(start, id, lease, g) {
 		return nil
 	}
-	if ctx != nil {
+	if ctx != noWait {
 		var err error
 		*g, err = s.room.Wait(ctx, start, id, lease, g.Cost)
 		return err
