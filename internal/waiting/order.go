@@ -10,7 +10,7 @@ package waiting
 // goes back to the front. With budgets (Room.budgeted) the order is
 // strict: the oldest waiter, whose cost no resource may cover yet,
 // holds back every other, and no caller overtakes it (see MustQueue and
-// Room.Obtain), so a large cost is not starved by small ones.
+// Room.Wait), so a large cost is not starved by small ones.
 
 // First reports whether w is the oldest queued waiter.
 func (q *Queue[G]) First(w *Waiter[G]) bool {

@@ -4,7 +4,7 @@
 // and the wakes of waiters whose cost no budget covers yet (wake.go).
 //
 // A scheduler keeps one Room over its shards. A caller that found no
-// resource calls Obtain and waits; whoever makes a resource available
+// resource calls Wait and waits; whoever makes a resource available
 // calls Serve (or ServeAfter) with that resource's shard locked:
 //
 //	sh.Lock()

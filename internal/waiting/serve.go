@@ -19,7 +19,7 @@ import (
 // Why no waiter is left behind: a giver makes the resource visible in the
 // heap (publishing the shard's active count) before it reads the waiter
 // count here, and a waiter counts itself before it reads the shards'
-// active counts (see Obtain). Both are sequentially consistent atomics, so
+// active counts (see Wait). Both are sequentially consistent atomics, so
 // at least one of the two sees the other: the giver serves the waiter, or
 // the waiter sees the resource and searches again. So a giver must not
 // stop while sh has a resource and someone waits, even when another shard
@@ -161,7 +161,7 @@ func (r *Room[T, ID]) grantFrom(sh *shard.Shard[T, ID], sure bool) bool {
 // grantTo gives waiter w the top of sh, or with a cost the best resource
 // of sh that covers it (see shard.Shard.Covering), and reports whether it did. If
 // none covers it, w goes back to the front of the queue, where it keeps
-// the others waiting (strict FIFO, see Obtain), and the wake of sh is
+// the others waiting (strict FIFO, see Wait), and the wake of sh is
 // armed for the instant one may. If the comparator panics, w goes back to
 // the front of the queue so it is not forgotten, and the panic continues
 // (to ServeAfter, which recovers it, or to a Repair's caller, whose step
