@@ -103,7 +103,7 @@ func chat(t *testing.T, url, key string) *http.Response {
 func TestCommandServesUntilItsContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c := start(ctx, "-keys", "4", "-rpm", "2", "-tpm", "40000", "-addr", "127.0.0.1:0", "-latency", "fixed:0")
+	c := start(ctx, "-keys", "4", "-rpm", "2", "-tpm", "40000", "-addr", "127.0.0.1:0", "-latency", "fixed:0", "-fail-keys", "sk-mock-4")
 	url, keys := c.banner(t)
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || keys[0] != "sk-mock-1" || keys[3] != "sk-mock-4" {
 		t.Fatalf("url %q, keys %v", url, keys)
@@ -115,6 +115,9 @@ func TestCommandServesUntilItsContextEnds(t *testing.T) {
 	}
 	if resp := chat(t, url, "sk-mock-5"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("unknown key: status %d", resp.StatusCode)
+	}
+	if resp := chat(t, url, keys[3]); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("-fail-keys sk-mock-4: status %d", resp.StatusCode)
 	}
 	resp, err := http.Get(url + "/stats")
 	if err != nil {
@@ -160,6 +163,7 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 		{"-nope"},
 		{"extra"},
 		{"-addr", "127.0.0.1:notaport"},
+		{"-fail-keys", "sk-mock-9"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, &stdout, &stderr)

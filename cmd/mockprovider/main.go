@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -54,6 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxTokens := fs.Int64("max-tokens", mockprovider.DefaultMaxTokens, "max_tokens of a request that gives none")
 	keep := fs.Bool("keep-estimate", false, "keep each call charged its estimate (prompt + max_tokens) instead of settling it to its usage")
 	seed := fs.Uint64("seed", 1, "seed of the completion lengths and latencies")
+	failKeys := fs.String("fail-keys", "", "`keys` (sk-mock-2,...) that answer 500 to every call: dead keys, for a client to route around")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
@@ -86,6 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for i := 1; i <= *keys; i++ {
 		cfg.Keys = append(cfg.Keys, "sk-mock-"+strconv.Itoa(i))
 	}
+	if *failKeys != "" {
+		cfg.FailKeys = strings.Split(*failKeys, ",")
+	}
 	p, err := mockprovider.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v (see -h)\n", err)
@@ -110,6 +115,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, k := range cfg.Keys {
 		fmt.Fprintf(stdout, "key %s\n", k)
+	}
+	if len(cfg.FailKeys) > 0 {
+		fmt.Fprintf(stdout, "answering 500 to every call: %s\n", strings.Join(cfg.FailKeys, ", "))
 	}
 
 	<-ctx.Done()
@@ -146,7 +154,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 func report(w io.Writer, s mockprovider.Stats) {
 	fmt.Fprintf(w, "mockprovider: stopped after %v; %d unauthorized calls\n", s.Elapsed.Round(time.Millisecond), s.Unauthorized)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "key\tserved\t429s\ttoo large\t400s\ttokens spent\ttokens allowed\tshare\t")
+	fmt.Fprintln(tw, "key\tserved\t429s\ttoo large\t400s\t500s\ttokens spent\ttokens allowed\tshare\t")
 	for _, k := range append(s.Keys, s.Total) {
 		name, share := k.Key, "-"
 		if name == "" {
@@ -155,7 +163,7 @@ func report(w io.Writer, s mockprovider.Stats) {
 		if k.TokensAllowed > 0 {
 			share = fmt.Sprintf("%.1f%%", 100*float64(k.TotalTokens)/float64(k.TokensAllowed))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, k.Served, k.RateLimited, k.TooLarge, k.BadRequests, k.TotalTokens, k.TokensAllowed, share)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, k.Served, k.RateLimited, k.TooLarge, k.BadRequests, k.ServerErrors, k.TotalTokens, k.TokensAllowed, share)
 	}
 	tw.Flush()
 }

@@ -17,7 +17,8 @@
 // array of text parts) and "max_tokens" (or "max_completion_tokens")
 // answers like OpenAI: a "chat.completion" object whose "usage" block
 // gives prompt_tokens, completion_tokens and total_tokens. An unknown or
-// missing key gets 401, a malformed body 400. GET /stats returns Stats as
+// missing key gets 401, a malformed body 400, and every call with a key of
+// Config.FailKeys 500. GET /stats returns Stats as
 // JSON.
 //
 // # How a call is charged
@@ -117,6 +118,11 @@ type Config struct {
 	// [1, maxTokens]. It is called with the Provider's lock held, so it
 	// must not call back into the Provider.
 	Completion func(maxTokens int64) int64
+	// FailKeys are keys, among Keys, that answer 500 to every call, as
+	// a key of a provider's broken deployment does: a dead key, which a
+	// client must route around. Such a call is counted as a ServerError
+	// and charged nothing.
+	FailKeys []string
 	// Seed seeds the draws of completion lengths and latencies.
 	Seed uint64
 	// Now is the clock of the buckets and of Stats; nil means time.Now.
@@ -181,6 +187,7 @@ type Provider struct {
 
 type key struct {
 	requests, tokens *limiter // nil without that limit
+	dead             bool     // Config.FailKeys: answers 500
 	stats            KeyStats
 }
 
@@ -233,6 +240,13 @@ func New(cfg Config) (*Provider, error) {
 		}
 		p.keys[name] = k
 		p.order = append(p.order, k)
+	}
+	for _, name := range cfg.FailKeys {
+		k := p.keys[name]
+		if k == nil {
+			return nil, fmt.Errorf("mockprovider: failing key %q is not one of the keys", name)
+		}
+		k.dead = true
 	}
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("POST /v1/chat/completions", p.chat)
@@ -384,6 +398,10 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
 		return
 	}
+	if p.failed(k) {
+		writeError(w, http.StatusInternalServerError, "The server had an error while processing your request.", "server_error", "")
+		return
+	}
 	req, err := p.decode(r)
 	if err != nil {
 		p.mu.Lock()
@@ -457,6 +475,19 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 		}},
 		Usage: usage,
 	})
+}
+
+// failed counts a call to a dead key (Config.FailKeys), and reports
+// whether k is one.
+func (p *Provider) failed(k *key) bool {
+	if !k.dead {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k.stats.Received++
+	k.stats.ServerErrors++
+	return true
 }
 
 // authorize returns the key of r's bearer token, or nil after counting an

@@ -601,3 +601,27 @@ func TestRetryAfterIsTheLongerWaitWhenBothBucketsAreShort(t *testing.T) {
 		})
 	}
 }
+
+// A dead key answers 500 to every call and is charged nothing; the other
+// keys serve as before.
+func TestAFailingKeyAnswers500AndIsChargedNothing(t *testing.T) {
+	h := newHarness(t, Config{TokensPerMinute: 1000, FailKeys: []string{"k2"}})
+	for i := 0; i < 3; i++ {
+		if r := h.post(t, "k2", call(10, 10)); r.status != http.StatusInternalServerError || r.errorType() != "server_error" {
+			t.Fatalf("dead key: status %d, %s", r.status, r.body)
+		}
+	}
+	if r := h.post(t, "k1", call(10, 10)); r.status != http.StatusOK {
+		t.Fatalf("live key: status %d", r.status)
+	}
+	s := h.p.Stats()
+	if k := s.Keys[1]; k.Received != 3 || k.ServerErrors != 3 || k.Served != 0 || k.TokensCharged != 0 {
+		t.Fatalf("dead key's stats %+v", k)
+	}
+	if s.Total.ServerErrors != 3 || s.Keys[0].Served != 1 {
+		t.Fatalf("total %+v", s.Total)
+	}
+	if _, err := New(Config{Keys: []string{"k1"}, FailKeys: []string{"k9"}}); err == nil {
+		t.Fatal("a failing key that is not a key was accepted")
+	}
+}

@@ -26,7 +26,7 @@ type Stats struct {
 type KeyStats struct {
 	Key string `json:"key,omitempty"`
 	// Received counts the calls made with the key: Served + RateLimited +
-	// BadRequests, plus the calls still running.
+	// BadRequests + ServerErrors, plus the calls still running.
 	Received int64 `json:"received"`
 	// Served counts the calls admitted and answered 200, Aborted those of
 	// them whose client went away before the answer (they are charged
@@ -39,6 +39,8 @@ type KeyStats struct {
 	TooLarge    int64 `json:"too_large"`
 	// BadRequests counts the 400s.
 	BadRequests int64 `json:"bad_requests"`
+	// ServerErrors counts the 500s of a failing key (Config.FailKeys).
+	ServerErrors int64 `json:"server_errors"`
 	// PromptTokens, CompletionTokens and TotalTokens sum the usage blocks
 	// of the served calls: the tokens spent.
 	PromptTokens     int64 `json:"prompt_tokens"`
@@ -63,6 +65,7 @@ func (s *KeyStats) add(o KeyStats) {
 	s.RateLimited += o.RateLimited
 	s.TooLarge += o.TooLarge
 	s.BadRequests += o.BadRequests
+	s.ServerErrors += o.ServerErrors
 	s.PromptTokens += o.PromptTokens
 	s.CompletionTokens += o.CompletionTokens
 	s.TotalTokens += o.TotalTokens
