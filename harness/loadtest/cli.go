@@ -117,6 +117,10 @@ func writeReports(prog string, r *Report, text io.Writer, outs []*output, stderr
 		fmt.Fprintf(stderr, "%s: accounting failed\n", prog)
 		status = 1
 	}
+	if r.LLM != nil && r.LLM.MostlyFailed() {
+		fmt.Fprintf(stderr, "%s: %s\n", prog, r.LLM.failedLine())
+		status = 1
+	}
 	return status
 }
 

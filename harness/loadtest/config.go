@@ -114,6 +114,15 @@ func Default() Config {
 	}
 }
 
+// Ejection is the pool's Config.Ejection from Eject and its tuning; the
+// zero value (off) when Eject is 0.
+func (c Config) Ejection() config.Ejection {
+	if c.Eject <= 0 {
+		return config.Ejection{}
+	}
+	return config.Ejection{ConsecutiveFailures: c.Eject, BaseTime: c.EjectBase, MaxTime: c.EjectMax, MaxEjectedShare: c.EjectShare}
+}
+
 // ScenarioDefaults are the settings a scenario changes from Default,
 // applied to the flags the user did not set. A burst peaks at 5,000
 // workers and failure uses 1,000, as in the seed's runs. Cooldown needs
@@ -139,7 +148,7 @@ func ScenarioDefaults(scenario string) map[string]string {
 	case Cooldown:
 		return map[string]string{"workers": "8", "policy": "exclusive", "cooldown": "100ms"}
 	case LLM:
-		return map[string]string{"workers": "50", "duration": "20s", "warmup": "0s"}
+		return map[string]string{"workers": "50", "duration": "20s", "warmup": "0s", "eject": "3", "eject-base": "2s"}
 	}
 	return nil
 }
@@ -243,6 +252,12 @@ func (c Config) validateLLM(ext *Extension) error {
 		return errors.New("resources: want at least 1")
 	case c.Duration <= 0:
 		return errors.New("duration: want > 0")
+	case c.Eject < 0:
+		return errors.New("eject: want >= 0")
+	case c.Eject > 0 && (c.EjectBase <= 0 || c.EjectMax < 0):
+		return errors.New("eject-base: want > 0; eject-max: want >= 0")
+	case !isShare(c.EjectShare):
+		return errors.New("eject-share: want 0 to 1")
 	}
 	pool := c.Pool
 	if ext != nil && ext.LLM != nil && pool == ext.Name {

@@ -103,7 +103,7 @@ func applyScenario(fs *flag.FlagSet, c *Config, set map[string]bool) error {
 	// The failure scenario's ejection applies where failures reach the
 	// scheduler: Lease.Fail, with -api lease (an extension's pool of
 	// leases restores it: see Extension.Configure).
-	if !set["eject"] && c.API != "lease" {
+	if !set["eject"] && c.API != "lease" && c.Scenario != LLM {
 		c.Eject = 0
 	}
 	return nil
@@ -164,8 +164,8 @@ func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
 	fs.Var((*shareFlag)(&c.CancelRate), "cancel-rate", "`share` of requests the client abandons at a random moment, 0 to 1")
 	fs.DurationVar(&c.Cooldown, "cooldown", c.Cooldown, "rest each resource this long whenever a hold on it ends (Config.ReleaseCooldown;\nnot with -policy shared -api acquire, which holds nothing) (cooldown: 100ms)")
 	fs.DurationVar(&c.Suspend, "suspend", c.Suspend, "rest a resource this long after a failed backend call (Scheduler.Suspend, then\nthe release); 0: off")
-	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease)")
-	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this")
+	fs.IntVar(&c.Eject, "eject", c.Eject, "eject a resource after this many failures in a row (Config.Ejection, fed by\nLease.Fail: -api lease only); 0: off (failure: 5, with -api lease; llm: 3, a key\nfailing with no answer, a 5xx, a 401 or 403)")
+	fs.DurationVar(&c.EjectBase, "eject-base", c.EjectBase, "with -eject: the first ejection's length; the n-th lasts n times this (llm: 2s)")
 	fs.DurationVar(&c.EjectMax, "eject-max", c.EjectMax, "with -eject: the longest ejection; 0: no cap")
 	fs.Var((*shareFlag)(&c.EjectShare), "eject-share", "with -eject: the largest `share` of resources ejected at once, 0 to 1 (0: no cap;\none may always be, and never the last resource not ejected)")
 	fs.BoolVar(&c.Events, "events", c.Events, "count the scheduler's events with an observer and check them against the harness's counts")
@@ -180,6 +180,8 @@ func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
 	fs.Var((*tokensFlag)(&c.LLM.MaxTokens), "max-tokens", "llm: max_tokens per call, `uniform:MIN-MAX` or fixed:N (the mock's completion is\nuniform from 1 to it)")
 	fs.Var((*mockLatencyFlag)(&c.LLM.Latency), "provider-latency", "llm: the mock's time per call, `uniform:MIN-MAX` or fixed:D")
 	fs.StringVar(&c.LLM.Model, "model", c.LLM.Model, "llm: the model named in each request")
+	fs.IntVar(&c.LLM.Retries, "retries", c.LLM.Retries, "llm: a call whose key failed (no answer, a 5xx, a 401 or 403) is tried again on up\nto this many other keys; 0: never")
+	fs.DurationVar(&c.LLM.AttemptTimeout, "attempt-timeout", c.LLM.AttemptTimeout, "llm: an attempt with no answer after this long has failed for its key (0: no bound)")
 	fs.BoolVar(&c.LLM.ProviderStats, "provider-stats", false, "llm, with -provider: the provider is a mockprovider (cmd/mockprovider): read its\nGET /stats when the run ends, for the provider's own view of every client's calls")
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
@@ -200,10 +202,12 @@ func harnessFlags(f func(*flag.Flag)) {
 
 // llmReads are the harness's flags, other than llmFlags, that the llm
 // scenario reads; it refuses the others.
-var llmReads = []string{"scenario", "workers", "resources", "duration", "seed", "pool", "compare", "json", "progress", "force"}
+var llmReads = []string{"scenario", "workers", "resources", "duration", "seed", "pool", "compare", "json", "progress", "force",
+	"eject", "eject-base", "eject-max", "eject-share"}
 
 // llmFlags are the flags that only the llm scenario reads.
-var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model", "provider-stats"}
+var llmFlags = []string{"provider", "keys", "rpm", "tpm", "prompt-tokens", "max-tokens", "provider-latency", "model", "provider-stats",
+	"retries", "attempt-timeout"}
 
 // parseLLM reads the llm scenario's -keys, and rejects the llm flags
 // elsewhere and the flags the scenario cannot honour.
@@ -271,7 +275,11 @@ func refuseIdle(o Options, set map[string]bool) error {
 		return ""
 	}
 	if c.Scenario == LLM {
-		return nil // parseLLM refuses the flags the scenario does not read
+		// parseLLM refuses the flags the scenario does not read.
+		if tuning := first("eject-base", "eject-max", "eject-share"); tuning != "" && c.Eject == 0 {
+			return fmt.Errorf("%s: with -eject only, and ejection is off (-eject 0)", tuning)
+		}
+		return nil
 	}
 	scheduler := first("strategy", "heaps", "ordering", "events", "event-queue")
 	tuning := first("eject-base", "eject-max", "eject-share")

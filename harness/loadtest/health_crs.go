@@ -41,14 +41,7 @@ type crsHealth struct {
 func (h *crsHealth) configure(c *config.Config[*backend, int], cfg Config) {
 	h.resources, h.suspend, h.leases = cfg.Resources, cfg.Suspend, cfg.API == "lease"
 	c.ReleaseCooldown = cfg.Cooldown
-	if cfg.Eject > 0 {
-		c.Ejection = config.Ejection{
-			ConsecutiveFailures: cfg.Eject,
-			BaseTime:            cfg.EjectBase,
-			MaxTime:             cfg.EjectMax,
-			MaxEjectedShare:     cfg.EjectShare,
-		}
-	}
+	c.Ejection = cfg.Ejection()
 }
 
 // end ends the acquisition a, with release for one that did not fail.

@@ -57,6 +57,14 @@ type LLMConfig struct {
 	Latency mockprovider.Latency
 	// Model is the model named in each request.
 	Model string
+	// Retries is how many other keys a call is tried on after an attempt
+	// that failed for its key (LLMAnswer.KeyFault: no answer, a 5xx, a
+	// 401 or 403); 0 never retries. A 429 is not counted: it is retried
+	// for as long as the window lasts.
+	Retries int
+	// AttemptTimeout bounds one attempt: past it the attempt has failed
+	// for its key, and the call is retried on another. 0: no bound.
+	AttemptTimeout time.Duration
 	// ProviderStats says the Provider is a mockprovider whose GET /stats
 	// is read when the run ends: the provider's view of every client's
 	// calls, which several processes on one pool share.
@@ -73,6 +81,12 @@ var DefaultLLM = LLMConfig{
 	MaxTokens: Tokens{Min: 50, Max: 350},
 	Latency:   mockprovider.Latency{Min: 100 * time.Millisecond, Max: time.Second},
 	Model:     "gpt-4o-mini",
+	// A call meets at most three keys: two failing keys in a row is
+	// already rare, and every retry costs the caller the attempt's time.
+	Retries: 2,
+	// Longer than any of the mock's calls, and than most providers'
+	// non-streamed answers of a few hundred tokens.
+	AttemptTimeout: time.Minute,
 }
 
 // keys are the run's API keys.
@@ -116,6 +130,10 @@ func (c LLMConfig) validate(pool string) error {
 			c.Prompt.Max+c.MaxTokens.Max, c.TPM)
 	case c.Latency.Min < 0 || c.Latency.Max < c.Latency.Min:
 		return errors.New("provider-latency: want 0 <= MIN <= MAX")
+	case c.Retries < 0:
+		return errors.New("retries: want >= 0")
+	case c.AttemptTimeout < 0:
+		return errors.New("attempt-timeout: want >= 0 (0: no bound)")
 	}
 	seen := map[string]bool{}
 	for _, k := range c.Keys {
@@ -192,6 +210,9 @@ type LLMCall struct {
 	// (mockprovider.Estimate): what a client must reserve so that the
 	// provider never refuses it.
 	Estimate int64
+	// Avoid are the keys (indexes) the call has failed on
+	// (LLMAnswer.KeyFault): a client hands it another.
+	Avoid []int
 }
 
 func drawCall(c LLMConfig, r *rand.Rand) LLMCall {

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +33,12 @@ type LLMHold interface {
 	// waits before the next attempt (the client's own wait, if it keeps
 	// none in its pool).
 	Refused(a LLMAnswer) (time.Duration, error)
-	// Failed: any other answer, or none (a transport error): the call
-	// ends without a retry.
+	// Failed: any other answer, or none (a transport error, a timeout).
+	// A call the provider did not run (a.Unrun) is settled to a request
+	// and no tokens; a failure of the key (a.KeyFault) ends with
+	// Lease.Fail, toward the key's ejection, any other with a release.
+	// The run retries a call whose key failed on another key (see
+	// LLMConfig.Retries).
 	Failed(a LLMAnswer) error
 	// Unsent: the window ended between Pick and the call, which is not
 	// made.
@@ -84,6 +89,67 @@ func Feedback(a LLMAnswer, estimate int64) (observe map[string]Remaining, tokens
 	}
 	observe["tokens"] = r
 	return observe, tokens
+}
+
+// KeyGate keeps a key whose last attempt failed (LLMAnswer.KeyFault) to
+// one attempt at a time, a probe, until an attempt on it is answered
+// again, and keeps a call off the keys it failed on (LLMCall.Avoid).
+// Without it, a dead key that answers at once would take a call from
+// every waiter each time its ejection ends: its budget, refunded by the
+// failures, is the largest, so the scheduler hands it out first. A
+// client's Pick asks Admit about each key it is handed, and rests a key
+// it may not use for GateRest, settling that lease to nothing.
+type KeyGate struct{ state []atomic.Int32 }
+
+// GateRest is how long a key that KeyGate turned away rests: long enough
+// that the waiters go to other keys, short against a probe's answer.
+const GateRest = 100 * time.Millisecond
+
+// The states of a key in a KeyGate.
+const (
+	keyHealthy int32 = iota
+	keySuspect       // its last attempt failed; no probe out
+	keyProbed        // its last attempt failed; a probe is out
+)
+
+// NewKeyGate returns a gate for keys keys, all of them healthy.
+func NewKeyGate(keys int) *KeyGate { return &KeyGate{state: make([]atomic.Int32, keys)} }
+
+// Admit reports whether call c may go out on key i, and whether it goes
+// as the key's probe (to be reported to Done).
+func (g *KeyGate) Admit(i int, c LLMCall) (ok, probe bool) {
+	if slices.Contains(c.Avoid, i) {
+		return false, false
+	}
+	s := &g.state[i]
+	switch s.Load() {
+	case keyHealthy:
+		return true, false
+	case keySuspect:
+		if s.CompareAndSwap(keySuspect, keyProbed) {
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// Done records the end of an attempt on key i that Admit let go: a
+// failure of the key makes it suspect, any answer healthy, and an
+// attempt that was not sent leaves it as it found it.
+func (g *KeyGate) Done(i int, probe bool, a *LLMAnswer) {
+	s := &g.state[i]
+	switch {
+	case a == nil: // not sent
+		if probe {
+			s.Store(keySuspect)
+		}
+	case !a.KeyFault():
+		s.Store(keyHealthy)
+	case probe:
+		s.Store(keySuspect)
+	default:
+		s.CompareAndSwap(keyHealthy, keySuspect)
+	}
 }
 
 // naiveClient is what most gateways do: round robin over the keys, and

@@ -26,12 +26,14 @@ type crsClient struct {
 	s       *scheduler.Scheduler[llmKey, string]
 	keys    []string
 	limited map[string]bool // the names of the keys' limits
+	gate    *KeyGate
 }
 
-// newCRSClient makes the client; clock is the scheduler's (nil: the
-// system's), which tests replace. The keys go in in chunks, between
-// which a signal (the end of ctx) stops it.
-func newCRSClient(ctx context.Context, lc LLMConfig, keys []string, clock config.Clock) (*crsClient, error) {
+// newCRSClient makes the client; ej is the scheduler's Ejection, which
+// Lease.Fail feeds; clock is the scheduler's (nil: the system's), which
+// tests replace. The keys go in in chunks, between which a signal (the
+// end of ctx) stops it.
+func newCRSClient(ctx context.Context, lc LLMConfig, ej config.Ejection, keys []string, clock config.Clock) (*crsClient, error) {
 	limits := lc.Limits()
 	limited := map[string]bool{}
 	s, err := scheduler.New(config.Config[llmKey, string]{
@@ -41,6 +43,7 @@ func newCRSClient(ctx context.Context, lc LLMConfig, keys []string, clock config
 		KeyFunc:       func(k llmKey) string { return k.name },
 		AcquirePolicy: config.Shared, // a key takes any number of calls at once
 		Limits:        func(llmKey) []config.Limit { return limits },
+		Ejection:      ej,
 		Clock:         clock,
 	})
 	if err != nil {
@@ -60,19 +63,28 @@ func newCRSClient(ctx context.Context, lc LLMConfig, keys []string, clock config
 	for _, l := range limits {
 		limited[l.Name] = true
 	}
-	return &crsClient{s: s, keys: keys, limited: limited}, nil
+	return &crsClient{s: s, keys: keys, limited: limited, gate: NewKeyGate(len(keys))}, nil
 }
 
 // Pick leases a key whose buckets cover the call: a request (a limit the
 // cost does not name costs 1) and its estimate in tokens, the most the
 // provider may charge it up front. A key without a tokens limit ignores
-// the tokens, even when no key has one (AllowUnknownLimits).
+// the tokens, even when no key has one (AllowUnknownLimits). A key the
+// KeyGate turns away is refunded and rests for GateRest, and the call
+// asks again.
 func (c *crsClient) Pick(ctx context.Context, call LLMCall) (LLMHold, error) {
-	l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.Estimate}), scheduler.AllowUnknownLimits())
-	if err != nil {
-		return nil, err
+	for {
+		l, err := c.s.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": call.Estimate}), scheduler.AllowUnknownLimits())
+		if err != nil {
+			return nil, err
+		}
+		if ok, probe := c.gate.Admit(l.Value().index, call); ok {
+			return &crsHold{c: c, l: l, estimate: call.Estimate, probe: probe}, nil
+		}
+		if err := errors.Join(l.Settle(config.Cost{"requests": 0, "tokens": 0}), l.Cooldown(GateRest)); err != nil {
+			return nil, err
+		}
 	}
-	return &crsHold{c: c, l: l, estimate: call.Estimate}, nil
 }
 
 // Finish checks that the scheduler ends with nothing held or waiting and
@@ -109,6 +121,7 @@ type crsHold struct {
 	c        *crsClient
 	l        scheduler.Lease[llmKey, string]
 	estimate int64 // the tokens the lease was granted on
+	probe    bool  // the attempt probes a key that failed (KeyGate)
 }
 
 func (h *crsHold) Key() int { return h.l.Value().index }
@@ -118,6 +131,7 @@ func (h *crsHold) Key() int { return h.l.Value().index }
 // (Settle), so that the bucket never holds more than the provider said,
 // not even between the two; then it ends the lease.
 func (h *crsHold) Served(a LLMAnswer) error {
+	h.c.gate.Done(h.Key(), h.probe, &a)
 	seen, tokens := Feedback(a, h.estimate)
 	err := h.observe(seen)
 	err = errors.Join(err, h.l.Settle(config.Cost{"tokens": tokens}))
@@ -140,14 +154,28 @@ func (h *crsHold) observe(seen map[string]Remaining) error {
 // the scheduler again at once, which hands it another key, or makes it
 // wait for one.
 func (h *crsHold) Refused(a LLMAnswer) (time.Duration, error) {
+	h.c.gate.Done(h.Key(), h.probe, &a)
 	return 0, errors.Join(h.observe(a.Remaining), h.l.Cooldown(a.RetryAfter))
 }
 
-// Failed ends the lease as a failure, the estimate kept: the call may
-// have reached the provider.
-func (h *crsHold) Failed(LLMAnswer) error { return h.l.Fail() }
+// Failed settles a call the provider did not run to a request and no
+// tokens (a call with no answer keeps its estimate: it may have run),
+// and ends the lease: with Fail, toward the key's ejection, if the key
+// failed, with a release otherwise.
+func (h *crsHold) Failed(a LLMAnswer) error {
+	h.c.gate.Done(h.Key(), h.probe, &a)
+	var err error
+	if a.Unrun() {
+		err = h.l.Settle(config.Cost{"tokens": 0})
+	}
+	if a.KeyFault() {
+		return errors.Join(err, h.l.Fail())
+	}
+	return errors.Join(err, h.l.Release())
+}
 
 // Unsent refunds the call, which spent nothing, and ends the lease.
 func (h *crsHold) Unsent() error {
+	h.c.gate.Done(h.Key(), h.probe, nil)
 	return errors.Join(h.l.Settle(config.Cost{"requests": 0, "tokens": 0}), h.l.Release())
 }

@@ -72,7 +72,11 @@ func promptText(n int64) string {
 type LLMAnswer struct {
 	Status int
 	Err    error // transport error or unreadable 200 body; Status is then 0
-	Usage  LLMUsage
+	// Answered is the status the provider answered with, even when its
+	// body could not be read; 0 when no answer came (a transport error,
+	// or the attempt's timeout).
+	Answered int
+	Usage    LLMUsage
 	// RetryAfter is a 429's wait, from retry-after-ms or else Retry-After
 	// (seconds); 0 if it gave neither, which the mock does for a call that
 	// can never fit.
@@ -97,8 +101,15 @@ type Remaining struct {
 }
 
 // send makes one call with key and reads its answer. ctx bounds the
-// call: a call in progress when the run's window ends is let finish.
-func (h *llmHTTP) send(ctx context.Context, key string, c LLMCall) LLMAnswer {
+// call: a call in progress when the run's window ends is let finish. An
+// attempt that takes longer than timeout (0: no bound) ends without an
+// answer.
+func (h *llmHTTP) send(ctx context.Context, key string, c LLMCall, timeout time.Duration) LLMAnswer {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	body, err := json.Marshal(map[string]any{
 		"model":      h.model,
 		"messages":   []map[string]string{{"role": "user", "content": promptText(c.Prompt)}},
@@ -121,10 +132,28 @@ func (h *llmHTTP) send(ctx context.Context, key string, c LLMCall) LLMAnswer {
 	return readAnswer(resp)
 }
 
+// KeyFault reports whether an attempt that was neither served nor
+// refused with a 429 failed because of its key rather than its call: no
+// answer (a connection error, a timeout), a 5xx, or a 401 or 403 (a
+// wrong or revoked key). Such an attempt ends with Lease.Fail, toward the
+// key's ejection, and its call is retried on another key.
+func (a LLMAnswer) KeyFault() bool {
+	return a.Answered == 0 || a.Answered >= 500 || a.Answered == http.StatusUnauthorized || a.Answered == http.StatusForbidden
+}
+
+// Unrun reports whether the provider answered that it did not run the
+// call: a 4xx other than 429, or a 5xx. It counts such a call as a
+// request and no tokens, and so does a client that keeps its budgets
+// (the call's tokens are settled to 0). A call that got no answer keeps
+// its estimate: the provider may have run it.
+func (a LLMAnswer) Unrun() bool {
+	return a.Answered >= 400 && a.Answered != http.StatusTooManyRequests
+}
+
 // readAnswer reads a provider's answer; the body is read to the end, so
 // that the connection is reused.
 func readAnswer(resp *http.Response) LLMAnswer {
-	a := LLMAnswer{Status: resp.StatusCode, Remaining: rateHeaders(resp.Header)}
+	a := LLMAnswer{Status: resp.StatusCode, Answered: resp.StatusCode, Remaining: rateHeaders(resp.Header)}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	switch {
 	case err != nil:

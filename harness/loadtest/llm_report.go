@@ -62,11 +62,15 @@ type LLMCalls struct {
 	Calls  uint64 `json:"calls"`
 	Served uint64 `json:"served"`
 	// Failed calls got an answer other than 200 or a 429 with a
-	// retry-after, or none: they are not retried.
+	// retry-after, or none, on their last attempt: a call whose key
+	// failed is retried on another key, up to LLMConfig.Retries times.
 	Failed uint64 `json:"failed"`
 	// Unfinished calls were still waiting for a key or a retry when the
 	// window ended.
-	Unfinished  uint64 `json:"unfinished"`
+	Unfinished uint64 `json:"unfinished"`
+	// Retried counts the attempts that failed for their key (no answer,
+	// a 5xx, a 401 or 403) and whose call was tried again on another key.
+	Retried     uint64 `json:"retried"`
 	Attempts    uint64 `json:"attempts"`     // HTTP requests sent
 	RateLimited uint64 `json:"rate_limited"` // 429s received
 	// Other counts the attempts answered neither 200 nor 429, or not at
@@ -130,7 +134,8 @@ func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats
 	if lr.Mock {
 		lr.MockLatency = lc.Latency.String()
 	}
-	lr.Calls = LLMCalls{Calls: k.calls.Load(), Served: k.served.Load(), Failed: k.failed.Load(), Unfinished: k.unfinished.Load()}
+	lr.Calls = LLMCalls{Calls: k.calls.Load(), Served: k.served.Load(), Failed: k.failed.Load(), Unfinished: k.unfinished.Load(),
+		Retried: k.retried.Load()}
 	for i := range k.keys {
 		kc := &k.keys[i]
 		u := LLMKey{
@@ -167,6 +172,19 @@ func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats
 	return lr
 }
 
+// MostlyFailed reports whether most of the run's calls failed: wrong
+// keys, a wrong URL or a provider that is down. Such a run measured
+// nothing about keeping limits, and crsload exits 1 after it.
+func (lr *LLMReport) MostlyFailed() bool {
+	return lr.Calls.Failed > 0 && 2*lr.Calls.Failed >= lr.Calls.Calls
+}
+
+// failedLine says that most calls failed, and how.
+func (lr *LLMReport) failedLine() string {
+	return fmt.Sprintf("most calls failed (%s of %s): check the keys, the URL and the provider; first error: %s",
+		group(lr.Calls.Failed), group(lr.Calls.Calls), or(lr.FirstError, "none recorded"))
+}
+
 // llmAccounting checks that every call and attempt was counted once and,
 // with the mock, that the client's counts are the mock's: the mock is the
 // referee of what was served and refused.
@@ -178,7 +196,7 @@ func llmAccounting(lr *LLMReport, clientChecks []Check) Accounting {
 	q := lr.Calls
 	add("every call has exactly one outcome", q.Calls == q.Served+q.Failed+q.Unfinished,
 		"%s calls = %s served + %s failed + %s unfinished", group(q.Calls), group(q.Served), group(q.Failed), group(q.Unfinished))
-	add("every attempt has exactly one answer", q.Attempts == q.Served+q.RateLimited+q.Other,
+	add("every attempt has exactly one answer", q.Attempts == q.Served+q.RateLimited+q.Other && q.Retried <= q.Other,
 		"%s attempts = %s served + %s 429s + %s other", group(q.Attempts), group(q.Served), group(q.RateLimited), group(q.Other))
 	if s := lr.ProviderStats; s != nil {
 		const agrees = "the mock's counts are the client's"
@@ -248,8 +266,14 @@ func writeLLMText(w io.Writer, lr *LLMReport) error {
 	fmt.Fprintf(b, "  429s received   %s  (%s of the %s attempts the provider received)\n", group(q.RateLimited), pct(q.RateLimitedShare), group(q.Attempts))
 	fmt.Fprintf(b, "  failed          %s\n", group(q.Failed))
 	fmt.Fprintf(b, "  unfinished      %s  (waiting for a key or a retry when the window ended)\n", group(q.Unfinished))
+	if q.Retried > 0 {
+		fmt.Fprintf(b, "  retried         %s  (attempts that failed for their key, tried again on another)\n", group(q.Retried))
+	}
 	if lr.FirstError != "" {
-		fmt.Fprintf(b, "  first error: %s\n", firstErr(lr.FirstError))
+		fmt.Fprintf(b, "  first error: %s\n", lr.FirstError)
+	}
+	if lr.MostlyFailed() {
+		fmt.Fprintf(b, "  %s\n", lr.failedLine())
 	}
 
 	fmt.Fprintf(b, "\nBudget (what the keys' buckets allowed over the window: Max + Max x window / minute, per key)\n")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,9 @@ import (
 // llmCounters are what the llm scenario's workers count, lock-free.
 type llmCounters struct {
 	calls, served, failed, unfinished atomic.Uint64
+	// retried counts the attempts that failed for their key and were
+	// tried again on another.
+	retried atomic.Uint64
 	// waiting counts calls between their start and their answer's
 	// attempt going out: in the client's queue, or waiting out a 429.
 	waiting, sending gauge
@@ -172,7 +176,7 @@ func newLLMClient(ctx context.Context, cfg Config, ext *Extension, keys []string
 		}
 		return c, ext.Title() + ", " + ext.LLMTitle, nil
 	}
-	c, err := newCRSClient(ctx, cfg.LLM, keys, nil)
+	c, err := newCRSClient(ctx, cfg.LLM, cfg.Ejection(), keys, nil)
 	return c, clientTitle(cfg.Pool), err
 }
 
@@ -208,8 +212,10 @@ func (r *llmRun) worker(id int) {
 }
 
 // call makes one call of the workload, retrying after each 429 that
-// gives a retry-after, until it is served, fails, or the window ends
-// while it waits. Its outcome is counted exactly once.
+// gives a retry-after, and on another key after an attempt that failed
+// for its key (at most LLMConfig.Retries times), until it is served,
+// fails, or the window ends while it waits. Its outcome is counted
+// exactly once.
 func (r *llmRun) call(c LLMCall) {
 	k := &r.k
 	k.calls.Add(1)
@@ -237,52 +243,72 @@ func (r *llmRun) call(c LLMCall) {
 			r.unfinished(start)
 			return
 		}
-		kc := &k.keys[h.Key()]
-		kc.attempts.Add(1)
 		k.waiting.dec()
 		waiting = false
-		k.sending.inc()
-		t0 := time.Now()
-		a := r.http.send(r.ctx, r.keys[h.Key()], c)
-		t1 := time.Now()
-		k.sending.dec()
-		switch {
-		case a.Status == 200:
-			r.note(h.Served(a))
-			kc.served.Add(1)
-			kc.prompt.Add(a.Usage.Prompt)
-			kc.completion.Add(a.Usage.Completion)
-			kc.tokens.Add(a.Usage.Total)
-			k.served.Add(1)
-			k.added.Record(t0.Sub(start))
-			k.service.Record(t1.Sub(t0))
-			k.total.Record(t1.Sub(start))
+		next, wait, done := r.attempt(h, c, start)
+		if done {
 			return
-		case a.Status == 429 && a.RetryAfter > 0:
-			kc.rateLimited.Add(1)
-			k.waiting.inc()
-			waiting = true
-			wait, err := h.Refused(a)
-			r.note(err)
-			if !sleepCtx(r.window, wait) {
-				r.unfinished(start)
-				return
-			}
-			continue
-		case a.Status == 429:
-			kc.rateLimited.Add(1)
-			r.note(fmt.Errorf("a 429 without a retry-after from %s", r.keyName(h.Key())))
-		case a.Err != nil:
-			kc.other.Add(1)
-			r.note(a.Err)
-		default:
-			kc.other.Add(1)
-			r.note(fmt.Errorf("status %d from %s", a.Status, r.keyName(h.Key())))
 		}
-		r.note(h.Failed(a))
-		k.failed.Add(1)
-		return
+		k.waiting.inc()
+		waiting = true
+		if !sleepCtx(r.window, wait) {
+			r.unfinished(start)
+			return
+		}
+		c = next
 	}
+}
+
+// attempt sends call c under h and counts its answer. It returns the
+// call to try again and how long to wait first, or done when the call
+// has its outcome.
+func (r *llmRun) attempt(h LLMHold, c LLMCall, start time.Time) (next LLMCall, wait time.Duration, done bool) {
+	k := &r.k
+	kc := &k.keys[h.Key()]
+	kc.attempts.Add(1)
+	k.sending.inc()
+	t0 := time.Now()
+	a := r.http.send(r.ctx, r.keys[h.Key()], c, r.cfg.LLM.AttemptTimeout)
+	t1 := time.Now()
+	k.sending.dec()
+	switch {
+	case a.Status == 200:
+		r.note(h.Served(a))
+		kc.served.Add(1)
+		kc.prompt.Add(a.Usage.Prompt)
+		kc.completion.Add(a.Usage.Completion)
+		kc.tokens.Add(a.Usage.Total)
+		k.served.Add(1)
+		k.added.Record(t0.Sub(start))
+		k.service.Record(t1.Sub(t0))
+		k.total.Record(t1.Sub(start))
+		return c, 0, true
+	case a.Status == 429 && a.RetryAfter > 0:
+		kc.rateLimited.Add(1)
+		wait, err := h.Refused(a)
+		r.note(err)
+		return c, wait, false
+	case a.Status == 429:
+		kc.rateLimited.Add(1)
+		r.note(fmt.Errorf("a 429 without a retry-after from %s", r.keyName(h.Key())))
+	case a.Err != nil:
+		kc.other.Add(1)
+		r.note(fmt.Errorf("%s: %w", r.keyName(h.Key()), a.Err))
+	default:
+		kc.other.Add(1)
+		r.note(fmt.Errorf("status %d from %s", a.Status, r.keyName(h.Key())))
+	}
+	r.note(h.Failed(a))
+	// A call whose key failed goes again, avoiding the key, while it has
+	// retries left and another key is left to try (a retry after the
+	// window ends finds no key: the call is unfinished).
+	if a.KeyFault() && r.ctx.Err() == nil && len(c.Avoid) < r.cfg.LLM.Retries && len(c.Avoid)+1 < len(r.keys) {
+		k.retried.Add(1)
+		c.Avoid = append(slices.Clip(c.Avoid), h.Key())
+		return c, 0, false
+	}
+	k.failed.Add(1)
+	return c, 0, true
 }
 
 // unfinished counts a call that the end of the window left waiting, with

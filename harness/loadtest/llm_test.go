@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/harness/mockprovider"
 	"github.com/crsched/crs/internal/fakeclock"
 )
@@ -219,6 +220,7 @@ func tinyLLM(pool string) Config {
 	c.LLM.RPM, c.LLM.TPM = 600, 3000
 	c.LLM.Prompt, c.LLM.MaxTokens = Tokens{100, 400}, Tokens{100, 400}
 	c.LLM.Latency = mockprovider.Latency{Min: 0, Max: time.Millisecond}
+	c.Eject, c.EjectBase = 3, 2*time.Second // the scenario's
 	return c
 }
 
@@ -468,7 +470,7 @@ func TestAnInterruptedLLMRunSaysSoAndSkipsTheMocksCrossCheck(t *testing.T) {
 // with one key of 60 rpm and 1000 tpm.
 func crsTestClient(t *testing.T) *crsClient {
 	t.Helper()
-	c, err := newCRSClient(context.Background(), LLMConfig{RPM: 60, TPM: 1000}, []string{"k"}, fakeclock.New())
+	c, err := newCRSClient(context.Background(), LLMConfig{RPM: 60, TPM: 1000}, config.Ejection{}, []string{"k"}, fakeclock.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +651,7 @@ func TestTheProviderURLMayEndInV1(t *testing.T) {
 	defer srv.Close()
 	for _, base := range []string{srv.URL, srv.URL + "/", srv.URL + "/v1", srv.URL + "/v1/"} {
 		h := newLLMHTTP(base, "m", 1)
-		a := h.send(context.Background(), "k", LLMCall{Prompt: 1, MaxTokens: 1, Estimate: 2})
+		a := h.send(context.Background(), "k", LLMCall{Prompt: 1, MaxTokens: 1, Estimate: 2}, 0)
 		h.close()
 		if a.Status != 200 {
 			t.Fatalf("%s: %+v", base, a)

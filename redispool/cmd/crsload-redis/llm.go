@@ -28,6 +28,7 @@ type llmClient struct {
 	// usage, served the served calls; failures the feedback calls
 	// (Observe, Settle, Release, Cooldown, Fail) that returned an error.
 	settled, served, failures atomic.Uint64
+	gate                      *loadtest.KeyGate // this process's probes of failed keys
 }
 
 // openLLMClient joins the pool's session and adds the keys, unless
@@ -49,28 +50,40 @@ func openLLMClient(ctx context.Context, cfg loadtest.Config, keys []string, f re
 	if err != nil {
 		return nil, err
 	}
-	return &llmClient{p: p}, nil
+	return &llmClient{p: p, gate: loadtest.NewKeyGate(len(keys))}, nil
 }
 
 // Pick leases a key whose buckets cover the call: a request (a limit the
 // cost does not name costs 1) and its estimate in tokens. A key without
 // a tokens limit ignores the tokens, even when no key has one
-// (AllowUnknownLimits).
+// (AllowUnknownLimits). A key the loadtest.KeyGate turns away is
+// refunded and rests for loadtest.GateRest, in every process, and the
+// call asks again.
 func (c *llmClient) Pick(ctx context.Context, call loadtest.LLMCall) (loadtest.LLMHold, error) {
-	l, err := c.p.pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": call.Estimate}), redispool.AllowUnknownLimits())
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%w)", ctxErr, err)
+	for {
+		l, err := c.p.pool.Acquire(ctx, redispool.WithCost(config.Cost{"tokens": call.Estimate}), redispool.AllowUnknownLimits())
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+				err = fmt.Errorf("%w (%w)", ctxErr, err)
+			}
+			return nil, err
 		}
-		return nil, err
-	}
-	i, ok := c.p.index[l.ID]
-	if !ok {
 		rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		defer cancel()
-		return nil, errors.Join(fmt.Errorf("the pool handed out %q, not one of this run's keys", l.ID), l.Release(rctx))
+		i, ok := c.p.index[l.ID]
+		if !ok {
+			defer cancel()
+			return nil, errors.Join(fmt.Errorf("the pool handed out %q, not one of this run's keys", l.ID), l.Release(rctx))
+		}
+		if ok, probe := c.gate.Admit(i, call); ok {
+			cancel()
+			return &llmHold{c: c, l: l, index: i, estimate: call.Estimate, probe: probe}, nil
+		}
+		err = errors.Join(c.note(l.Settle(rctx, config.Cost{"requests": 0, "tokens": 0})), c.note(l.Cooldown(rctx, loadtest.GateRest)))
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
-	return &llmHold{c: c, l: l, index: i, estimate: call.Estimate}, nil
 }
 
 // Finish waits for the session's other processes (redisPool.Finish), then
@@ -138,6 +151,7 @@ type llmHold struct {
 	l        *redispool.Lease
 	index    int
 	estimate int64 // the tokens the lease was granted on
+	probe    bool  // the attempt probes a key that failed (loadtest.KeyGate)
 }
 
 func (h *llmHold) Key() int { return h.index }
@@ -149,6 +163,7 @@ func (h *llmHold) Key() int { return h.index }
 func (h *llmHold) Served(a loadtest.LLMAnswer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	h.c.gate.Done(h.index, h.probe, &a)
 	h.c.served.Add(1)
 	seen, tokens := loadtest.Feedback(a, h.estimate)
 	err := h.observe(ctx, seen)
@@ -176,22 +191,34 @@ func (h *llmHold) observe(ctx context.Context, seen map[string]loadtest.Remainin
 func (h *llmHold) Refused(a loadtest.LLMAnswer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	h.c.gate.Done(h.index, h.probe, &a)
 	err := h.observe(ctx, a.Remaining)
 	return 0, errors.Join(err, h.c.note(h.l.Cooldown(ctx, a.RetryAfter)))
 }
 
-// Failed ends the lease as a failure, the estimate kept: the call may
-// have reached the provider.
-func (h *llmHold) Failed(loadtest.LLMAnswer) error {
+// Failed settles a call the provider did not run to a request and no
+// tokens (a call with no answer keeps its estimate: it may have run),
+// and ends the lease: with Fail, toward the key's ejection in every
+// process, if the key failed, with a release otherwise.
+func (h *llmHold) Failed(a loadtest.LLMAnswer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	return h.c.note(h.l.Fail(ctx))
+	h.c.gate.Done(h.index, h.probe, &a)
+	var err error
+	if a.Unrun() {
+		err = h.c.note(h.l.Settle(ctx, config.Cost{"tokens": 0}))
+	}
+	if a.KeyFault() {
+		return errors.Join(err, h.c.note(h.l.Fail(ctx)))
+	}
+	return errors.Join(err, h.c.note(h.l.Release(ctx)))
 }
 
 // Unsent refunds the call, which spent nothing, and ends the lease.
 func (h *llmHold) Unsent() error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	h.c.gate.Done(h.index, h.probe, nil)
 	return errors.Join(h.c.note(h.l.Settle(ctx, config.Cost{"requests": 0, "tokens": 0})), h.c.note(h.l.Release(ctx)))
 }
 
