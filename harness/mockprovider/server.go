@@ -41,8 +41,14 @@ func Listen(addr string, p *Provider) (*Server, error) {
 	s := &Server{
 		Provider: p,
 		URL:      "http://" + ln.Addr().String(),
+		// A client has 30 s to send a request, so that bodies trickled a
+		// byte at a time cannot hold connections open; an answer may take
+		// the longest latency and a minute more.
 		srv: &http.Server{
 			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      p.cfg.Latency.Max + time.Minute,
+			IdleTimeout:       2 * time.Minute,
 			BaseContext:       func(net.Listener) context.Context { return base },
 		},
 		cancel: cancel,

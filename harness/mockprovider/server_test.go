@@ -127,3 +127,19 @@ func TestShutdownWaitsForRunningCallsOrCutsThemShort(t *testing.T) {
 		t.Fatalf("served %d, aborted %d, want 2 and 1", st.Served, st.Aborted)
 	}
 }
+
+// A body trickled a byte at a time must not hold a connection open.
+func TestTheServerBoundsEveryPhaseOfACall(t *testing.T) {
+	p, err := New(Config{Keys: []string{"k"}, Latency: Latency{Min: time.Second, Max: 2 * time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen("127.0.0.1:0", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.srv.ReadTimeout <= 0 || s.srv.IdleTimeout <= 0 || s.srv.WriteTimeout <= 2*time.Minute {
+		t.Fatalf("timeouts: read %v, write %v, idle %v", s.srv.ReadTimeout, s.srv.WriteTimeout, s.srv.IdleTimeout)
+	}
+}
