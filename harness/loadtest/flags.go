@@ -247,6 +247,9 @@ func parseLLM(o *Options, keys string, set map[string]bool) error {
 	case o.Compare && c.LLM.Provider != "":
 		return errors.New("compare: needs a fresh provider for each client: run -pool crs and -pool naive one after the other instead")
 	}
+	if set["keys"] && strings.TrimSpace(keys) == "" {
+		return errors.New("keys: empty: give the provider's keys, k1,k2,... or @FILE")
+	}
 	k, err := readKeys(keys)
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)

@@ -3,6 +3,10 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -96,6 +100,45 @@ func TestARefusedCallIsSettledToWhatTheProviderCounts(t *testing.T) {
 		}
 		if st := c.s.Stats(); st.Failures != tc.failures || st.Holders != 0 {
 			t.Errorf("after a %d: %d failures, %d holders", tc.status, st.Failures, st.Holders)
+		}
+	}
+}
+
+// A real provider's keys are secrets: the report names a long key the
+// way providers' dashboards do, its start and its last four characters,
+// and a short one (a test key, not a secret) as given, so that the
+// provider's key-2 is the report's key-2.
+func TestKeysAreNamedAsTheProviderNamesThem(t *testing.T) {
+	c := tinyLLM("naive")
+	c.LLM.Provider = "https://example.invalid"
+	c.LLM.Keys = []string{"key-0", "key-1", "sk-proj-0123456789abcdefghijklmnopqrstuvwxyz-WXYZ"}
+	r := &llmRun{cfg: c, keys: c.LLM.Keys}
+	for i, want := range []string{"key-0", "key-1", "sk-...WXYZ"} {
+		if got := r.keyName(i); got != want {
+			t.Errorf("key %d named %q, want %q", i, got, want)
+		}
+	}
+}
+
+// -keys '' names no key: refused, not read as "no -keys".
+func TestAnEmptyKeysFlagIsRefused(t *testing.T) {
+	for _, keys := range []string{"", " "} {
+		if _, err := ParseFlags([]string{"-scenario", "llm", "-keys", keys}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "keys") {
+			t.Errorf("-keys %q: %v", keys, err)
+		}
+	}
+}
+
+// -provider-stats reads a mockprovider's GET /stats; another server's
+// JSON is refused, not read as a provider that served nothing.
+func TestProviderStatsRefuseWhatIsNotAMocksStats(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{}`, `{"keys": []}`, `{"keys": [{"key": "other"}], "elapsed_ns": 5}`, `[]`} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
+		s, err := readProviderStats(context.Background(), srv.URL, []string{"k1"})
+		srv.Close()
+		if err == nil || !errors.Is(err, ErrNotProviderStats) {
+			t.Errorf("%s: read as %+v, %v", body, s, err)
 		}
 	}
 }

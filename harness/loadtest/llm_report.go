@@ -105,7 +105,7 @@ type LLMLatency struct {
 
 // LLMKey is one key's share.
 type LLMKey struct {
-	Key         string `json:"key"` // the mock's name, or key-N for a real provider's
+	Key         string `json:"key"` // the key, or for a long one (a secret) its start and last four characters
 	Attempts    uint64 `json:"attempts"`
 	Served      uint64 `json:"served"`
 	RateLimited uint64 `json:"rate_limited"`
@@ -172,17 +172,23 @@ func (r *llmRun) report(window, elapsed time.Duration, stats *mockprovider.Stats
 	return lr
 }
 
-// MostlyFailed reports whether most of the run's calls failed: wrong
-// keys, a wrong URL or a provider that is down. Such a run measured
-// nothing about keeping limits, and crsload exits 1 after it.
+// MostlyFailed reports whether most of the run's calls failed: most
+// calls ended failed, or most attempts got an error or no answer (calls
+// whose keys all failed then mostly wait, for keys ejected, until the
+// window ends). That is wrong keys, a wrong URL or a provider that is
+// down: the run measured nothing about keeping limits, and crsload exits
+// 1 after it.
 func (lr *LLMReport) MostlyFailed() bool {
-	return lr.Calls.Failed > 0 && 2*lr.Calls.Failed >= lr.Calls.Calls
+	q := lr.Calls
+	return (q.Failed > 0 && 2*q.Failed >= q.Calls) || (q.Other > 0 && 2*q.Other >= q.Attempts)
 }
 
 // failedLine says that most calls failed, and how.
 func (lr *LLMReport) failedLine() string {
-	return fmt.Sprintf("most calls failed (%s of %s): check the keys, the URL and the provider; first error: %s",
-		group(lr.Calls.Failed), group(lr.Calls.Calls), or(lr.FirstError, "none recorded"))
+	q := lr.Calls
+	return fmt.Sprintf("most calls failed (%s of %s attempts got an error or no answer; %s calls served, %s failed): "+
+		"check the keys, the URL and the provider; first error: %s",
+		group(q.Other), group(q.Attempts), group(q.Served), group(q.Failed), or(lr.FirstError, "none recorded"))
 }
 
 // llmAccounting checks that every call and attempt was counted once and,

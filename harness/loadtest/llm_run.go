@@ -132,7 +132,7 @@ func (r *llmRun) finish(mock *mockprovider.Server, url string) (*mockprovider.St
 	checks := r.client.Finish()
 	r.client.Close()
 	if r.cfg.LLM.ProviderStats {
-		s, err := readProviderStats(r.ctx, url)
+		s, err := readProviderStats(r.ctx, url, r.keys)
 		if err != nil {
 			noteErr(&r.k.firstErr, err)
 			checks = append(checks, Check{Name: "the provider's counters were read", Detail: err.Error()})
@@ -180,8 +180,15 @@ func newLLMClient(ctx context.Context, cfg Config, ext *Extension, keys []string
 	return c, clientTitle(cfg.Pool), err
 }
 
-// readProviderStats reads a mockprovider's GET /stats.
-func readProviderStats(ctx context.Context, base string) (*mockprovider.Stats, error) {
+// ErrNotProviderStats is what -provider-stats reports when the
+// provider's GET /stats is not a mockprovider's counters for the run's
+// keys: another server's JSON would otherwise read as a provider that
+// served nothing.
+var ErrNotProviderStats = errors.New("not a mockprovider's GET /stats for these keys")
+
+// readProviderStats reads a mockprovider's GET /stats, which must count
+// every one of keys.
+func readProviderStats(ctx context.Context, base string, keys []string) (*mockprovider.Stats, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statsURL(base), nil)
@@ -198,7 +205,17 @@ func readProviderStats(ctx context.Context, base string) (*mockprovider.Stats, e
 	}
 	var s mockprovider.Stats
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("provider stats: %w", err)
+		return nil, fmt.Errorf("provider stats: GET %s: %w: %v", statsURL(base), ErrNotProviderStats, err)
+	}
+	counted := map[string]bool{}
+	for _, k := range s.Keys {
+		counted[k.Key] = true
+	}
+	for _, k := range keys {
+		if !counted[k] {
+			return nil, fmt.Errorf("provider stats: GET %s: %w (it counts %d keys, none of them %s)",
+				statsURL(base), ErrNotProviderStats, len(s.Keys), keyName(k))
+		}
 	}
 	return &s, nil
 }
@@ -342,13 +359,20 @@ func (r *llmRun) note(err error) {
 	}
 }
 
-// keyName is key i as the report shows it: the mock's names, and
-// key-1, key-2, ... for a real provider's keys, which are secrets.
-func (r *llmRun) keyName(i int) string {
-	if r.cfg.LLM.Provider == "" {
-		return r.keys[i]
+// keyName is key i as the report shows it (see keyName).
+func (r *llmRun) keyName(i int) string { return keyName(r.keys[i]) }
+
+// keyName is how the report names a key, never by its whole secret: as
+// providers' dashboards do (OpenAI's "sk-...abcd"), its first three and
+// last four characters. A key shorter than 20 characters is no real
+// provider's secret (theirs are 40 and more), but a name such as the
+// mock's sk-mock-1 or a test provider's key-2: it is shown as given, so
+// that the report and the provider name a key alike.
+func keyName(key string) string {
+	if len(key) < 20 {
+		return key
 	}
-	return fmt.Sprintf("key-%d", i+1)
+	return key[:3] + "..." + key[len(key)-4:]
 }
 
 // showProgress prints the live status until the returned func is called.

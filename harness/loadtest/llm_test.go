@@ -385,17 +385,18 @@ func TestA200WithoutUsageIsAnError(t *testing.T) {
 	}
 }
 
-// A real provider's keys are secrets: the report names them by number.
+// A real provider's keys are secrets: the report names them by their
+// start and last four characters.
 func TestTheReportNeverShowsARealProvidersKeys(t *testing.T) {
 	c := tinyLLM("naive")
-	c.LLM.Provider, c.LLM.Keys = "https://example.invalid", []string{"sk-secret-1", "sk-secret-2"}
+	c.LLM.Provider, c.LLM.Keys = "https://example.invalid", []string{"sk-secret-0123456789-key1", "sk-secret-0123456789-key2"}
 	r := &llmRun{cfg: c, keys: c.LLM.Keys}
 	r.k.keys = make([]llmKeyCounters, 2)
 	var b bytes.Buffer
 	if err := WriteJSON(&b, &Report{LLM: r.report(time.Second, time.Second, nil, nil, nil, c.LLM.Provider)}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), `"key-2"`) {
+	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), `"sk-...key2"`) {
 		t.Fatalf("report:\n%s", b.String())
 	}
 }
