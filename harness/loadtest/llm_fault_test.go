@@ -120,7 +120,7 @@ func TestKeysAreNamedAsTheProviderNamesThem(t *testing.T) {
 	}
 }
 
-// -keys '' names no key: refused, not read as "no -keys".
+// -keys ” names no key: refused, not read as "no -keys".
 func TestAnEmptyKeysFlagIsRefused(t *testing.T) {
 	for _, keys := range []string{"", " "} {
 		if _, err := ParseFlags([]string{"-scenario", "llm", "-keys", keys}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "keys") {
