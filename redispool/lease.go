@@ -170,7 +170,25 @@ func (l *Lease) Observe(ctx context.Context, name string, remaining int64, reset
 	case reset < 0:
 		return fmt.Errorf("redispool: observe %q of %q: %w: reset %v", name, l.ID, crserrors.ErrInvalidDuration, reset)
 	}
-	return l.write(ctx, "observe", scriptObserve, hex.EncodeToString([]byte(name)), remaining, millis(reset))
+	return l.write(ctx, "observe", scriptObserve, hex.EncodeToString([]byte(name)), remaining, millis(reset), 0)
+}
+
+// Learn makes limit the Max of the lease's resource's bucket called
+// name, its Per kept, for every process of the pool, in one step on the
+// server: a limit the provider states (for OpenAI, the
+// x-ratelimit-limit-* headers) when it is not the one the bucket holds,
+// as the core's Lease.Reconcile does with a reported Limit. A lowered
+// Max cuts the level to it; a raised one is reached by refilling. A
+// later Add or Sync of the resource gives it the limits it states again.
+//
+// ErrInvalidCost: limit is below 1 or above config.MaxUnits (before
+// anything is sent); ErrUnknownLimit: the resource has no limit called
+// name; otherwise the errors of Release. In each case it changes nothing.
+func (l *Lease) Learn(ctx context.Context, name string, limit int64) error {
+	if limit < 1 || limit > config.MaxUnits {
+		return fmt.Errorf("redispool: learn %q of %q: %w: limit %d", name, l.ID, crserrors.ErrInvalidCost, limit)
+	}
+	return l.write(ctx, "observe", scriptObserve, hex.EncodeToString([]byte(name)), -1, 0, limit)
 }
 
 // write runs s on the lease without ending it.

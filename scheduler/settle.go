@@ -41,22 +41,28 @@ func (l *Lease[T, ID]) Settle(actual config.Cost) error {
 
 func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 	return s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
-		paid := config.Cost(e.Cost)
-		for i, qs := 0, n.Budgets(); i < len(qs); i++ {
-			a, ok := actual[qs[i].Name]
-			if !ok || qs[i].Born >= l.token || qs[i].PerHold() {
-				continue
-			}
-			qs[i].Bucket.Settle(now, paid.Of(qs[i].Name), a)
-		}
-		if len(actual) > 0 {
-			c := make(config.Cost, len(paid)+len(actual))
-			maps.Copy(c, paid)
-			maps.Copy(c, actual)
-			e.Cost = c
-		}
-		return nil
+		return s.settleOn(n, e, l.token, actual, now)
 	})
+}
+
+// settleOn settles the lease token, whose record is e, to actual at now.
+// Requires the lock of n's shard.
+func (s *Scheduler[T, ID]) settleOn(n *node.Node[T, ID], e *node.Lease, token uint64, actual config.Cost, now int64) error {
+	paid := config.Cost(e.Cost)
+	for i, qs := 0, n.Budgets(); i < len(qs); i++ {
+		a, ok := actual[qs[i].Name]
+		if !ok || qs[i].Born >= token || qs[i].PerHold() {
+			continue
+		}
+		qs[i].Bucket.Settle(now, paid.Of(qs[i].Name), a)
+	}
+	if len(actual) > 0 {
+		c := make(config.Cost, len(paid)+len(actual))
+		maps.Copy(c, paid)
+		maps.Copy(c, actual)
+		e.Cost = c
+	}
+	return nil
 }
 
 // Observe lowers the resource's budget called name to what the provider
@@ -142,4 +148,116 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 	}()
 	yieldTo(served)
 	return err
+}
+
+// Reported is what a provider said about one limit of a resource in its
+// answer to a call (for OpenAI, the x-ratelimit-limit-*,
+// x-ratelimit-remaining-* and x-ratelimit-reset-* headers of one name).
+type Reported struct {
+	// Remaining is the units the provider had left when it answered;
+	// negative: not reported.
+	Remaining int64
+	// Reset is how long until the provider's bucket is full again; 0:
+	// not reported.
+	Reset time.Duration
+	// Limit is the size of the provider's bucket; 0: not reported. A
+	// Limit other than the resource's Max becomes its Max, Per kept.
+	Limit int64
+}
+
+// Reconcile takes a call's answer back in one step: it settles the
+// lease to actual, as Settle, then applies what the provider reported
+// for each limit name, so that no waiter is ever served on a level
+// between the two.
+//
+// A reported Limit other than the bucket's Max retunes the bucket (as an
+// Update whose Limits changed, for this one limit): the provider is the
+// authority on its limits. A reported Remaining first lowers the bucket
+// as Observe does, then raises it to Remaining less what the provider
+// cannot have counted yet: the estimates of the resource's other leases
+// (granted, maybe not yet received). So a refund the provider gave
+// after an earlier answer's figure, or an overrun counted both by an
+// earlier answer's figure and by its own settlement, is put right by
+// the next answer, and the bucket never believes it has more than the
+// provider will have once the calls out are counted. The figures must
+// be the provider's as it answered, this call charged what it spent: a
+// non-streamed answer's headers. (A provider that keeps the estimate
+// charged reports that, and the bucket follows it.)
+//
+// It returns what Settle returns, ErrInvalidCost for a Remaining above
+// config.MaxUnits or a Limit below 0 or above it, ErrInvalidDuration for
+// a negative Reset, and ErrUnknownLimit when the resource has no limit
+// of a reported name; in each case it changes nothing.
+func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reported) error {
+	if err := actual.Validate(); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	for name, r := range reported {
+		switch {
+		case r.Remaining > config.MaxUnits || r.Limit < 0 || r.Limit > config.MaxUnits:
+			return fmt.Errorf("reconcile %q: %w: remaining %d, limit %d", name, crserrors.ErrInvalidCost, r.Remaining, r.Limit)
+		case r.Reset < 0:
+			return fmt.Errorf("reconcile %q: %w: reset %v", name, crserrors.ErrInvalidDuration, r.Reset)
+		}
+	}
+	if l.released || l.s == nil {
+		return crserrors.ErrLeaseReleased
+	}
+	if l.s.closed.Load() {
+		return crserrors.ErrSchedulerClosed
+	}
+	var was, now []config.Limit
+	err := l.s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, at int64) error {
+		qs := n.Budgets()
+		for name := range reported {
+			if !slices.ContainsFunc(qs, func(b budget.Budget) bool { return b.Name == name && !b.PerHold() }) {
+				return fmt.Errorf("reconcile %q: %w", name, crserrors.ErrUnknownLimit)
+			}
+		}
+		was = qs.Limits()
+		if err := l.s.settleOn(n, e, l.token, actual, at); err != nil {
+			return err
+		}
+		for i := range qs {
+			if r, ok := reported[qs[i].Name]; ok && !qs[i].PerHold() {
+				reconcile(&qs[i], r, at, othersPaid(n, l.token, &qs[i]))
+			}
+		}
+		now = qs.Limits()
+		return nil
+	})
+	if err == nil && l.s.budgeted && l.s.profiles.Move(was, now) && l.s.room.Len() > 0 {
+		l.s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
+	}
+	return err
+}
+
+// reconcile applies r to b at now; uncounted is what the provider may not
+// have counted yet (see Lease.Reconcile).
+func reconcile(b *budget.Budget, r Reported, now, uncounted int64) {
+	if r.Limit > 0 && r.Limit != b.Bucket.Max() {
+		b.Bucket.Resize(now, config.Limit{Name: b.Name, Max: r.Limit, Per: b.Bucket.Per()})
+	}
+	if r.Remaining < 0 {
+		return
+	}
+	reset := r.Reset
+	if reset > b.Bucket.Per() {
+		reset = 0 // another window than this bucket's (see Observe)
+	}
+	b.Bucket.Raise(now, r.Remaining-uncounted)
+	b.Bucket.Clamp(now, r.Remaining, reset)
+}
+
+// othersPaid sums what n's leases other than token have taken from b:
+// calls granted that a provider may not have received yet.
+func othersPaid[T any, ID comparable](n *node.Node[T, ID], token uint64, b *budget.Budget) int64 {
+	var sum int64
+	for _, o := range n.Leases() {
+		if o.Token == token || b.Born >= o.Token {
+			continue
+		}
+		sum = min(sum+config.Cost(o.Cost).Of(b.Name), config.MaxUnits)
+	}
+	return sum
 }

@@ -206,9 +206,10 @@ type LLMCall struct {
 	// Prompt is the prompt's tokens by the mock's count, MaxTokens the
 	// call's max_tokens.
 	Prompt, MaxTokens int64
-	// Estimate is what the mock admits the call on, Prompt + MaxTokens
-	// (mockprovider.Estimate): what a client must reserve so that the
-	// provider never refuses it.
+	// Estimate is what the provider admits the call on, Prompt +
+	// MaxTokens (mockprovider.Estimate), the prompt as the provider
+	// counts it once an answer has shown how (see llmRun.estimated):
+	// what a client must reserve so that the provider never refuses it.
 	Estimate int64
 	// Avoid are the keys (indexes) the call has failed on
 	// (LLMAnswer.KeyFault): a client hands it another.

@@ -45,8 +45,9 @@ type LLMHold interface {
 	Unsent() error
 }
 
-// Feedback is how a client that keeps a provider's budgets takes a
-// served answer back, whether the provider refunds the unused part of a
+// Feedback is how a client that keeps a provider's budgets with Observe
+// and Settle (redispool's Lease) takes a served answer back (the
+// scheduler's Lease.Reconcile does it in one step, and more), whether the provider refunds the unused part of a
 // call's estimate when the call ends (most do; the mock does) or keeps
 // the estimate charged (mockprovider's KeepEstimate): observe the figures
 // it returns (Lease.Observe), then settle the tokens to the amount it
@@ -73,7 +74,7 @@ func Feedback(a LLMAnswer, estimate int64) (observe map[string]Remaining, tokens
 	tokens = a.Usage.Total
 	r, ok := a.Remaining["tokens"]
 	refund := estimate - a.Usage.Total
-	if !ok || refund == 0 {
+	if !ok || r.Units < 0 || refund == 0 {
 		return a.Remaining, tokens
 	}
 	if refund > 0 {

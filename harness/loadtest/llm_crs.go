@@ -126,28 +126,28 @@ type crsHold struct {
 
 func (h *crsHold) Key() int { return h.l.Value().index }
 
-// Served feeds the answer back as Feedback says: first the provider's
-// figures (Observe), less the refund still to come, then the settlement
-// (Settle), so that the bucket never holds more than the provider said,
-// not even between the two; then it ends the lease.
+// Served settles the lease to the answer's usage and takes the
+// provider's figures, its limits among them, in one step
+// (Lease.Reconcile), then ends the lease.
 func (h *crsHold) Served(a LLMAnswer) error {
 	h.c.gate.Done(h.Key(), h.probe, &a)
-	seen, tokens := Feedback(a, h.estimate)
-	err := h.observe(seen)
-	err = errors.Join(err, h.l.Settle(config.Cost{"tokens": tokens}))
+	err := h.l.Reconcile(config.Cost{"tokens": a.Usage.Total}, h.c.reported(a.Remaining))
 	return errors.Join(err, h.l.Release())
 }
 
-// observe feeds the provider's x-ratelimit-remaining-* back, for the
-// limits the key has (Observe never raises a bucket).
-func (h *crsHold) observe(seen map[string]Remaining) error {
-	var err error
+// reported is what an answer said of the limits the keys have.
+func (c *crsClient) reported(seen map[string]Remaining) map[string]scheduler.Reported {
+	var out map[string]scheduler.Reported
 	for name, r := range seen {
-		if h.c.limited[name] {
-			err = errors.Join(err, h.l.Observe(name, r.Units, r.Reset))
+		if !c.limited[name] {
+			continue
 		}
+		if out == nil {
+			out = make(map[string]scheduler.Reported, len(seen))
+		}
+		out[name] = scheduler.Reported{Remaining: r.Units, Reset: r.Reset, Limit: r.Limit}
 	}
-	return err
+	return out
 }
 
 // Refused rests the key for the 429's retry-after: the worker then asks
@@ -155,7 +155,10 @@ func (h *crsHold) observe(seen map[string]Remaining) error {
 // wait for one.
 func (h *crsHold) Refused(a LLMAnswer) (time.Duration, error) {
 	h.c.gate.Done(h.Key(), h.probe, &a)
-	return 0, errors.Join(h.observe(a.Remaining), h.l.Cooldown(a.RetryAfter))
+	// The provider charged the refused call nothing: it is settled to
+	// nothing, and its figures taken, before the key rests.
+	err := h.l.Reconcile(config.Cost{"requests": 0, "tokens": 0}, h.c.reported(a.Remaining))
+	return 0, errors.Join(err, h.l.Cooldown(a.RetryAfter))
 }
 
 // Failed settles a call the provider did not run to a request and no
@@ -166,7 +169,7 @@ func (h *crsHold) Failed(a LLMAnswer) error {
 	h.c.gate.Done(h.Key(), h.probe, &a)
 	var err error
 	if a.Unrun() {
-		err = h.l.Settle(config.Cost{"tokens": 0})
+		err = h.l.Reconcile(config.Cost{"tokens": 0}, h.c.reported(a.Remaining))
 	}
 	if a.KeyFault() {
 		return errors.Join(err, h.l.Fail())

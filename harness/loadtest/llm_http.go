@@ -94,10 +94,12 @@ type LLMUsage struct {
 	Total      int64 `json:"total_tokens"`
 }
 
-// Remaining is one x-ratelimit-remaining-* header, with its reset.
+// Remaining is what an answer said of one limit: x-ratelimit-remaining-*
+// with its reset, and x-ratelimit-limit-*.
 type Remaining struct {
-	Units int64
+	Units int64         // -1: not sent
 	Reset time.Duration // how long until the bucket is full again; 0 unknown
+	Limit int64         // the provider's size of the bucket; 0: not sent
 }
 
 // send makes one call with key and reads its answer. ctx bounds the
@@ -189,19 +191,21 @@ func retryAfter(h http.Header) time.Duration {
 	return 0
 }
 
-// rateHeaders reads x-ratelimit-remaining-NAME and x-ratelimit-reset-NAME
-// for requests and tokens. A reset is a Go duration ("1s", "6m0s",
-// "12ms"), the form OpenAI writes.
+// rateHeaders reads, for requests and tokens, OpenAI's
+// x-ratelimit-limit-NAME, x-ratelimit-remaining-NAME and
+// x-ratelimit-reset-NAME (a Go duration, "1s", "6m0s", "12ms", the form
+// OpenAI writes), or else Anthropic's anthropic-ratelimit-NAME-limit,
+// -remaining and -reset (an RFC 3339 time). A name with neither a limit
+// nor a remaining figure is left out.
 func rateHeaders(h http.Header) map[string]Remaining {
 	var out map[string]Remaining
 	for _, name := range []string{"requests", "tokens"} {
-		n, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
-		if err != nil || n < 0 {
-			continue
+		r, ok := openAIHeaders(h, name)
+		if !ok {
+			r, ok = anthropicHeaders(h, name)
 		}
-		r := Remaining{Units: n}
-		if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name)); err == nil && d > 0 {
-			r.Reset = d
+		if !ok {
+			continue
 		}
 		if out == nil {
 			out = map[string]Remaining{}
@@ -209,4 +213,31 @@ func rateHeaders(h http.Header) map[string]Remaining {
 		out[name] = r
 	}
 	return out
+}
+
+func openAIHeaders(h http.Header, name string) (Remaining, bool) {
+	r := Remaining{Units: count(h.Get("x-ratelimit-remaining-" + name)), Limit: max(count(h.Get("x-ratelimit-limit-"+name)), 0)}
+	if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name)); err == nil && d > 0 {
+		r.Reset = d
+	}
+	return r, r.Units >= 0 || r.Limit > 0
+}
+
+func anthropicHeaders(h http.Header, name string) (Remaining, bool) {
+	p := "anthropic-ratelimit-" + name
+	r := Remaining{Units: count(h.Get(p + "-remaining")), Limit: max(count(h.Get(p+"-limit")), 0)}
+	if at, err := time.Parse(time.RFC3339, h.Get(p+"-reset")); err == nil {
+		r.Reset = max(time.Until(at), 0)
+	}
+	return r, r.Units >= 0 || r.Limit > 0
+}
+
+// count reads a header's whole number of units; -1 if it is absent or
+// not one.
+func count(v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }

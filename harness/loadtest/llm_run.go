@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/harness/mockprovider"
 )
 
@@ -34,6 +36,10 @@ type llmCounters struct {
 	// the window ended: the tail the served calls' latency leaves out.
 	unfinishedWait Histogram
 	firstErr       atomic.Pointer[string]
+	// promptRatio is the largest ratio seen of the provider's count of a
+	// prompt (its usage) to the client's (the mock's rule), as the bits
+	// of a float64; 0 before the first answer.
+	promptRatio atomic.Uint64
 }
 
 type llmKeyCounters struct {
@@ -244,6 +250,7 @@ func (r *llmRun) call(c LLMCall) {
 		}
 	}()
 	start := time.Now()
+	c = r.estimated(c)
 	for {
 		h, err := r.client.Pick(r.window, c)
 		if err != nil {
@@ -290,6 +297,7 @@ func (r *llmRun) attempt(h LLMHold, c LLMCall, start time.Time) (next LLMCall, w
 	k.sending.dec()
 	switch {
 	case a.Status == 200:
+		r.learnPrompt(c, a)
 		r.note(h.Served(a))
 		kc.served.Add(1)
 		kc.prompt.Add(a.Usage.Prompt)
@@ -326,6 +334,37 @@ func (r *llmRun) attempt(h LLMHold, c LLMCall, start time.Time) (next LLMCall, w
 	}
 	k.failed.Add(1)
 	return c, 0, true
+}
+
+// estimated is c with its estimate by the provider's count of a prompt:
+// the client counts a quarter of its bytes, a provider's tokenizer
+// otherwise, and an estimate below what the provider admits the call on
+// would be refused. Until an answer shows the provider's count, the
+// client's is used.
+func (r *llmRun) estimated(c LLMCall) LLMCall {
+	if bits := r.k.promptRatio.Load(); bits != 0 {
+		p := max(int64(math.Ceil(float64(c.Prompt)*math.Float64frombits(bits))), 1)
+		c.Estimate = min(p+c.MaxTokens, config.MaxUnits)
+	}
+	return c
+}
+
+// learnPrompt keeps the largest ratio of the provider's prompt tokens to
+// the client's seen so far.
+func (r *llmRun) learnPrompt(c LLMCall, a LLMAnswer) {
+	if c.Prompt <= 0 || a.Usage.Prompt <= 0 {
+		return
+	}
+	ratio := float64(a.Usage.Prompt) / float64(c.Prompt)
+	for {
+		old := r.k.promptRatio.Load()
+		if old != 0 && math.Float64frombits(old) >= ratio {
+			return
+		}
+		if r.k.promptRatio.CompareAndSwap(old, math.Float64bits(ratio)) {
+			return
+		}
+	}
 }
 
 // unfinished counts a call that the end of the window left waiting, with

@@ -46,6 +46,25 @@ func (l *limiter) take(n int64) { l.scaled -= n * int64(time.Minute) }
 
 func (l *limiter) refund(n int64) { l.scaled = min(l.scaled+n*int64(time.Minute), l.full()) }
 
+// settle replaces an estimate taken by what the call used: the unused
+// part is refunded; an overrun is taken, down to an empty bucket at most
+// (the mock never goes into debt: a provider lets the call finish).
+func (l *limiter) settle(estimate, used int64) {
+	if used <= estimate {
+		l.refund(estimate - used)
+		return
+	}
+	l.scaled = max(l.scaled-(used-estimate)*int64(time.Minute), 0)
+}
+
+// resize gives the bucket a new size, as of now: the level is kept, cut
+// to the new size.
+func (l *limiter) resize(max int64, now time.Time) {
+	l.refill(now)
+	l.max = max
+	l.scaled = min(l.scaled, l.full())
+}
+
 // remaining is the whole units left.
 func (l *limiter) remaining() int64 { return l.scaled / int64(time.Minute) }
 

@@ -71,6 +71,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -118,6 +119,21 @@ type Config struct {
 	// [1, maxTokens]. It is called with the Provider's lock held, so it
 	// must not call back into the Provider.
 	Completion func(maxTokens int64) int64
+	// PromptFactor is how the provider counts a prompt against the
+	// mock's own rule (PromptTokens): its prompt tokens are PromptFactor
+	// times that, rounded up, as a tokenizer counts otherwise than a
+	// client's rule of thumb; a call is admitted on them plus max_tokens,
+	// and its usage reports them. 0 means 1.
+	PromptFactor float64
+	// ReportBeforeRefund takes a served call's x-ratelimit-remaining-*
+	// figures before the refund of its unused estimate, as a provider
+	// that takes them when it admits the call does: its answer shows less
+	// left than the provider has once it answered.
+	ReportBeforeRefund bool
+	// Change changes the limits at run time: at Change.At after New, each
+	// limit the change gives (non-zero) becomes it, a bucket above its new
+	// size cut to it, and the answers' x-ratelimit-limit-* say so.
+	Change LimitChange
 	// FailKeys are keys, among Keys, that answer 500 to every call, as
 	// a key of a provider's broken deployment does: a dead key, which a
 	// client must route around. Such a call is counted as a ServerError
@@ -130,6 +146,15 @@ type Config struct {
 	// Sleep waits out a call's latency, returning early when ctx is done;
 	// nil waits on a timer.
 	Sleep func(ctx context.Context, d time.Duration)
+}
+
+// LimitChange is a change of the limits at run time (Config.Change).
+type LimitChange struct {
+	// At is when, after New; 0: no change.
+	At time.Duration
+	// RequestsPerMinute and TokensPerMinute are the new limits; 0 keeps
+	// the limit as it was (a limit cannot be added or removed).
+	RequestsPerMinute, TokensPerMinute int64
 }
 
 // Latency is the distribution of a call's duration: uniform in
@@ -183,6 +208,7 @@ type Provider struct {
 	rng          *rand.Rand
 	unauthorized int64
 	calls        int64 // numbers the responses' ids
+	changed      bool  // Config.Change is applied
 }
 
 type key struct {
@@ -196,7 +222,10 @@ func New(cfg Config) (*Provider, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, errors.New("mockprovider: no keys")
 	}
-	for _, n := range []int64{cfg.RequestsPerMinute, cfg.TokensPerMinute} {
+	if !(cfg.PromptFactor >= 0 && cfg.PromptFactor <= 100) || cfg.Change.At < 0 {
+		return nil, fmt.Errorf("mockprovider: PromptFactor %v, Change.At %v: want 0 to 100, and >= 0", cfg.PromptFactor, cfg.Change.At)
+	}
+	for _, n := range []int64{cfg.RequestsPerMinute, cfg.TokensPerMinute, cfg.Change.RequestsPerMinute, cfg.Change.TokensPerMinute} {
 		if n < 0 || n > maxPerMinute {
 			return nil, fmt.Errorf("mockprovider: limit %d per minute, want 0 (none) to %d", n, maxPerMinute)
 		}
@@ -412,11 +441,12 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "")
 		return
 	}
-	prompt := PromptTokens(req.Messages)
+	prompt := p.promptTokens(req.Messages)
 	estimate := prompt + req.MaxTokens
 
 	p.mu.Lock()
 	now := p.now()
+	p.changeLimits(now)
 	k.stats.Received++
 	if refused := p.admit(w, k, now, estimate); refused {
 		p.mu.Unlock()
@@ -429,20 +459,39 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 
 	p.sleep(r.Context(), latency)
-
 	usage := Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	now = p.settle(w, r, k, estimate, usage)
+	p.answer(w, req, id, now, usage)
+}
+
+// promptTokens is the provider's count of a prompt: PromptTokens, times
+// Config.PromptFactor.
+func (p *Provider) promptTokens(messages []Message) int64 {
+	n := PromptTokens(messages)
+	if f := p.cfg.PromptFactor; f > 0 && f != 1 {
+		n = max(int64(math.Ceil(float64(n)*f)), 1)
+	}
+	return n
+}
+
+// settle charges a served call its usage (or keeps its estimate), counts
+// it and writes the limit headers, before the refund with
+// ReportBeforeRefund; it returns the time it did.
+func (p *Provider) settle(w http.ResponseWriter, r *http.Request, k *key, estimate int64, usage Usage) time.Time {
 	p.mu.Lock()
-	now = p.now()
+	defer p.mu.Unlock()
+	now := p.now()
+	p.changeLimits(now)
+	if p.cfg.ReportBeforeRefund {
+		p.writeLimitHeaders(w, k, now)
+	}
 	charged := estimate
 	if k.tokens != nil {
 		k.tokens.refill(now)
 		if !p.cfg.KeepEstimate {
-			k.tokens.refund(estimate - usage.TotalTokens)
+			k.tokens.settle(estimate, usage.TotalTokens)
 			charged = usage.TotalTokens
 		}
-	}
-	if k.requests != nil {
-		k.requests.refill(now)
 	}
 	s := &k.stats
 	s.Served++
@@ -453,11 +502,16 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 	s.CompletionTokens += usage.CompletionTokens
 	s.TotalTokens += usage.TotalTokens
 	s.TokensCharged += charged
-	p.writeLimitHeaders(w, k, now)
-	p.mu.Unlock()
+	if !p.cfg.ReportBeforeRefund {
+		p.writeLimitHeaders(w, k, now)
+	}
+	return now
+}
 
+// answer writes a served call's chat.completion.
+func (p *Provider) answer(w http.ResponseWriter, req ChatRequest, id int64, now time.Time, usage Usage) {
 	finish := "stop"
-	if completion == req.MaxTokens {
+	if usage.CompletionTokens == req.MaxTokens {
 		finish = "length"
 	}
 	model := req.Model
@@ -470,11 +524,29 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 		Created: now.Unix(),
 		Model:   model,
 		Choices: []Choice{{
-			Message:      Message{Role: "assistant", Content: strings.Repeat("tok ", int(min(completion, maxFiller)))},
+			Message:      Message{Role: "assistant", Content: strings.Repeat("tok ", int(min(usage.CompletionTokens, maxFiller)))},
 			FinishReason: finish,
 		}},
 		Usage: usage,
 	})
+}
+
+// changeLimits applies Config.Change once its time has come. Requires
+// p.mu.
+func (p *Provider) changeLimits(now time.Time) {
+	c := p.cfg.Change
+	if c.At <= 0 || p.changed || now.Sub(p.start) < c.At {
+		return
+	}
+	p.changed = true
+	for _, k := range p.order {
+		if k.requests != nil && c.RequestsPerMinute > 0 {
+			k.requests.resize(c.RequestsPerMinute, now)
+		}
+		if k.tokens != nil && c.TokensPerMinute > 0 {
+			k.tokens.resize(c.TokensPerMinute, now)
+		}
+	}
 }
 
 // failed counts a call to a dead key (Config.FailKeys), and reports

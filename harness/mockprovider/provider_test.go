@@ -625,3 +625,54 @@ func TestAFailingKeyAnswers500AndIsChargedNothing(t *testing.T) {
 		t.Fatal("a failing key that is not a key was accepted")
 	}
 }
+
+// A provider whose tokenizer counts a prompt otherwise admits and
+// charges the call on its own count.
+func TestAPromptFactorCountsThePromptOtherwise(t *testing.T) {
+	h := newHarness(t, Config{TokensPerMinute: 1000, Completion: fixed(10), PromptFactor: 1.5})
+	r := h.post(t, "k1", call(100, 600)) // the provider's prompt: 150
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	var resp ChatResponse
+	if err := json.Unmarshal(r.body, &resp); err != nil || resp.Usage.PromptTokens != 150 || resp.Usage.TotalTokens != 160 {
+		t.Fatalf("usage %+v, %v", resp.Usage, err)
+	}
+	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-tokens": "840"})
+	// 840 left: 100 prompt tokens by the client's count are 150, plus
+	// 700 is 850, which does not fit.
+	if r := h.post(t, "k1", call(100, 700)); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a call of 850 by the provider's count with 840 left: status %d", r.status)
+	}
+}
+
+// ReportBeforeRefund shows the figures as they stood before the call's
+// refund: the next answer shows the refund.
+func TestReportBeforeRefundShowsTheRefundOnlyLater(t *testing.T) {
+	h := newHarness(t, Config{TokensPerMinute: 1000, Completion: fixed(10), ReportBeforeRefund: true})
+	r := h.post(t, "k1", call(1, 600)) // estimate 601, usage 11
+	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-tokens": "399"})
+	r = h.post(t, "k1", call(1, 100)) // 989 left, then 101 charged
+	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-tokens": "888"})
+}
+
+// A limit changed at run time takes effect at its time: the bucket is
+// cut to its new size and the answers say so.
+func TestALimitChangesAtItsTime(t *testing.T) {
+	h := newHarness(t, Config{TokensPerMinute: 1000, Completion: fixed(10),
+		Change: LimitChange{At: 30 * time.Second, TokensPerMinute: 500}})
+	r := h.post(t, "k1", call(1, 100))
+	wantHeaders(t, r, map[string]string{"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "989"})
+	h.clock.Advance(30 * time.Second)
+	r = h.post(t, "k1", call(1, 100))
+	wantHeaders(t, r, map[string]string{"x-ratelimit-limit-tokens": "500", "x-ratelimit-remaining-tokens": "489"})
+	s := h.p.Stats()
+	// 1000, 500 refilled in 30 s at 1000 a minute; after that at 500.
+	if s.TokensPerMinute != 500 || s.Keys[0].TokensAllowed != 1500 {
+		t.Fatalf("limit %d, allowed %d", s.TokensPerMinute, s.Keys[0].TokensAllowed)
+	}
+	h.clock.Advance(30 * time.Second)
+	if got := h.p.Stats().Keys[0].TokensAllowed; got != 1750 {
+		t.Fatalf("allowed %d after 30 s more at 500 a minute, want 1750", got)
+	}
+}

@@ -11,7 +11,7 @@ type Stats struct {
 	// Elapsed is the time since New, by Config.Now.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// RequestsPerMinute and TokensPerMinute are each key's limits (0:
-	// none).
+	// none), as they stand (see Config.Change).
 	RequestsPerMinute int64 `json:"requests_per_minute"`
 	TokensPerMinute   int64 `json:"tokens_per_minute"`
 	// Unauthorized counts calls with a missing or unknown key (401).
@@ -84,6 +84,25 @@ func allowed(perMinute int64, elapsed time.Duration) int64 {
 	return perMinute + minutes*perMinute + rest*perMinute/int64(time.Minute)
 }
 
+// allowed is the budget of a limit of perMinute, changed to then at
+// Config.Change.At (0: not changed), over elapsed: a full bucket, the
+// refill at the old rate until the change and at the new one after it.
+func (p *Provider) allowed(perMinute, then int64, elapsed time.Duration) int64 {
+	at := p.cfg.Change.At
+	if perMinute == 0 || then == 0 || at <= 0 || elapsed <= at {
+		return allowed(perMinute, elapsed)
+	}
+	return allowed(perMinute, at) + allowed(then, elapsed-at) - then
+}
+
+// changed is a limit of perMinute after a change to then (0: kept).
+func changed(perMinute, then int64) int64 {
+	if perMinute == 0 || then == 0 {
+		return perMinute
+	}
+	return then
+}
+
 // Stats returns the counters as they stand.
 func (p *Provider) Stats() Stats {
 	p.mu.Lock()
@@ -96,10 +115,14 @@ func (p *Provider) Stats() Stats {
 		Unauthorized:      p.unauthorized,
 		Keys:              make([]KeyStats, len(p.order)),
 	}
+	if c := p.cfg.Change; p.changed {
+		s.RequestsPerMinute = changed(s.RequestsPerMinute, c.RequestsPerMinute)
+		s.TokensPerMinute = changed(s.TokensPerMinute, c.TokensPerMinute)
+	}
 	for i, k := range p.order {
 		ks := k.stats
-		ks.RequestsAllowed = allowed(p.cfg.RequestsPerMinute, elapsed)
-		ks.TokensAllowed = allowed(p.cfg.TokensPerMinute, elapsed)
+		ks.RequestsAllowed = p.allowed(p.cfg.RequestsPerMinute, p.cfg.Change.RequestsPerMinute, elapsed)
+		ks.TokensAllowed = p.allowed(p.cfg.TokensPerMinute, p.cfg.Change.TokensPerMinute, elapsed)
 		s.Keys[i] = ks
 		s.Total.add(ks)
 	}

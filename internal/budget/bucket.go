@@ -269,6 +269,21 @@ func (b *Bucket) Clamp(now, remaining int64, reset time.Duration) {
 	b.lower(whole, frac)
 }
 
+// Raise lifts the level, brought up to now, to level units if it is
+// below that, and never above Max: for a provider's figure that shows
+// more left than the bucket holds once what it cannot have counted yet
+// is taken off (see scheduler's Lease.Reconcile). It never lowers.
+func (b *Bucket) Raise(now, level int64) {
+	b.Refill(now)
+	if level >= b.max {
+		b.fill()
+		return
+	}
+	if level > b.whole {
+		b.whole, b.frac = level, 0
+	}
+}
+
 // lower sets the level to whole + frac/per if that is lower.
 func (b *Bucket) lower(whole int64, frac uint64) {
 	if whole < b.whole || (whole == b.whole && frac < b.frac) {

@@ -402,3 +402,27 @@ func TestClampJustBelowTheDeepestDebtSaturates(t *testing.T) {
 		t.Fatalf("level %d+%d/per, want %d", b.whole, b.frac, int64(minWhole))
 	}
 }
+
+func TestRaiseLiftsTheLevelUpToMaxAndNeverLowers(t *testing.T) {
+	b := NewBucket(config.Limit{Name: "tokens", Max: 1000, Per: time.Minute}, 0)
+	b.Take(0, 900)
+	b.Refill(30 * int64(time.Millisecond)) // 0.5 of a unit refilled: a remainder
+	b.Raise(30*int64(time.Millisecond), 400)
+	if b.whole != 400 || b.frac != 0 {
+		t.Fatalf("level %d+%d/per, want 400", b.whole, b.frac)
+	}
+	b.Raise(30*int64(time.Millisecond), 300)
+	if got := b.Level(30 * int64(time.Millisecond)); got != 400 {
+		t.Fatalf("Raise lowered the level to %d", got)
+	}
+	b.Raise(30*int64(time.Millisecond), 5000)
+	if b.whole != 1000 || b.frac != 0 {
+		t.Fatalf("level %d+%d/per, want Max", b.whole, b.frac)
+	}
+	b.Take(0, 1000)
+	b.Settle(0, 0, 500) // in debt
+	b.Raise(0, -100)
+	if got := b.Level(0); got != -100 {
+		t.Fatalf("level %d, want the debt raised to -100", got)
+	}
+}

@@ -1,7 +1,9 @@
 -- observe: lower the bucket named ARGV[3] of lease ARGV[2]'s resource to
--- what the provider reports: ARGV[4] units left now, and its own bucket
--- full again in ARGV[5] ms (ignored when longer than the bucket's PER:
--- the report describes another window). The bucket is never raised.
+-- what the provider reports: ARGV[4] units left now (-1: not reported),
+-- and its own bucket full again in ARGV[5] ms (ignored when longer than
+-- the bucket's PER: the report describes another window). The level is
+-- never raised. ARGV[6], when above 0 and other than the bucket's MAX,
+-- is the provider's limit: it becomes MAX, PER kept, the level cut to it.
 -- Reply: {OK}, {NONE} as release, or {UNKNOWN_LIMIT} when the resource
 -- has no bucket of that name.
 if not redis.call('ZSCORE', LEASES, ARGV[2]) then
@@ -19,11 +21,24 @@ if not b then
   return { UNKNOWN_LIMIT }
 end
 refill(r)
+local left, reset, limit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6] or 0)
+local changed = false
+if limit > 0 and limit ~= b.m then
+  -- The resource's limits are its profile (count_profile): it moves.
+  local was = limits_of(r)
+  b.m, changed = limit, true
+  if b.u >= limit then
+    b.u, b.r = limit, 0
+  end
+  if not r.d then
+    count_profile(was, '-1')
+    count_profile(limits_of(r), '1')
+  end
+end
 -- The bound, as whole units and a remainder: left units, and the level
 -- that refills to full in reset ms (the gain of PER - reset ms from 0).
-local left, reset = tonumber(ARGV[4]), tonumber(ARGV[5])
 local u, rem = b.m, 0
-if left < b.m then
+if left >= 0 and left < b.m then
   u = left
 end
 if reset <= b.p then
@@ -33,7 +48,9 @@ if reset <= b.p then
   end
 end
 if u < b.u or (u == b.u and rem < b.r) then
-  b.u, b.r = u, rem
+  b.u, b.r, changed = u, rem, true
+end
+if changed then
   local old = listing(r)
   set_rest(r, budget_rest(r))
   store(r)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,10 @@ type llmClient struct {
 	// (Observe, Settle, Release, Cooldown, Fail) that returned an error.
 	settled, served, failures atomic.Uint64
 	gate                      *loadtest.KeyGate // this process's probes of failed keys
+	// limits are each limit's Max as this process last set or learned
+	// it, by key index and name: an answer stating another is Learned.
+	mu     sync.Mutex
+	limits []map[string]int64
 }
 
 // openLLMClient joins the pool's session and adds the keys, unless
@@ -50,7 +55,14 @@ func openLLMClient(ctx context.Context, cfg loadtest.Config, keys []string, f re
 	if err != nil {
 		return nil, err
 	}
-	return &llmClient{p: p, gate: loadtest.NewKeyGate(len(keys))}, nil
+	c := &llmClient{p: p, gate: loadtest.NewKeyGate(len(keys)), limits: make([]map[string]int64, len(keys))}
+	for i := range c.limits {
+		c.limits[i] = map[string]int64{}
+		for _, l := range limits {
+			c.limits[i][l.Name] = l.Max
+		}
+	}
+	return c, nil
 }
 
 // Pick leases a key whose buckets cover the call: a request (a limit the
@@ -144,6 +156,18 @@ func (c *llmClient) note(err error) error {
 	return err
 }
 
+// relearn reports whether limit is not the Max this process last knew
+// for key i's limit name, and records it.
+func (c *llmClient) relearn(i int, name string, limit int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limits[i][name] == limit {
+		return false
+	}
+	c.limits[i][name] = limit
+	return true
+}
+
 // llmHold is one attempt's lease. Its feedback does not depend on the
 // worker's context: a call let finish after the window still settles.
 type llmHold struct {
@@ -175,11 +199,16 @@ func (h *llmHold) Served(a loadtest.LLMAnswer) error {
 }
 
 // observe feeds the provider's x-ratelimit-remaining-* back, for the
-// limits the keys have (Observe never raises a bucket).
+// limits the keys have (Observe never raises a bucket), after a limit
+// the provider states otherwise than the pool holds (Learn), which every
+// process then sees.
 func (h *llmHold) observe(ctx context.Context, seen map[string]loadtest.Remaining) error {
 	var err error
 	for _, l := range h.c.p.cfg.LLM.Limits() {
-		if r, ok := seen[l.Name]; ok {
+		if r, ok := seen[l.Name]; ok && r.Limit > 0 && h.c.relearn(h.index, l.Name, r.Limit) {
+			err = errors.Join(err, h.c.note(h.l.Learn(ctx, l.Name, r.Limit)))
+		}
+		if r, ok := seen[l.Name]; ok && r.Units >= 0 {
 			err = errors.Join(err, h.c.note(h.l.Observe(ctx, l.Name, r.Units, r.Reset)))
 		}
 	}
