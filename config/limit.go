@@ -33,6 +33,16 @@ type Limit struct {
 	// Per is how long an empty bucket takes to refill to Max; it must be
 	// positive.
 	Per time.Duration
+	// Admission says that the provider counts a call when it admits it,
+	// a moment after the grant (the network, its queue), and starts
+	// refilling its own bucket from then. A bucket of this limit that a
+	// grant takes from full then refills only from the next answer on the
+	// resource (Lease.Settle, Observe or Reconcile), by when the provider
+	// has admitted a call, never from the grant: it never refills ahead
+	// of the provider's, however long the first call took to arrive.
+	// Feed such a resource its answers: without them, a bucket taken
+	// from full does not refill.
+	Admission bool
 }
 
 // Validate reports ErrInvalidLimit, wrapped with the limit's name, for an

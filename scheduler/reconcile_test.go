@@ -154,3 +154,38 @@ func TestAReconcileOfBadFiguresChangesNothing(t *testing.T) {
 		t.Fatalf("after Release: %v", err)
 	}
 }
+
+// A limit counted at the provider's admission refills, once a grant
+// takes it from full, only from the next answer.
+func TestALimitCountedAtAdmissionRefillsFromTheAnswer(t *testing.T) {
+	clock := fakeclock.New()
+	s, err := scheduler.New(config.Config[*apiKey, string]{
+		Comparator:    func(a, b *apiKey) int { return 0 },
+		KeyFunc:       func(k *apiKey) string { return k.ID },
+		AcquirePolicy: config.Shared,
+		Clock:         clock,
+		Limits: func(*apiKey) []config.Limit {
+			return []config.Limit{{Name: "tokens", Max: 600, Per: time.Minute, Admission: true}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	if err := s.Add(&apiKey{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	l := leaseTokens(t, s, 300)
+	clock.Advance(10 * time.Second)
+	if got := tokensLeft(t, s); got != 300 {
+		t.Fatalf("%d left before any answer, want 300: no refill yet", got)
+	}
+	if err := l.Settle(config.Cost{"tokens": 300}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Second)
+	if got := tokensLeft(t, s); got != 400 {
+		t.Fatalf("%d left 10 s after the answer, want 400", got)
+	}
+	_ = l.Release()
+}

@@ -49,6 +49,7 @@ func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 // Requires the lock of n's shard.
 func (s *Scheduler[T, ID]) settleOn(n *node.Node[T, ID], e *node.Lease, token uint64, actual config.Cost, now int64) error {
 	paid := config.Cost(e.Cost)
+	admitted(n.Budgets(), now)
 	for i, qs := 0, n.Budgets(); i < len(qs); i++ {
 		a, ok := actual[qs[i].Name]
 		if !ok || qs[i].Born >= token || qs[i].PerHold() {
@@ -103,9 +104,18 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 		if reset > qs[i].Bucket.Per() {
 			reset = 0
 		}
+		admitted(qs, now)
 		qs[i].Bucket.Clamp(now, remaining, reset)
 		return nil
 	})
+}
+
+// admitted tells qs that an answer came at now (see Bucket.Admitted): a
+// provider answering has admitted a call.
+func admitted(qs budget.Budgets, now int64) {
+	for i := range qs {
+		qs[i].Bucket.Admitted(now)
+	}
 }
 
 // onLease runs change on the budgets of l's resource and on its lease
@@ -236,7 +246,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 // have counted yet (see Lease.Reconcile).
 func reconcile(b *budget.Budget, r Reported, now, uncounted int64) {
 	if r.Limit > 0 && r.Limit != b.Bucket.Max() {
-		b.Bucket.Resize(now, config.Limit{Name: b.Name, Max: r.Limit, Per: b.Bucket.Per()})
+		b.Bucket.Resize(now, config.Limit{Name: b.Name, Max: r.Limit, Per: b.Bucket.Per(), Admission: b.Bucket.Admission()})
 	}
 	if r.Remaining < 0 {
 		return

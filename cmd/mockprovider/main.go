@@ -87,6 +87,8 @@ func parse(args []string, stdout, stderr io.Writer) (cfg mockprovider.Config, ad
 	fs.Int64Var(&cfg.TokensPerMinute, "tpm", 40000, "tokens per minute per key (0: no limit)")
 	fs.StringVar(&addr, "addr", "127.0.0.1:0", "`address` to listen on (port 0 picks a free one)")
 	latency := fs.String("latency", "fixed:0", "how long a call takes: fixed:D or uniform:MIN-MAX")
+	fs.BoolVar(&cfg.OmitResets, "omit-resets", false, "leave the x-ratelimit-reset-* headers out, as Azure OpenAI does")
+	lag := fs.String("admission-lag", "fixed:0", "how long a call waits before it is admitted or refused: fixed:D or uniform:MIN-MAX")
 	fs.Int64Var(&cfg.DefaultMaxTokens, "max-tokens", mockprovider.DefaultMaxTokens, "max_tokens of a request that gives none")
 	fs.BoolVar(&cfg.KeepEstimate, "keep-estimate", false, "keep each call charged its estimate (prompt + max_tokens) instead of settling it to its usage")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the completion lengths and latencies")
@@ -113,6 +115,9 @@ func parse(args []string, stdout, stderr io.Writer) (cfg mockprovider.Config, ad
 	}
 	if err == nil {
 		cfg.Latency, err = mockprovider.ParseLatency(*latency)
+	}
+	if err == nil {
+		cfg.AdmissionLag, err = mockprovider.ParseLatency(*lag)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mockprovider: %v (see -h)\n", err)
@@ -148,6 +153,9 @@ func banner(w io.Writer, url string, cfg mockprovider.Config) {
 	}
 	if cfg.ReportBeforeRefund {
 		fmt.Fprintln(w, "a served call's remaining figures are taken before its refund")
+	}
+	if cfg.AdmissionLag.Max > 0 {
+		fmt.Fprintf(w, "a call waits %v before it is admitted\n", cfg.AdmissionLag)
 	}
 	if c := cfg.Change; c.At > 0 {
 		fmt.Fprintf(w, "at %v the limits change to %s requests/min, %s tokens/min\n", c.At,

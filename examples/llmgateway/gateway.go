@@ -101,11 +101,13 @@ func NewGateway(upstream *url.URL, keys []Key, o Options) (*Gateway, error) {
 // 1 request (the cost does not name it) and its tokens.
 func limits(k Key) []config.Limit {
 	var ls []config.Limit
+	// The provider counts a call when it admits it (Admission): a bucket
+	// taken from full refills from the next answer.
 	if k.RPM > 0 {
-		ls = append(ls, config.Limit{Name: "requests", Max: k.RPM, Per: time.Minute})
+		ls = append(ls, config.Limit{Name: "requests", Max: k.RPM, Per: time.Minute, Admission: true})
 	}
 	if k.TPM > 0 {
-		ls = append(ls, config.Limit{Name: "tokens", Max: k.TPM, Per: time.Minute})
+		ls = append(ls, config.Limit{Name: "tokens", Max: k.TPM, Per: time.Minute, Admission: true})
 	}
 	return ls
 }
@@ -255,16 +257,14 @@ func (g *Gateway) attempt(r *http.Request, body []byte, c *call) *answer {
 	g.gate.done(name, c.probe, fault)
 	switch {
 	case status == http.StatusTooManyRequests:
-		observe(&c.lease, resp.Header, 0)
+		// The provider charged the refused call nothing.
+		reconcile(c, config.Cost{"requests": 0, "tokens": 0}, resp.Header)
 		if c.lease.Cooldown(retryAfter(resp.Header)) == nil {
 			c.ended = true
 		}
 		a.retry = true
 	case status >= 400:
-		observe(&c.lease, resp.Header, 0)
-		if err := c.lease.Settle(config.Cost{"tokens": 0}); err != nil {
-			log.Printf("llmgateway: settle: %v", err)
-		}
+		reconcile(c, config.Cost{"tokens": 0}, resp.Header)
 		if fault && c.lease.Fail() == nil {
 			c.ended = true
 		}
@@ -273,7 +273,7 @@ func (g *Gateway) attempt(r *http.Request, body []byte, c *call) *answer {
 		g.readUsage(a)
 		return a
 	default:
-		observe(&c.lease, resp.Header, 0)
+		reconcile(c, nil, resp.Header)
 		return a // the lease ends once the body is passed on
 	}
 	c.end()
@@ -297,16 +297,16 @@ func (g *Gateway) readUsage(a *answer) {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
-		observe(&c.lease, resp.Header, 0)
+		reconcile(c, nil, resp.Header)
 		return
 	}
 	resp.Body.Close()
 	a.body = body
+	var spent config.Cost
 	if used := usageOf(body); used >= 0 {
-		settle(c, used, resp.Header)
-	} else {
-		observe(&c.lease, resp.Header, 0)
+		spent = config.Cost{"tokens": used}
 	}
+	reconcile(c, spent, resp.Header)
 	c.end()
 }
 
@@ -395,51 +395,43 @@ func copyFlushing(w http.ResponseWriter, body io.Reader) {
 	}
 }
 
-// settle feeds a served call back: the provider's figures first, then the
-// settlement to what the call used. A provider may refund the unused part
-// of the estimate when the call ends, or keep it charged; its remaining
-// tokens say which. Settling first would let the refund serve a waiting
-// call before that figure arrives, on budget a provider that kept the
-// estimate does not have. So the figure is observed less the refund to
-// come, and the refund is at most what the provider says is left: the
-// bucket never holds more than the provider said, not even in between.
-// A call that spent more than its estimate is the other way round: the
-// provider's figure already counts the overrun, which the settlement
-// takes, so the figure is observed plus the overrun (a negative refund),
-// and the overrun is taken once.
-func settle(c *call, used int64, h http.Header) {
-	refund := c.estimate - used
-	if left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-tokens"), 10, 64); err == nil && left >= 0 {
-		refund = min(refund, left)
-	}
-	observe(&c.lease, h, refund)
-	spent := max(used, c.estimate-refund)
-	if err := c.lease.Settle(config.Cost{"tokens": spent}); err != nil {
-		log.Printf("llmgateway: settle: %v", err)
+// reconcile settles the call to spent (nil: its estimate stays charged)
+// and takes the provider's figures from its answer's headers, in one
+// step (Lease.Reconcile): a limit the provider states otherwise becomes
+// the key's; the remaining figure lowers the key's bucket, or raises it
+// to the figure less the estimates of the key's other calls out, which
+// the provider may not have counted yet.
+func reconcile(c *call, spent config.Cost, h http.Header) {
+	if err := c.lease.Reconcile(spent, reported(c.lease.Value(), h)); err != nil {
+		log.Printf("llmgateway: %s: reconcile: %v", c.lease.Value().Name, err)
 	}
 }
 
-// observe feeds OpenAI's x-ratelimit-remaining-requests and -tokens, with
-// their x-ratelimit-reset-*, to the lease's key, the tokens less refund
-// (see settle). A header that is absent or unreadable is skipped, and so
-// is a limit the key does not have.
-func observe(l *scheduler.Lease[Key, string], h http.Header, refund int64) {
-	for _, name := range []string{"requests", "tokens"} {
-		left, err := strconv.ParseInt(h.Get("x-ratelimit-remaining-"+name), 10, 64)
-		if err != nil || left < 0 {
-			continue
+// reported reads OpenAI's x-ratelimit-limit-*, -remaining-* and
+// -reset-* for the limits key has; a limit with neither a limit nor a
+// remaining figure is left out.
+func reported(k Key, h http.Header) map[string]scheduler.Reported {
+	out := map[string]scheduler.Reported{}
+	for _, l := range limits(k) {
+		r := scheduler.Reported{Remaining: count(h.Get("x-ratelimit-remaining-" + l.Name)), Limit: max(count(h.Get("x-ratelimit-limit-"+l.Name)), 0)}
+		if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + l.Name)); err == nil && d > 0 {
+			r.Reset = d
 		}
-		if name == "tokens" {
-			left = min(left-refund, config.MaxUnits)
-		}
-		reset, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + name))
-		if err != nil || reset < 0 {
-			reset = 0
-		}
-		if err := l.Observe(name, max(left, 0), reset); err != nil && !errors.Is(err, crserrors.ErrUnknownLimit) {
-			log.Printf("llmgateway: observe %s: %v", name, err)
+		if r.Remaining >= 0 || r.Limit > 0 {
+			out[l.Name] = r
 		}
 	}
+	return out
+}
+
+// count reads a header's whole number of units; -1 if it is absent or
+// not one.
+func count(v string) int64 {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > config.MaxUnits {
+		return -1
+	}
+	return n
 }
 
 // keyGate keeps a key whose last attempt failed to one attempt at a

@@ -12,11 +12,15 @@
 // completions asked for: never less than the provider reserves), leases
 // a key whose buckets cover that estimate (waiting for one if none
 // does), sets the key in the Authorization header and forwards the
-// call. When the answer comes back it feeds the provider's
-// x-ratelimit-remaining-* headers back to the key's buckets and settles
-// the lease to the tokens the call really spent, read from the answer's
-// usage block, in an order that works whether the provider refunds the
-// unused estimate or keeps it (see settle).
+// call. When the answer comes back it settles the lease to the tokens
+// the call really spent, read from the answer's usage block, and takes
+// the provider's x-ratelimit-limit-*, -remaining-* and -reset-* headers
+// in the same step (Lease.Reconcile, see reconcile): a limit the
+// provider states otherwise becomes the key's, and the remaining figure
+// corrects the key's bucket, whether the provider refunds the unused
+// estimate or keeps it. A key's bucket taken from full refills from the
+// next answer, when the provider has admitted a call
+// (config.Limit.Admission).
 //
 // A key can refuse or fail. A 429 rests the key for its Retry-After, and
 // the call goes to another key if one has room for it at once; otherwise

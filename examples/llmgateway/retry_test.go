@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/crsched/crs/internal/fakeclock"
+	"github.com/crsched/crs/scheduler"
 )
 
 // upstream answers each key as answer says, counting the calls per key;
@@ -182,5 +183,32 @@ func TestTheUsageSaysWhereTheKeysComeFrom(t *testing.T) {
 	printUsage(&b, fs)
 	if !strings.Contains(b.String(), "LLMGATEWAY_KEYS") || !strings.Contains(b.String(), "-addr") {
 		t.Fatalf("usage:\n%s", b.String())
+	}
+}
+
+// A limit the provider states otherwise than the gateway was told
+// becomes the key's.
+func TestTheGatewayLearnsTheProvidersLimit(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("x-ratelimit-limit-tokens", "5000")
+		w.Header().Set("x-ratelimit-remaining-tokens", "4990")
+		io.WriteString(w, `{"usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}`)
+	}))
+	defer up.Close()
+	g, url := gateway(t, up.URL, twoKeys[:1], fakeclock.New())
+	if resp, body := post(t, url, chatBody); resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var max int64
+	g.sched.Budgets(func(_ string, b scheduler.Budget) bool {
+		if b.Limit == "tokens" {
+			max = b.Max
+		}
+		return true
+	})
+	if left, _ := g.sched.Remaining("a"); max != 5000 || left["tokens"] != 4990 {
+		t.Fatalf("Max %d, %d left; want the provider's 5000 and 4990", max, left["tokens"])
 	}
 }

@@ -102,14 +102,16 @@ func (c LLMConfig) keys(resources int) []string {
 }
 
 // Limits are each key's buckets, from RPM and TPM: what a client that
-// keeps the provider's limits configures.
+// keeps the provider's limits configures. The provider counts a call
+// when it admits it, after the grant (Admission): a bucket taken from
+// full refills from the next answer.
 func (c LLMConfig) Limits() []config.Limit {
 	var ls []config.Limit
 	if c.RPM > 0 {
-		ls = append(ls, config.Limit{Name: "requests", Max: c.RPM, Per: time.Minute})
+		ls = append(ls, config.Limit{Name: "requests", Max: c.RPM, Per: time.Minute, Admission: true})
 	}
 	if c.TPM > 0 {
-		ls = append(ls, config.Limit{Name: "tokens", Max: c.TPM, Per: time.Minute})
+		ls = append(ls, config.Limit{Name: "tokens", Max: c.TPM, Per: time.Minute, Admission: true})
 	}
 	return ls
 }

@@ -130,6 +130,16 @@ type Config struct {
 	// that takes them when it admits the call does: its answer shows less
 	// left than the provider has once it answered.
 	ReportBeforeRefund bool
+	// OmitResets leaves the x-ratelimit-reset-* headers out, as Azure
+	// OpenAI does: a client then knows what is left, not when the
+	// provider's buckets started refilling.
+	OmitResets bool
+	// AdmissionLag is how long a call waits, once received, before it is
+	// admitted (or refused), drawn for each call: a provider's queue in
+	// front of its limits, which makes a client that counts from its
+	// grant run ahead of the provider's buckets. The zero value admits at
+	// once.
+	AdmissionLag Latency
 	// Change changes the limits at run time: at Change.At after New, each
 	// limit the change gives (non-zero) becomes it, a bucket above its new
 	// size cut to it, and the answers' x-ratelimit-limit-* say so.
@@ -236,8 +246,10 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.DefaultMaxTokens == 0 {
 		cfg.DefaultMaxTokens = DefaultMaxTokens
 	}
-	if cfg.Latency.Min < 0 || cfg.Latency.Max < cfg.Latency.Min {
-		return nil, fmt.Errorf("mockprovider: latency %v, want 0 <= Min <= Max", cfg.Latency)
+	for _, l := range []Latency{cfg.Latency, cfg.AdmissionLag} {
+		if l.Min < 0 || l.Max < l.Min {
+			return nil, fmt.Errorf("mockprovider: latency %v, want 0 <= Min <= Max", l)
+		}
 	}
 	p := &Provider{
 		cfg:   cfg,
@@ -443,6 +455,12 @@ func (p *Provider) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt := p.promptTokens(req.Messages)
 	estimate := prompt + req.MaxTokens
+	if lag := p.cfg.AdmissionLag; lag.Max > 0 {
+		p.mu.Lock()
+		d := draw(p.rng, lag)
+		p.mu.Unlock()
+		p.sleep(r.Context(), d)
+	}
 
 	p.mu.Lock()
 	now := p.now()
@@ -637,12 +655,14 @@ func (p *Provider) completion(maxTokens int64) int64 {
 }
 
 // latency draws a call's latency. Requires p.mu.
-func (p *Provider) latency() time.Duration {
-	l := p.cfg.Latency
+func (p *Provider) latency() time.Duration { return draw(p.rng, p.cfg.Latency) }
+
+// draw draws a duration from l with rng.
+func draw(rng *rand.Rand, l Latency) time.Duration {
 	if l.Max <= l.Min {
 		return l.Min
 	}
-	return l.Min + time.Duration(p.rng.Int64N(int64(l.Max-l.Min)+1))
+	return l.Min + time.Duration(rng.Int64N(int64(l.Max-l.Min)+1))
 }
 
 // writeLimitHeaders sets OpenAI's x-ratelimit-* headers for k's buckets,
@@ -659,7 +679,9 @@ func (p *Provider) writeLimitHeaders(w http.ResponseWriter, k *key, now time.Tim
 		b.l.refill(now)
 		h.Set("x-ratelimit-limit-"+b.name, strconv.FormatInt(b.l.max, 10))
 		h.Set("x-ratelimit-remaining-"+b.name, strconv.FormatInt(b.l.remaining(), 10))
-		h.Set("x-ratelimit-reset-"+b.name, FormatReset(b.l.reset()))
+		if !p.cfg.OmitResets {
+			h.Set("x-ratelimit-reset-"+b.name, FormatReset(b.l.reset()))
+		}
 	}
 }
 

@@ -676,3 +676,31 @@ func TestALimitChangesAtItsTime(t *testing.T) {
 		t.Fatalf("allowed %d after 30 s more at 500 a minute, want 1750", got)
 	}
 }
+
+// A call waits its admission lag before the buckets see it: a call whose
+// lag outlasts the refill a later call needs is admitted after it.
+func TestAdmissionLagDelaysTheBucketsCheck(t *testing.T) {
+	var h *harness
+	var lags []time.Duration
+	sleep := func(_ context.Context, d time.Duration) {
+		lags = append(lags, d)
+		h.clock.Advance(d) // the wait, on the provider's clock
+	}
+	h = newHarness(t, Config{TokensPerMinute: 60, Completion: fixed(0), Sleep: sleep,
+		AdmissionLag: Latency{Min: 30 * time.Second, Max: 30 * time.Second}})
+	r := h.post(t, "k1", call(1, 59)) // 60 at admission, 30 s after its arrival; 59 refunded
+	if r.status != http.StatusOK || len(lags) != 2 || lags[0] != 30*time.Second {
+		t.Fatalf("status %d, waits %v", r.status, lags)
+	}
+	// Its bucket left full 30 s after the call arrived: it reports 59,
+	// the refund, and not the 30 s of refill before the admission.
+	wantHeaders(t, r, map[string]string{"x-ratelimit-remaining-tokens": "59"})
+}
+
+func TestOmitResetsLeavesTheResetHeadersOut(t *testing.T) {
+	h := newHarness(t, Config{TokensPerMinute: 1000, RequestsPerMinute: 10, OmitResets: true})
+	r := h.post(t, "k1", call(1, 10))
+	if r.header.Get("x-ratelimit-reset-tokens") != "" || r.header.Get("x-ratelimit-reset-requests") != "" || r.header.Get("x-ratelimit-remaining-tokens") == "" {
+		t.Fatalf("headers %v", r.header)
+	}
+}

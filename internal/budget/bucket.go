@@ -55,6 +55,9 @@ type Bucket struct {
 	whole int64  // the level's floor, in units
 	frac  uint64 // the level's remainder, in units of 1/per
 	last  int64  // the clock reading the level was last brought up to
+	// admission is config.Limit.Admission; held says that a Take from
+	// full was not yet followed by Admitted: the level does not refill.
+	admission, held bool
 }
 
 // NewBucket returns a full bucket for l, as of the clock reading now. l must be
@@ -64,11 +67,26 @@ func NewBucket(l config.Limit, now int64) Bucket {
 	if l.Max < 1 || l.Per < 1 {
 		panic("budget: NewBucket with an invalid limit")
 	}
-	return Bucket{max: l.Max, per: uint64(l.Per), whole: l.Max, last: now}
+	return Bucket{max: l.Max, per: uint64(l.Per), whole: l.Max, last: now, admission: l.Admission}
+}
+
+// Admitted says that an answer came from the provider at now: it has
+// admitted a call since the bucket was taken from full, and so refills
+// its own bucket from now at the latest. A bucket of a limit counted at
+// admission (config.Limit.Admission) refills from now; any other is
+// unchanged.
+func (b *Bucket) Admitted(now int64) {
+	if b.held {
+		b.Refill(now)
+		b.held = false
+	}
 }
 
 // Max is the bucket's size, in units.
 func (b *Bucket) Max() int64 { return b.max }
+
+// Admission is the limit's config.Limit.Admission.
+func (b *Bucket) Admission() bool { return b.admission }
 
 // Per is how long the bucket takes to refill from empty to Max.
 func (b *Bucket) Per() time.Duration { return time.Duration(b.per) }
@@ -86,7 +104,7 @@ func (b *Bucket) Refill(now int64) {
 	// even with readings at both ends of the int64 range.
 	elapsed := uint64(now) - uint64(b.last)
 	b.last = now
-	if b.whole == b.max {
+	if b.whole == b.max || b.held {
 		return
 	}
 	hi, lo := bits.Mul64(elapsed, uint64(b.max))
@@ -130,6 +148,9 @@ func (b *Bucket) Covers(now, cost int64) bool {
 func (b *Bucket) Take(now, cost int64) bool {
 	if !b.Covers(now, cost) {
 		return false
+	}
+	if b.admission && cost > 0 && b.whole == b.max {
+		b.held = true // the provider's bucket starts refilling when it admits the call
 	}
 	b.whole -= cost
 	return true
@@ -301,6 +322,8 @@ func (b *Bucket) Resize(now int64, l config.Limit) {
 		panic("budget: Resize with an invalid limit")
 	}
 	b.Refill(now)
+	b.admission = l.Admission
+	b.held = b.held && l.Admission
 	per := uint64(l.Per)
 	hi, lo := bits.Mul64(b.frac, per)
 	b.frac, _ = bits.Div64(hi, lo, b.per) // hi < b.per, since frac < b.per

@@ -426,3 +426,30 @@ func TestRaiseLiftsTheLevelUpToMaxAndNeverLowers(t *testing.T) {
 		t.Fatalf("level %d, want the debt raised to -100", got)
 	}
 }
+
+// A bucket of a limit counted at the provider's admission refills, once
+// a grant takes it from full, only from the next answer: the provider's
+// bucket started refilling at some moment up to then, never before the
+// grant.
+func TestABucketCountedAtAdmissionRefillsFromTheAnswer(t *testing.T) {
+	sec := int64(time.Second)
+	b := NewBucket(config.Limit{Name: "tokens", Max: 60, Per: time.Minute, Admission: true}, 0)
+	b.Take(0, 30) // from full: the refill waits for an answer
+	if got := b.Level(10 * sec); got != 30 {
+		t.Fatalf("level %d before any answer, want 30", got)
+	}
+	b.Admitted(10 * sec)
+	if got := b.Level(15 * sec); got != 35 {
+		t.Fatalf("level %d 5 s after the answer, want 35", got)
+	}
+	b.Take(15*sec, 5) // not from full: the refill goes on
+	b.Admitted(20 * sec)
+	if got := b.Level(20 * sec); got != 35 {
+		t.Fatalf("level %d, want 35", got)
+	}
+	plain := NewBucket(config.Limit{Name: "tokens", Max: 60, Per: time.Minute}, 0)
+	plain.Take(0, 30)
+	if got := plain.Level(10 * sec); got != 40 {
+		t.Fatalf("a plain bucket: level %d after 10 s, want 40", got)
+	}
+}

@@ -78,7 +78,7 @@ func (bs Budgets) Limits() []config.Limit {
 	var ls []config.Limit
 	for i := range bs {
 		if !bs[i].PerHold() {
-			ls = append(ls, config.Limit{Name: bs[i].Name, Max: bs[i].Bucket.Max(), Per: bs[i].Bucket.Per()})
+			ls = append(ls, config.Limit{Name: bs[i].Name, Max: bs[i].Bucket.Max(), Per: bs[i].Bucket.Per(), Admission: bs[i].Bucket.Admission()})
 		}
 	}
 	return ls
