@@ -266,21 +266,7 @@ func writeLLMText(w io.Writer, lr *LLMReport) error {
 	fmt.Fprintf(b, "  calls: prompt %s tokens, max_tokens %s; window %s, the run took %s; seed %d\n",
 		lr.PromptDist, lr.MaxTokDist, dur(lr.WindowNs), dur(lr.ElapsedNs), lr.Seed)
 
-	q := lr.Calls
-	fmt.Fprintf(b, "\nCalls\n")
-	fmt.Fprintf(b, "  served          %s\n", group(q.Served))
-	fmt.Fprintf(b, "  429s received   %s  (%s of the %s attempts the provider received)\n", group(q.RateLimited), pct(q.RateLimitedShare), group(q.Attempts))
-	fmt.Fprintf(b, "  failed          %s\n", group(q.Failed))
-	fmt.Fprintf(b, "  unfinished      %s  (waiting for a key or a retry when the window ended)\n", group(q.Unfinished))
-	if q.Retried > 0 {
-		fmt.Fprintf(b, "  retried         %s  (attempts that failed for their key, tried again on another)\n", group(q.Retried))
-	}
-	if lr.FirstError != "" {
-		fmt.Fprintf(b, "  first error: %s\n", lr.FirstError)
-	}
-	if lr.MostlyFailed() {
-		fmt.Fprintf(b, "  %s\n", lr.failedLine())
-	}
+	writeLLMCalls(b, lr)
 
 	fmt.Fprintf(b, "\nBudget (what the keys' buckets allowed over the window: Max + Max x window / minute, per key)\n")
 	for _, bu := range lr.Budgets {
@@ -291,18 +277,7 @@ func writeLLMText(w io.Writer, lr *LLMReport) error {
 		fmt.Fprintf(b, "  %-9s %s of %s allowed: %s%s\n", bu.Name, group(bu.Spent), group(bu.Allowed), pct(bu.Share), mark)
 	}
 
-	if s := lr.ProviderStats; s != nil && !lr.Mock {
-		t := s.Total
-		fmt.Fprintf(b, "\nThe provider's view (GET /stats: every client's calls, since the provider started %s ago)\n", dur(int64(s.Elapsed)))
-		fmt.Fprintf(b, "  served          %s\n", group(t.Served))
-		fmt.Fprintf(b, "  429s sent       %s  (%s of the %s calls received)\n", group(t.RateLimited), pct(ratio(t.RateLimited, t.Received)), group(t.Received))
-		if t.RequestsAllowed > 0 {
-			fmt.Fprintf(b, "  requests  %s of %s allowed: %s\n", group(t.Served), group(t.RequestsAllowed), pct(ratio(t.Served, t.RequestsAllowed)))
-		}
-		if t.TokensAllowed > 0 {
-			fmt.Fprintf(b, "  tokens    %s of %s allowed: %s\n", group(t.TotalTokens), group(t.TokensAllowed), pct(ratio(t.TotalTokens, t.TokensAllowed)))
-		}
-	}
+	writeProviderView(b, lr)
 
 	fmt.Fprintf(b, "\nLatency of the served calls, and the wait of the unfinished ones\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -403,4 +378,40 @@ func redacted(provider string) string {
 		return provider
 	}
 	return u.Redacted()
+}
+
+// writeLLMCalls writes the report's calls: their outcomes, and why most
+// failed if they did.
+func writeLLMCalls(b *strings.Builder, lr *LLMReport) {
+	q := lr.Calls
+	fmt.Fprintf(b, "\nCalls\n")
+	fmt.Fprintf(b, "  served          %s\n", group(q.Served))
+	fmt.Fprintf(b, "  429s received   %s  (%s of the %s attempts the provider received)\n", group(q.RateLimited), pct(q.RateLimitedShare), group(q.Attempts))
+	fmt.Fprintf(b, "  failed          %s\n", group(q.Failed))
+	fmt.Fprintf(b, "  unfinished      %s  (waiting for a key or a retry when the window ended)\n", group(q.Unfinished))
+	if q.Retried > 0 {
+		fmt.Fprintf(b, "  retried         %s  (attempts that failed for their key, tried again on another)\n", group(q.Retried))
+	}
+	if lr.FirstError != "" {
+		fmt.Fprintf(b, "  first error: %s\n", lr.FirstError)
+	}
+	if lr.MostlyFailed() {
+		fmt.Fprintf(b, "  %s\n", lr.failedLine())
+	}
+}
+
+// writeProviderView writes the provider's own counters (-provider-stats).
+func writeProviderView(b *strings.Builder, lr *LLMReport) {
+	if s := lr.ProviderStats; s != nil && !lr.Mock {
+		t := s.Total
+		fmt.Fprintf(b, "\nThe provider's view (GET /stats: every client's calls, since the provider started %s ago)\n", dur(int64(s.Elapsed)))
+		fmt.Fprintf(b, "  served          %s\n", group(t.Served))
+		fmt.Fprintf(b, "  429s sent       %s  (%s of the %s calls received)\n", group(t.RateLimited), pct(ratio(t.RateLimited, t.Received)), group(t.Received))
+		if t.RequestsAllowed > 0 {
+			fmt.Fprintf(b, "  requests  %s of %s allowed: %s\n", group(t.Served), group(t.RequestsAllowed), pct(ratio(t.Served, t.RequestsAllowed)))
+		}
+		if t.TokensAllowed > 0 {
+			fmt.Fprintf(b, "  tokens    %s of %s allowed: %s\n", group(t.TotalTokens), group(t.TokensAllowed), pct(ratio(t.TotalTokens, t.TokensAllowed)))
+		}
+	}
 }

@@ -265,34 +265,43 @@ func New(cfg Config) (*Provider, error) {
 		p.sleep = sleep
 	}
 	p.start = p.now()
-	for _, name := range cfg.Keys {
-		if name == "" || strings.ContainsAny(name, " \t\r\n") {
-			return nil, fmt.Errorf("mockprovider: key %q: want a non-empty key without spaces", name)
-		}
-		if p.keys[name] != nil {
-			return nil, fmt.Errorf("mockprovider: key %q given twice", name)
-		}
-		k := &key{stats: KeyStats{Key: name}}
-		if cfg.RequestsPerMinute > 0 {
-			k.requests = newLimiter(cfg.RequestsPerMinute, p.start)
-		}
-		if cfg.TokensPerMinute > 0 {
-			k.tokens = newLimiter(cfg.TokensPerMinute, p.start)
-		}
-		p.keys[name] = k
-		p.order = append(p.order, k)
-	}
-	for _, name := range cfg.FailKeys {
-		k := p.keys[name]
-		if k == nil {
-			return nil, fmt.Errorf("mockprovider: failing key %q is not one of the keys", name)
-		}
-		k.dead = true
+	if err := p.addKeys(); err != nil {
+		return nil, err
 	}
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("POST /v1/chat/completions", p.chat)
 	p.mux.HandleFunc("GET /stats", p.serveStats)
 	return p, nil
+}
+
+// addKeys makes the buckets of Config.Keys, full as of p.start, and
+// marks the failing ones.
+func (p *Provider) addKeys() error {
+	for _, name := range p.cfg.Keys {
+		if name == "" || strings.ContainsAny(name, " \t\r\n") {
+			return fmt.Errorf("mockprovider: key %q: want a non-empty key without spaces", name)
+		}
+		if p.keys[name] != nil {
+			return fmt.Errorf("mockprovider: key %q given twice", name)
+		}
+		k := &key{stats: KeyStats{Key: name}}
+		if p.cfg.RequestsPerMinute > 0 {
+			k.requests = newLimiter(p.cfg.RequestsPerMinute, p.start)
+		}
+		if p.cfg.TokensPerMinute > 0 {
+			k.tokens = newLimiter(p.cfg.TokensPerMinute, p.start)
+		}
+		p.keys[name] = k
+		p.order = append(p.order, k)
+	}
+	for _, name := range p.cfg.FailKeys {
+		k := p.keys[name]
+		if k == nil {
+			return fmt.Errorf("mockprovider: failing key %q is not one of the keys", name)
+		}
+		k.dead = true
+	}
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {
