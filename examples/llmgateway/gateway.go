@@ -172,7 +172,7 @@ func refuse(w http.ResponseWriter, r *http.Request, err error) {
 
 // lease leases a key whose buckets cover est, other than the keys in
 // avoid and other than a failed key already being probed (keyGate): such
-// a key is refunded and rests for gateRest, and the lease is asked again.
+// a key rests for gateRest, and the lease is asked again.
 func (g *Gateway) lease(ctx context.Context, est int64, avoid []string) (*call, error) {
 	for {
 		// Keys given without a TPM have no tokens limit, perhaps all of
@@ -185,7 +185,10 @@ func (g *Gateway) lease(ctx context.Context, est int64, avoid []string) (*call, 
 		if ok, probe := g.gate.admit(name, avoid); ok {
 			return &call{lease: l, estimate: est, probe: probe}, nil
 		}
-		if err := errors.Join(l.Settle(config.Cost{"requests": 0, "tokens": 0}), l.Cooldown(gateRest)); err != nil {
+		// Not settled: a settlement is an answer (config.Limit.Admission),
+		// and the provider never saw this call; the next answer's figures
+		// give its estimate back (Lease.Reconcile).
+		if err := l.Cooldown(gateRest); err != nil {
 			return nil, err
 		}
 	}

@@ -99,7 +99,7 @@ func Feedback(a LLMAnswer, estimate int64) (observe map[string]Remaining, tokens
 // every waiter each time its ejection ends: its budget, refunded by the
 // failures, is the largest, so the scheduler hands it out first. A
 // client's Pick asks Admit about each key it is handed, and rests a key
-// it may not use for GateRest, settling that lease to nothing.
+// it may not use for GateRest.
 type KeyGate struct{ state []atomic.Int32 }
 
 // GateRest is how long a key that KeyGate turned away rests: long enough

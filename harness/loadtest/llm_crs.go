@@ -70,7 +70,7 @@ func newCRSClient(ctx context.Context, lc LLMConfig, ej config.Ejection, keys []
 // cost does not name costs 1) and its estimate in tokens, the most the
 // provider may charge it up front. A key without a tokens limit ignores
 // the tokens, even when no key has one (AllowUnknownLimits). A key the
-// KeyGate turns away is refunded and rests for GateRest, and the call
+// KeyGate turns away rests for GateRest, and the call
 // asks again.
 func (c *crsClient) Pick(ctx context.Context, call LLMCall) (LLMHold, error) {
 	for {
@@ -81,7 +81,10 @@ func (c *crsClient) Pick(ctx context.Context, call LLMCall) (LLMHold, error) {
 		if ok, probe := c.gate.Admit(l.Value().index, call); ok {
 			return &crsHold{c: c, l: l, estimate: call.Estimate, probe: probe}, nil
 		}
-		if err := errors.Join(l.Settle(config.Cost{"requests": 0, "tokens": 0}), l.Cooldown(GateRest)); err != nil {
+		// Not settled: a settlement is an answer (config.Limit.Admission),
+		// and the provider never saw this call; the next answer's figures
+		// give its estimate back (Lease.Reconcile).
+		if err := l.Cooldown(GateRest); err != nil {
 			return nil, err
 		}
 	}
