@@ -93,6 +93,23 @@ type Config[T any, ID comparable] struct {
 	// resource is added and on each Update; invalid limits (see
 	// ValidateLimits) make that call fail and change nothing.
 	Limits func(T) []Limit
+	// Tenants returns what a tenant (scheduler.WithTenant; "" is the
+	// default tenant) is entitled to: its weight in the fair sharing
+	// between waiting tenants, and its own budgets, spent in the same
+	// step as a resource's. nil means every tenant has weight 1 and no
+	// limits. It is user code: the scheduler calls it outside any lock,
+	// once per name, the first time a call names the tenant ("" at New),
+	// and keeps the answer for its whole life; a panic, or an invalid
+	// answer (see Tenant), makes that call fail with ErrInvalidTenant,
+	// keeps nothing, and the next call that names the tenant asks again.
+	// Tenant names become label values of metrics: keep their number
+	// bounded.
+	Tenants func(name string) Tenant
+	// ShareBy is the name of the Cost amount that tenants' shares are
+	// counted in (for example "tokens"): a grant adds Cost.Of(ShareBy)
+	// to its tenant's usage, corrected by Lease.Settle. "" counts one per
+	// grant.
+	ShareBy string
 }
 
 // Validate checks cfg and returns it with the defaults of its zero fields

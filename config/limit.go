@@ -140,3 +140,25 @@ func (c Cost) names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Tenant is what Config.Tenants gives a tenant. Weight is its share among
+// the tenants waiting at one priority, against the others' weights: 0
+// means 1. Limits are its own budgets (as a resource's: Limit), which
+// every grant to the tenant spends from in the same step as the
+// resource's, so that a team's budget is kept across every resource.
+type Tenant struct {
+	Weight int64
+	Limits []Limit
+}
+
+// Validate reports ErrInvalidTenant, wrapped with the problem, for a
+// Weight below 0 or above MaxUnits or invalid Limits (ValidateLimits).
+func (t Tenant) Validate() error {
+	if t.Weight < 0 || t.Weight > MaxUnits {
+		return fmt.Errorf("%w: weight %d, want 0 to %d", crserrors.ErrInvalidTenant, t.Weight, int64(MaxUnits))
+	}
+	if err := ValidateLimits(t.Limits); err != nil {
+		return fmt.Errorf("%w: %w", crserrors.ErrInvalidTenant, err)
+	}
+	return nil
+}

@@ -112,6 +112,10 @@ var (
 	// ErrInvalidCost: a config.Cost with an amount that is negative or
 	// above config.MaxUnits.
 	ErrInvalidCost = stderrors.New("crs: invalid cost")
+	// ErrInvalidTenant: config.Config.Tenants gave a tenant a Weight below
+	// 0 or above config.MaxUnits or invalid Limits, or panicked; the
+	// call that named the tenant fails and changes nothing.
+	ErrInvalidTenant = stderrors.New("crs: invalid tenant")
 	// ErrUnknownLimit: a config.Cost names a limit that none of the limits
 	// it was checked against has (Cost.ValidateNames).
 	ErrUnknownLimit = stderrors.New("crs: cost names an unknown limit")

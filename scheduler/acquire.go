@@ -43,7 +43,7 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 			}
 		}
 	}
-	var g waiting.Grant[T, ID]
+	g := waiting.Grant[T, ID]{Tenant: s.defTenant}
 	err = s.request(noWait, start, nil, false, &g)
 	return g.Value, err
 }
@@ -57,7 +57,7 @@ func (s *Scheduler[T, ID]) Acquire() (T, error) {
 // except when no resource in the identifier's order is available, when it
 // returns the best available like Acquire.
 func (s *Scheduler[T, ID]) AcquireByAffinity(id acquire.AffinityIdentifier) (T, error) {
-	var g waiting.Grant[T, ID]
+	g := waiting.Grant[T, ID]{Tenant: s.defTenant}
 	if id == nil { // before the closed flag, as CRS checked them
 		return g.Value, crserrors.ErrNilAffinityIdentifier
 	}
@@ -98,7 +98,7 @@ func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.Af
 	}
 	if ctx != noWait {
 		var err error
-		*g, err = s.room.Wait(ctx, start, id, lease, g.Cost)
+		*g, err = s.room.Wait(ctx, start, id, lease, waiting.Grant[T, ID]{Cost: g.Cost, Tenant: g.Tenant, Priority: g.Priority})
 		return err
 	}
 	if s.room.MustQueue() {
@@ -317,7 +317,20 @@ func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID
 			return false
 		}
 	}
+	return s.grant(sh, n, lease, g)
+}
+
+// grant takes a hold on n, an active node of sh that covers g.Cost, for
+// g's tenant, if the tenant's budgets cover g.Cost too, and reports
+// whether it did: the tenant pays in the same step as the resource (see
+// waiting.Room.Reserve), and the grant counts against its share.
+// Requires sh.mu.
+func (s *Scheduler[T, ID]) grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
+	if ok, _ := s.room.Reserve(sh, g); !ok {
+		return false
+	}
 	s.hold(sh, n, lease, g)
+	s.room.Granted(g, false)
 	return true
 }
 

@@ -45,6 +45,5 @@ func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *waiting.
 			return false
 		}
 	}
-	s.hold(sh, n, lease, g)
-	return true
+	return s.grant(sh, n, lease, g)
 }

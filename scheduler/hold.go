@@ -68,7 +68,7 @@ func (s *Scheduler[T, ID]) leaseDeadline() int64 {
 // never), for the grant g, and queues its expiry.
 func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *waiting.Grant[T, ID]) {
 	g.Token = n.Issue()
-	n.AddLease(node.Lease{Token: g.Token, Deadline: deadline, Cost: g.Cost})
+	n.AddLease(node.Lease{Token: g.Token, Deadline: deadline, Cost: g.Cost, Tenant: g.Tenant, Priority: g.Priority})
 	if deadline != 0 {
 		g.Deadline = deadline
 		s.deadlines.Schedule(deadline, leaseEnd(n, g.Token))

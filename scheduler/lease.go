@@ -115,18 +115,39 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 // skipped). A cost that names a limit no resource present has is refused
 // with ErrUnknownLimit, changing nothing, unless AllowUnknownLimits is
 // given. See the package documentation, Budgets.
+//
+// With WithTenant and WithPriority the call waits in its tenant's and
+// priority's place in the order of service (see WithTenant), and also
+// spends the cost from its tenant's budgets (config.Config.Tenants).
 func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Lease[T, ID], error) {
-	var o leaseOptions
+	ask := waiting.Grant[T, ID]{Tenant: s.defTenant}
 	if len(opts) > 0 {
 		var err error
-		if o, err = leaseOptionsOf(opts); err != nil {
-			return Lease[T, ID]{}, err
-		}
-		if err = s.checkNames(o); err != nil {
+		if ask, err = s.askOf(opts); err != nil {
 			return Lease[T, ID]{}, err
 		}
 	}
-	return s.lease(ctx, nil, o.cost)
+	return s.lease(ctx, nil, ask)
+}
+
+// askOf reads the options of a Lease: what it asks for, checked.
+func (s *Scheduler[T, ID]) askOf(opts []LeaseOption) (waiting.Grant[T, ID], error) {
+	var ask waiting.Grant[T, ID]
+	o, err := leaseOptionsOf(opts)
+	if err == nil {
+		err = s.checkNames(o)
+	}
+	if err != nil {
+		return ask, err
+	}
+	if ask.Tenant, err = s.tenantOf(o.tenant); err != nil {
+		return ask, fmt.Errorf("lease: %w", err)
+	}
+	if ask.Tenant != nil && ask.Tenant.Exceeds(o.cost) {
+		return ask, fmt.Errorf("lease: tenant %q: %w", o.tenant, crserrors.ErrCostExceedsLimits)
+	}
+	ask.Cost, ask.Priority = o.cost, o.priority
+	return ask, nil
 }
 
 // LeaseByAffinity waits like AcquireByAffinityContext and returns a lease;
@@ -135,19 +156,17 @@ func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.Affin
 	if id == nil {
 		return Lease[T, ID]{}, crserrors.ErrNilAffinityIdentifier
 	}
-	o, err := leaseOptionsOf(opts)
-	if err == nil {
-		err = s.checkNames(o)
-	}
+	ask, err := s.askOf(opts)
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return s.lease(ctx, id, o.cost)
+	return s.lease(ctx, id, ask)
 }
 
-// lease takes a lease for cost, waiting until ctx ends (see request).
-func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentifier, cost config.Cost) (Lease[T, ID], error) {
-	g := waiting.Grant[T, ID]{Cost: cost}
+// lease takes a lease for ask (its Cost, Tenant and Priority), waiting
+// until ctx ends (see request).
+func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentifier, ask waiting.Grant[T, ID]) (Lease[T, ID], error) {
+	g := ask
 	start, err := s.begin(id)
 	if err == nil {
 		err = s.request(ctx, start, id, true, &g)
@@ -232,6 +251,8 @@ type LeaseOption interface{ leaseOption() }
 type leaseOptions struct {
 	cost         config.Cost
 	allowUnknown bool // AllowUnknownLimits
+	tenant       string
+	priority     int
 }
 
 // costOption is a map, so that passing it as a LeaseOption allocates
@@ -273,6 +294,10 @@ func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
 			o.cost = config.Cost(opt)
 		case allowUnknown:
 			o.allowUnknown = true
+		case tenantOption:
+			o.tenant = string(opt)
+		case priorityOption:
+			o.priority = int(opt)
 		}
 	}
 	if len(o.cost) == 0 {

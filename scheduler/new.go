@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/crsched/crs/config"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/lookup"
@@ -26,7 +27,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		checkKeys: mayBeUnusable[ID](),
 		policy:    cfg.AcquirePolicy,
 		global:    cfg.Ordering == config.GlobalOrder,
-		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil,
+		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil && cfg.Tenants == nil,
 		leaseTTL:  cfg.LeaseTTL,
 		clock:     cfg.Clock,
 
@@ -35,6 +36,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		rateLimit:       cfg.RateLimit,
 		limits:          cfg.Limits,
 		budgeted:        cfg.Limits != nil,
+		tenants:         cfg.Tenants,
 
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard.Shard[T, ID], cfg.HeapCount),
@@ -44,6 +46,13 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
 	}
 	s.epoch = s.clock.Now()
+	if s.tenants != nil {
+		t, err := askTenant(s.tenants, "")
+		if err != nil {
+			return nil, err
+		}
+		s.defTenant = budget.NewTenant("", t, s.now())
+	}
 	s.affinity.Init(s.nodes)
 	peeked := s.lockFree || s.global
 	for i := range s.shards {
@@ -54,6 +63,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	s.room.Init(waiting.Config[T, ID]{
 		Shards: s.shards, Cmp: s.cmp, Profiles: &s.profiles, Host: (*host[T, ID])(s), Clock: s.clock,
 		Global: s.global, Budgeted: s.budgeted, Limited: s.budgeted || s.rateLimit != nil,
+		Strict: s.budgeted || s.tenants != nil, ShareBy: cfg.ShareBy,
 	})
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)

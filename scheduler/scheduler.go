@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,12 @@ type Scheduler[T any, ID comparable] struct {
 	// through the wakes (see cover.go).
 	budgeted bool
 	profiles budget.Profiles
+	// tenants is config.Tenants (nil: every tenant has weight 1 and no
+	// limits); tenantTable keeps its answers, by name, and defTenant the
+	// default tenant's (nil without tenants).
+	tenants     func(string) config.Tenant
+	tenantTable sync.Map
+	defTenant   *budget.Tenant
 	strategy acquire.AcquireStrategy // nil: the default strategy, rotation
 	rotation rotation
 	view     acquire.ShardView

@@ -40,9 +40,25 @@ func (l *Lease[T, ID]) Settle(actual config.Cost) error {
 }
 
 func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
-	return s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
+	// The lease's tenant is corrected once the resource's step is done:
+	// that step may be undone, the tenant's correction could not be.
+	var tenant lastPaid
+	err := s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
+		tenant = lastPaid{e.Tenant, e.Priority, config.Cost(e.Cost), now}
 		return s.settleOn(n, e, l.token, actual, now)
 	})
+	if err == nil {
+		s.room.Settled(tenant.t, tenant.prio, tenant.paid, actual, tenant.at)
+	}
+	return err
+}
+
+// lastPaid is what a lease had paid, for its tenant, when it was settled.
+type lastPaid struct {
+	t    *budget.Tenant
+	prio int
+	paid config.Cost
+	at   int64
 }
 
 // settleOn settles the lease token, whose record is e, to actual at now.

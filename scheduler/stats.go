@@ -55,7 +55,32 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st.Suspensions = s.totals.suspensions.Load()
 	st.Ejections = s.totals.ejections.Load()
 	st.Failures = s.totals.failures.Load()
+	st.Tenants, st.Priorities = s.shares()
 	return st
+}
+
+// shares sums the waiting room's classes by tenant and by priority.
+func (s *Scheduler[T, ID]) shares() ([]stats.TenantStats, []stats.PriorityStats) {
+	classes := s.room.Classes()
+	if classes == nil {
+		return nil, nil
+	}
+	var ts []stats.TenantStats
+	var ps []stats.PriorityStats
+	for _, c := range classes { // by tenant, then priority from the highest
+		if len(ts) == 0 || ts[len(ts)-1].Name != c.Tenant {
+			ts = append(ts, stats.TenantStats{Name: c.Tenant})
+		}
+		t := &ts[len(ts)-1]
+		t.Waiters, t.Grants, t.Usage = t.Waiters+c.Waiters, t.Grants+c.Grants, t.Usage+c.Usage
+		i, found := slices.BinarySearchFunc(ps, c.Priority, func(p stats.PriorityStats, prio int) int { return prio - p.Priority })
+		if !found {
+			ps = slices.Insert(ps, i, stats.PriorityStats{Priority: c.Priority})
+		}
+		p := &ps[i]
+		p.Waiters, p.Grants, p.Usage = p.Waiters+c.Waiters, p.Grants+c.Grants, p.Usage+c.Usage
+	}
+	return ts, ps
 }
 
 type shardCounts struct {

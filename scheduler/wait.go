@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/crsched/crs/acquire"
-	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
@@ -19,7 +18,7 @@ import (
 // Shared policy it waits only while no resource is active. A resource
 // acquired this way under the Exclusive policy is returned with Release.
 func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
-	var g waiting.Grant[T, ID]
+	g := waiting.Grant[T, ID]{Tenant: s.defTenant}
 	start, err := s.begin(nil)
 	if err == nil {
 		err = s.request(ctx, start, nil, false, &g)
@@ -31,7 +30,7 @@ func (s *Scheduler[T, ID]) AcquireContext(ctx context.Context) (T, error) {
 // AcquireContext. A caller that has to wait takes whichever resource comes
 // free first.
 func (s *Scheduler[T, ID]) AcquireByAffinityContext(ctx context.Context, id acquire.AffinityIdentifier) (T, error) {
-	var g waiting.Grant[T, ID]
+	g := waiting.Grant[T, ID]{Tenant: s.defTenant}
 	if id == nil {
 		return g.Value, crserrors.ErrNilAffinityIdentifier
 	}
@@ -57,8 +56,8 @@ func (h *host[T, ID]) Acquired(n *node.Node[T, ID]) { (*Scheduler[T, ID])(h).acq
 
 func (h *host[T, ID]) Wake(i int, at int64) { h.deadlines.Schedule(at, wake[T, ID](i)) }
 
-func (h *host[T, ID]) Search(start int, id acquire.AffinityIdentifier, lease bool, cost config.Cost) (waiting.Grant[T, ID], bool) {
-	g := waiting.Grant[T, ID]{Cost: cost}
+func (h *host[T, ID]) Search(start int, id acquire.AffinityIdentifier, lease bool, ask waiting.Grant[T, ID]) (waiting.Grant[T, ID], bool) {
+	g := ask
 	found := (*Scheduler[T, ID])(h).search(start, id, lease, &g)
 	return g, found
 }

@@ -84,6 +84,33 @@ type Stats struct {
 	Suspensions uint64
 	Ejections   uint64
 	Failures    uint64
+
+	// Tenants and Priorities break the waiters and grants down by tenant
+	// (by name, "" the default) and by priority (highest first), once a
+	// call has named a tenant or a priority or config.Config.Tenants is
+	// set; nil until then. Tenant names are the user's and become label
+	// values of metrics (extensions/prometheus): keep their number
+	// bounded.
+	Tenants    []TenantStats
+	Priorities []PriorityStats
+}
+
+// TenantStats is one tenant's share: its callers waiting now, the grants
+// it has had, and their usage in share units (config.Config.ShareBy: one
+// per grant without it), corrected by settlements.
+type TenantStats struct {
+	Name    string
+	Waiters int
+	Grants  uint64
+	Usage   int64
+}
+
+// PriorityStats is TenantStats for one priority, over every tenant.
+type PriorityStats struct {
+	Priority int
+	Waiters  int
+	Grants   uint64
+	Usage    int64
 }
 
 // Histogram is a distribution of durations over fixed buckets.

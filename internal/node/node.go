@@ -279,6 +279,11 @@ type Lease struct {
 	// handle is the same lease: a settlement through one corrects what
 	// another settled. The map is never changed, only replaced.
 	Cost map[string]int64
+	// Tenant and Priority are whom the lease was granted to (nil: the
+	// default tenant of a scheduler without Tenants), so that a
+	// settlement corrects the tenant's budgets and usage.
+	Tenant   *budget.Tenant
+	Priority int
 }
 
 // New returns a node that is not yet in any structure.

@@ -66,6 +66,9 @@ type Shard[T any, ID comparable] struct {
 	// undo is what the step that holds mu saved of the node it changes,
 	// for Unlock to put back if the comparator panicked (see undo).
 	undo undo[T, ID]
+	// passes numbers the passes of the givers that serve waiters from
+	// this shard (see Pass).
+	passes uint64
 	// WakeAt is when the wake armed for this shard's waiters comes due,
 	// 0 if none is.
 	WakeAt int64
@@ -151,6 +154,14 @@ func (s *Shard[T, ID]) Safe() { s.risks-- }
 // Broken reports whether a panic came in a stretch marked by Risk, and
 // the shard has not been repaired since (see Repair).
 func (s *Shard[T, ID]) Broken() bool { return s.risks > 0 }
+
+// Pass returns a number for a giver's pass over the waiters, unique
+// among all shards' passes and never 0 (see waiting.Queue.Skip).
+// Requires the lock.
+func (s *Shard[T, ID]) Pass() uint64 {
+	s.passes++
+	return s.passes<<11 | uint64(s.Index+1)
+}
 
 // Lock locks the shard; every step on it ends with Unlock.
 func (s *Shard[T, ID]) Lock() { s.mu.Lock() }

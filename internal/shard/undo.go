@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
@@ -37,6 +38,29 @@ type undo[T any, ID comparable] struct {
 	fullAt              int64
 	lease               *node.Lease // a lease record the step changes
 	cost                map[string]int64
+
+	// refund gives back what the step took from a tenant's budgets
+	// (SaveSpend); Save leaves it alone, since the tenant pays before
+	// the node is saved.
+	refund  Refunder
+	tenant  *budget.Tenant
+	spent   config.Cost
+	spentAt int64
+}
+
+// Refunder gives back what a step took from a tenant's budgets, under
+// the lock that guards them. It runs in Unlock, under the shard lock,
+// and calls no user code.
+type Refunder interface {
+	Refund(t *budget.Tenant, cost config.Cost, at int64)
+}
+
+// SaveSpend records that the step took cost from tenant t's budgets at
+// at, for the step's undo to give back through r. Requires s.mu; a Save
+// of the node the tenant pays for follows before any comparator call.
+func (s *Shard[T, ID]) SaveSpend(r Refunder, t *budget.Tenant, cost config.Cost, at int64) {
+	u := &s.undo
+	u.refund, u.tenant, u.spent, u.spentAt = r, t, cost, at
 }
 
 // Saving names what a step changes besides a node's state and rest.
@@ -75,7 +99,9 @@ func (s *Shard[T, ID]) Save(n *node.Node[T, ID], what Saving) {
 // Commit ends the step's record: its changes to the saved node stand,
 // whatever comes after. A step commits after its last comparator call on
 // that node. Requires s.mu.
-func (s *Shard[T, ID]) Commit() { s.undo.n, s.undo.lease, s.undo.batch = nil, nil, nil }
+func (s *Shard[T, ID]) Commit() {
+	s.undo.n, s.undo.lease, s.undo.batch, s.undo.refund = nil, nil, nil, nil
+}
 
 // SaveBatch records a batch of new nodes, in the lookup map and about to
 // go into the heaps of their shards, for the undo of the step that adds
@@ -135,6 +161,9 @@ func (s *Shard[T, ID]) rollback() {
 	}
 	if u.lease != nil {
 		u.lease.Cost = u.cost
+	}
+	if u.refund != nil {
+		u.refund.Refund(u.tenant, u.spent, u.spentAt)
 	}
 	s.Recount(n, back)
 	s.restoreRest(n, u.restUntil, u.rest)

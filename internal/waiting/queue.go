@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/histogram"
 )
 
@@ -34,7 +35,15 @@ type Waiter[G any] struct {
 	// default, 1 of each).
 	Lease bool
 	Cost  map[string]int64
+	// Tenant, Priority and Units place the waiter in the order of
+	// service (see order.go): its class, and the share units (see
+	// config.Config.ShareBy) a grant adds to its class's virtual time.
+	Tenant   *budget.Tenant
+	Priority int
+	Units    int64
 
+	class      *class[G] // guarded by the queue's mu, as its links
+	was        float64   // its class's virtual time before a giver popped it
 	prev, next *Waiter[G]
 	queued     bool // guarded by the queue's mu
 	// left: its caller gave up (Remove) while a giver had it popped;
@@ -58,11 +67,27 @@ const (
 // search.
 func (w *Waiter[G]) Commit() bool { return w.state.CompareAndSwap(pending, committed) }
 
-// Queue is a FIFO of waiters. Its methods are safe for concurrent use.
+// Queue is the waiters, in classes (see class.go), served in the order
+// of service (order.go). Its methods are safe for concurrent use. The
+// zero value is an empty queue.
 type Queue[G any] struct {
-	mu         sync.Mutex
-	head, tail *Waiter[G]
-	closed     bool
+	mu     sync.Mutex
+	closed bool
+	// def is the class of callers that name no tenant and no priority;
+	// the others are in classes, made on first use and kept.
+	def     class[G]
+	classes map[classKey]*class[G]
+	levels  []*level[G] // by priority, highest first
+	parked  classHeap[G]
+	// parkWake is the end of a parking that the room has armed a wake
+	// for (see Park); 0: none.
+	parkWake int64
+	seq      uint64
+	aside    []*class[G] // pick's scratch
+	fair     atomic.Bool // a class other than def was made (see Fair)
+	// Now is the time a parking ends by (Room.Init sets it); read only
+	// while a class is parked.
+	Now func() int64
 
 	// free holds waiters put back, in no queue, with empty channels.
 	free sync.Pool
@@ -85,7 +110,7 @@ func (q *Queue[G]) Get(lease bool) *Waiter[G] {
 	if w == nil {
 		w = &Waiter[G]{C: make(chan G, 1)}
 	}
-	w.Lease, w.Cost = lease, nil
+	w.Lease, w.Cost, w.Tenant, w.Priority, w.Units = lease, nil, nil, 0, 1
 	return w
 }
 
@@ -109,34 +134,51 @@ func (q *Queue[G]) Remove(w *Waiter[G]) bool {
 }
 
 // Close empties the queue, refuses later pushes, and returns the waiters
-// that were queued, oldest first.
+// that were queued, each class oldest first.
 func (q *Queue[G]) Close() []*Waiter[G] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
 	var all []*Waiter[G]
-	for q.head != nil {
-		w := q.head
-		q.unlink(w)
-		all = append(all, w)
+	for _, c := range q.all() {
+		for c.head != nil {
+			w := c.head
+			q.unlink(w)
+			all = append(all, w)
+		}
 	}
 	return all
 }
 
+// all returns every class that exists, the default one first.
+func (q *Queue[G]) all() []*class[G] {
+	cs := []*class[G]{&q.def}
+	for _, c := range q.classes {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// unlink takes w out of its class, and the class out of its heap when
+// w was its last waiter.
 func (q *Queue[G]) unlink(w *Waiter[G]) {
+	c := w.class
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
-		q.head = w.next
+		c.head = w.next
 	}
 	if w.next != nil {
 		w.next.prev = w.prev
 	} else {
-		q.tail = w.prev
+		c.tail = w.prev
 	}
 	w.prev, w.next = nil, nil
 	w.queued = false
 	q.len.Add(-1)
+	if c.n--; c.n == 0 {
+		q.leave(c)
+	}
 }
 
 // Waited records a wait that ended after d, cancelled or not.

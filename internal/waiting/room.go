@@ -39,6 +39,10 @@ type Grant[T any, ID comparable] struct {
 	Deadline int64       // the lease's deadline; 0: none
 	Value    T
 	Err      error
+	// Tenant and Priority are whom the grant is for (see order.go); set
+	// by the caller, kept by Host.Hold.
+	Tenant   *budget.Tenant
+	Priority int
 }
 
 // Host is what a room needs of the scheduler it serves.
@@ -57,7 +61,8 @@ type Host[T any, ID comparable] interface {
 	// whether it found one. It takes shard locks itself. (The grant is
 	// returned, not filled in through a pointer, which an interface call
 	// would move to the heap.)
-	Search(start int, id acquire.AffinityIdentifier, lease bool, cost config.Cost) (Grant[T, ID], bool)
+	// ask carries the cost, tenant and priority.
+	Search(start int, id acquire.AffinityIdentifier, lease bool, ask Grant[T, ID]) (Grant[T, ID], bool)
 }
 
 // Config is what a room serves, fixed at Init.
@@ -76,6 +81,12 @@ type Config[T any, ID comparable] struct {
 	// Limited: budgets or a rate limit may keep a free slot from a
 	// waiter (Stats.LimitWaits).
 	Limited bool
+	// Strict: a waiter may wait beside a free resource, its cost or its
+	// tenant's not covered (Budgeted, or tenants with limits): callers
+	// do not pass the waiters (see order.go and wake.go).
+	Strict bool
+	// ShareBy is the Cost name shares are counted in (see Units).
+	ShareBy string
 }
 
 // Room is the waiting of one scheduler. Init it before use.
@@ -91,7 +102,10 @@ type Room[T any, ID comparable] struct {
 }
 
 // Init sets what r serves.
-func (r *Room[T, ID]) Init(cfg Config[T, ID]) { r.cfg = cfg }
+func (r *Room[T, ID]) Init(cfg Config[T, ID]) {
+	r.cfg = cfg
+	r.queue.Now = cfg.Host.Now
+}
 
 // Len is the number of callers waiting.
 func (r *Room[T, ID]) Len() int { return r.queue.Len() }

@@ -41,6 +41,7 @@ func (r *Room[T, ID]) Serve(sh *shard.Shard[T, ID]) bool {
 	// its resource is still free, and its next user serves the waiters.
 	sh.Risk()
 	served := false
+	pass := sh.Pass()
 	for r.queue.Len() > 0 && sh.Heap.Len() > 0 {
 		sure := true
 		if r.cfg.Global {
@@ -48,7 +49,7 @@ func (r *Room[T, ID]) Serve(sh *shard.Shard[T, ID]) bool {
 			o, sure = r.betterShard(sh)
 			if o != nil {
 				if o.TryLock() {
-					if r.serveFrom(o, sh, sure) {
+					if r.serveFrom(o, sh, sure, pass) {
 						served = true
 						continue
 					}
@@ -57,17 +58,16 @@ func (r *Room[T, ID]) Serve(sh *shard.Shard[T, ID]) bool {
 				}
 			}
 		}
-		w := r.pop(sure)
+		w := r.pop(sure, pass)
 		if w == nil {
 			break
 		}
-		if !r.grantTo(sh, w) {
-			break
+		if r.grantTo(sh, w, pass) {
+			served = true
 		}
-		served = true
 	}
 	sh.Safe()
-	if served && r.cfg.Budgeted && r.queue.Len() > 0 {
+	if served && r.cfg.Strict && r.queue.Len() > 0 {
 		// The oldest waiter changed here, and sh has nothing for it (or
 		// no resource left): another shard may cover its cost now.
 		r.Kick(sh.Index)
@@ -96,14 +96,12 @@ func (r *Room[T, ID]) recovered() {
 	}
 }
 
-// pop takes the waiter to serve next: the oldest, or, when the giver
-// cannot be sure that it hands out the best resource of all shards, the
-// oldest committed one (see Queue.PopCommitted).
-func (r *Room[T, ID]) pop(sure bool) *Waiter[Grant[T, ID]] {
-	if sure {
-		return r.queue.Pop()
-	}
-	return r.queue.PopCommitted()
+// pop takes the waiter to serve next in the giver's pass (see
+// Queue.PopFor), or, when the giver cannot be sure that it hands out the
+// best resource of all shards, the next committed one (see
+// Queue.PopCommitted).
+func (r *Room[T, ID]) pop(sure bool, pass uint64) *Waiter[Grant[T, ID]] {
+	return r.queue.PopFor(pass, !sure)
 }
 
 // betterShard returns the shard other than sh that publishes the best
@@ -138,7 +136,7 @@ func (r *Room[T, ID]) betterShard(sh *shard.Shard[T, ID]) (better *shard.Shard[T
 // giver may hold o and want sh); serveFrom unlocks it. A panic in the
 // comparator, here or in grantTo, leaves o broken, so that its next user
 // serves the waiters, and sh too (see Serve).
-func (r *Room[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool) bool {
+func (r *Room[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool, pass uint64) bool {
 	defer o.Unlock()
 	r.Repair(o, nil) // which may serve waiters itself
 	top := o.Best()
@@ -146,61 +144,94 @@ func (r *Room[T, ID]) serveFrom(o, sh *shard.Shard[T, ID], sure bool) bool {
 		return false
 	}
 	o.Risk()
-	served := r.cfg.Cmp(top.Value, sh.Best().Value) < 0 && r.grantFrom(o, sure)
+	served := r.cfg.Cmp(top.Value, sh.Best().Value) < 0 && r.grantFrom(o, sure, pass)
 	o.Safe()
 	return served
 }
 
 // grantFrom gives a waiter (see pop) the top of sh, and reports whether
 // it did.
-func (r *Room[T, ID]) grantFrom(sh *shard.Shard[T, ID], sure bool) bool {
-	w := r.pop(sure)
-	return w != nil && r.grantTo(sh, w)
+func (r *Room[T, ID]) grantFrom(sh *shard.Shard[T, ID], sure bool, pass uint64) bool {
+	w := r.pop(sure, pass)
+	return w != nil && r.grantTo(sh, w, pass)
 }
 
 // grantTo gives waiter w the top of sh, or with a cost the best resource
-// of sh that covers it (see shard.Shard.Covering), and reports whether it did. If
-// none covers it, w goes back to the front of the queue, where it keeps
-// the others waiting (strict FIFO, see Wait), and the wake of sh is
-// armed for the instant one may. If the comparator panics, w goes back to
-// the front of the queue so it is not forgotten, and the panic continues
-// (to ServeAfter, which recovers it, or to a Repair's caller, whose step
-// has not begun); the caller has marked sh at risk (see shard.Shard.Risk),
-// so that sh's next user serves w. A w whose caller gave up while it was
-// popped is not put back: it is sent an empty grant, on which its caller
-// returns (see Wait).
-func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]]) bool {
-	granted := false
-	defer func() {
-		if granted {
-			return
-		}
-		switch r.queue.PushFront(w) {
-		case Closed:
-			w.C <- Grant[T, ID]{Err: crserrors.ErrSchedulerClosed}
-		case Left:
-			w.C <- Grant[T, ID]{} // nothing: its caller gave up (see Wait)
-		}
-	}()
+// of sh that covers it (see shard.Shard.Covering), spending from its
+// tenant's budgets too (Reserve), and reports whether it did. If no
+// resource of sh covers the cost, w goes back to the front of its class,
+// which this pass then skips (Queue.Skip: it holds back its own class
+// only), and the wake of sh is armed for the instant one may; if its
+// tenant's budgets fall short, its class is parked until they cover it
+// (Queue.Park). If the comparator panics, w goes back to the front so it
+// is not forgotten, and the panic continues (to ServeAfter, which
+// recovers it, or to a Repair's caller, whose step has not begun); the
+// caller has marked sh at risk (see shard.Shard.Risk), so that sh's next
+// user serves w. A w whose caller gave up while it was popped is not put
+// back: it is sent an empty grant, on which its caller returns (see
+// Wait).
+func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]], pass uint64) bool {
+	how, until := panicked, int64(0)
+	defer func() { r.putBack(w, how, pass, until) }()
 	n := sh.Best()
 	if w.Cost != nil {
 		var at int64
 		if n, at = sh.Covering(w.Cost, r.cfg.Host.Now()); n == nil {
 			if r.cfg.Profiles.Exceeds(w.Cost) { // an Update or Remove since it queued
-				granted = true // answered: not back in the queue
+				how = granted // answered: not back in the queue
 				w.C <- Grant[T, ID]{Err: fmt.Errorf("lease: %w", crserrors.ErrCostExceedsLimits)}
 				return true
 			}
+			how = skipped
 			r.wake(sh, at)
 			return false
 		}
 	}
-	g := Grant[T, ID]{Cost: w.Cost}
+	g := Grant[T, ID]{Cost: w.Cost, Tenant: w.Tenant, Priority: w.Priority}
+	if ok, at := r.Reserve(sh, &g); !ok {
+		how, until = parked, at
+		return false
+	}
 	r.cfg.Host.Hold(sh, n, w.Lease, &g)
-	granted = true
+	how = granted
 	w.C <- g
+	r.Granted(&g, true)
 	r.cfg.Host.Acquired(g.Node)
 	return true
+}
+
+// What grantTo did with a waiter.
+const (
+	panicked = iota // the comparator panicked
+	granted         // sent a grant or an error
+	skipped         // not covered by the giver's shard
+	parked          // not covered by its tenant's budgets
+)
+
+// putBack puts w, which grantTo could not serve (how), back in the queue
+// (see grantTo); when it is left out, it sends it what its caller waits
+// for.
+func (r *Room[T, ID]) putBack(w *Waiter[Grant[T, ID]], how int, pass uint64, until int64) {
+	var rq Requeue
+	switch how {
+	case granted:
+		return
+	case skipped:
+		rq = r.queue.Skip(w, pass)
+	case parked:
+		var arm bool
+		if rq, arm = r.queue.Park(w, until); arm {
+			r.armPark(until)
+		}
+	default: // the caller marked the shard at risk (see grantTo)
+		rq = r.queue.PushFront(w)
+	}
+	switch rq {
+	case Closed:
+		w.C <- Grant[T, ID]{Err: crserrors.ErrSchedulerClosed}
+	case Left:
+		w.C <- Grant[T, ID]{} // nothing: its caller gave up (see Wait)
+	}
 }
 
 // serveBest serves waiters from the shards a batch went into (added[i]
@@ -214,25 +245,28 @@ func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]]) b
 func (r *Room[T, ID]) serveBest(added []int) bool {
 	r.risk(added, (*shard.Shard[T, ID]).Risk)
 	served := false
+	var pass uint64
 	for r.queue.Len() > 0 {
 		best := r.bestOf(added)
 		if best < 0 {
 			break
 		}
+		if pass == 0 {
+			pass = r.cfg.Shards[best].Pass()
+		}
 		// The shards the batch did not fill are not compared: a
 		// committed waiter cannot be queued beside a resource that was
 		// visible before the batch began (see Queue.PopCommitted).
-		w := r.queue.PopCommitted()
+		w := r.queue.PopFor(pass, true)
 		if w == nil {
 			break
 		}
-		if !r.grantTo(&r.cfg.Shards[best], w) {
-			break
+		if r.grantTo(&r.cfg.Shards[best], w, pass) {
+			served = true
 		}
-		served = true
 	}
 	r.risk(added, (*shard.Shard[T, ID]).Safe)
-	if served && r.cfg.Budgeted && r.queue.Len() > 0 {
+	if served && r.cfg.Strict && r.queue.Len() > 0 {
 		r.Kick(-1)
 	}
 	return served

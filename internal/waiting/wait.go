@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/crsched/crs/acquire"
-	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 )
 
@@ -23,11 +22,15 @@ import (
 // a waiter served at the instant its context ends keeps the resource.
 //
 // In the strict order (with budgets, see order.go) a queued caller
-// searches again only as the oldest. A resource may then be active while
-// callers wait, its budgets short of the oldest one's cost: that waiter
-// arms the wakes (see probe), and whoever makes it the oldest without
+// searches again only as the first of its class (the oldest, without
+// tenants or priorities). A resource may then be active while callers
+// wait, its budgets short of a class's first waiter's cost: that waiter
+// arms the wakes (see probe), and whoever makes it the first without
 // serving it kicks them (see Kick).
-func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityIdentifier, lease bool, cost config.Cost) (Grant[T, ID], error) {
+//
+// ask is what the caller asks for: its Cost, Tenant and Priority.
+func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityIdentifier, lease bool, ask Grant[T, ID]) (Grant[T, ID], error) {
+	cost := ask.Cost
 	var none Grant[T, ID]
 	var w *Waiter[Grant[T, ID]]
 	defer func() {
@@ -44,14 +47,14 @@ func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityId
 		}
 		if w == nil {
 			w = r.queue.Get(lease)
-			w.Cost = cost
+			w.Cost, w.Tenant, w.Priority, w.Units = cost, ask.Tenant, ask.Priority, r.Units(cost)
 		}
 		r.step(BeforeQueue)
 		if !r.queue.Push(w) {
 			return none, crserrors.ErrSchedulerClosed
 		}
 		r.step(Queued)
-		oldest, stays := r.stay(w, cost)
+		oldest, stays := r.stay(w)
 		if stays {
 			return r.await(ctx, w)
 		}
@@ -64,7 +67,7 @@ func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityId
 		var g Grant[T, ID]
 		found := false
 		if oldest || !r.MustQueue() { // as the oldest, it goes first
-			g, found = r.cfg.Host.Search(start, id, lease, cost)
+			g, found = r.cfg.Host.Search(start, id, lease, ask)
 		}
 		if oldest && r.queue.Len() > 0 {
 			r.Kick(-1) // it left the queue as its oldest: the next one has probed nothing
@@ -80,10 +83,11 @@ func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityId
 // to it (see Serve), so it searches again if there is one, and so too if
 // a giver has told it to (Waiter.Commit fails: see Queue.PopCommitted).
 // Otherwise it commits to waiting. It reports whether the caller is the
-// oldest waiter (in the strict order) and whether it stays in the queue.
-func (r *Room[T, ID]) stay(w *Waiter[Grant[T, ID]], cost config.Cost) (oldest, stays bool) {
-	if r.cfg.Budgeted {
-		if oldest = r.queue.First(w); oldest && r.probe(cost) {
+// first of its class (in the strict order) and whether it stays in the
+// queue.
+func (r *Room[T, ID]) stay(w *Waiter[Grant[T, ID]]) (oldest, stays bool) {
+	if r.cfg.Strict {
+		if oldest = r.queue.First(w); oldest && r.probe(w) {
 			return oldest, false
 		}
 	} else if r.anyActive() {
@@ -124,8 +128,8 @@ func (r *Room[T, ID]) await(ctx context.Context, w *Waiter[Grant[T, ID]]) (Grant
 			}
 		}
 		r.queue.Waited(r.cfg.Clock.Now().Sub(began), true)
-		if r.cfg.Budgeted && r.queue.Len() > 0 {
-			r.Kick(-1) // this caller may have been the oldest
+		if r.cfg.Strict && r.queue.Len() > 0 {
+			r.Kick(-1) // this caller may have been the first of its class
 		}
 		return none, fmt.Errorf("acquire: waiting: %w", ctx.Err())
 	}

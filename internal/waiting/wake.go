@@ -1,7 +1,6 @@
 package waiting
 
 import (
-	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
 )
@@ -47,13 +46,25 @@ func (r *Room[T, ID]) Woken(sh *shard.Shard[T, ID]) {
 		sh.WakeAt = 0
 	}
 	r.Serve(sh)
+	if at, arm := r.queue.NextPark(); arm {
+		r.armPark(at)
+	}
 }
 
-// probe is the check of the oldest waiter, just queued: whether some
-// shard has a resource that covers its cost now. If none does, it arms
-// each shard's wake for the instant its budgets first will, so that the
-// caller, committed, is served then without polling.
-func (r *Room[T, ID]) probe(cost config.Cost) (covered bool) {
+// probe is the check of the first waiter of a class, w, just queued:
+// whether its tenant's budgets and some shard's resource cover its cost
+// now. If its tenant's do not, it parks the class until they do; if no
+// resource does, it arms each shard's wake for the instant its budgets
+// first will, so that the caller, committed, is served then without
+// polling.
+func (r *Room[T, ID]) probe(w *Waiter[Grant[T, ID]]) (covered bool) {
+	if ok, until := r.TenantCovers(w.Tenant, w.Cost); !ok {
+		if r.queue.ParkQueued(w, until) {
+			r.armPark(until)
+		}
+		return false
+	}
+	cost := w.Cost
 	for i := range r.cfg.Shards {
 		sh := &r.cfg.Shards[i]
 		func() {
