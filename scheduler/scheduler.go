@@ -60,9 +60,9 @@ type Scheduler[T any, ID comparable] struct {
 	tenants     func(string) config.Tenant
 	tenantTable sync.Map
 	defTenant   *budget.Tenant
-	strategy acquire.AcquireStrategy // nil: the default strategy, rotation
-	rotation rotation
-	view     acquire.ShardView
+	strategy    acquire.AcquireStrategy // nil: the default strategy, rotation
+	rotation    rotation
+	view        acquire.ShardView
 
 	shards []shard.Shard[T, ID]
 	nodes  *lookup.Map[T, ID]
