@@ -330,7 +330,7 @@ func (s *Scheduler[T, ID]) grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], le
 		return false
 	}
 	s.hold(sh, n, lease, g)
-	s.room.Granted(g, false)
+	s.room.Granted(g)
 	return true
 }
 

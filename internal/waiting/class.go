@@ -41,17 +41,27 @@ type level[G any] struct {
 	v float64
 }
 
-// classHeap is a binary heap of classes, by virtual time (ready) or by
-// the end of their parking (parked), ties to the lower seq.
+// classHeap is a heap of classes, by virtual time (ready) or by the end
+// of their parking (parked), ties to the lower seq. Each entry carries
+// its class's key, so that a sift compares without reading the classes:
+// with thousands of tenants waiting, those reads would be cache misses.
 type classHeap[G any] struct {
-	items  []*class[G]
+	items  []entry[G]
 	byTime bool
 }
 
-func (h *classHeap[G]) less(a, b *class[G]) bool {
+type entry[G any] struct {
+	vtime float64
+	at    int64
+	seq   uint64
+	c     *class[G]
+}
+
+func (h *classHeap[G]) less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
 	if h.byTime {
-		if a.parked != b.parked {
-			return a.parked < b.parked
+		if a.at != b.at {
+			return a.at < b.at
 		}
 	} else if a.vtime != b.vtime {
 		return a.vtime < b.vtime
@@ -61,12 +71,17 @@ func (h *classHeap[G]) less(a, b *class[G]) bool {
 
 func (h *classHeap[G]) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index, h.items[j].index = i, j
+	h.items[i].c.index, h.items[j].c.index = i, j
 }
+
+// top is the class with the least key; the heap must not be empty.
+func (h *classHeap[G]) top() *class[G] { return h.items[0].c }
+
+func (h *classHeap[G]) len() int { return len(h.items) }
 
 func (h *classHeap[G]) push(c *class[G]) {
 	c.index = len(h.items)
-	h.items = append(h.items, c)
+	h.items = append(h.items, entry[G]{vtime: c.vtime, at: c.parked, seq: c.seq, c: c})
 	h.up(c.index)
 }
 
@@ -76,16 +91,22 @@ func (h *classHeap[G]) remove(c *class[G]) {
 	if i != last {
 		h.swap(i, last)
 	}
-	h.items[last] = nil
+	h.items[last] = entry[G]{}
 	h.items = h.items[:last]
 	c.index = -1
 	if i != last {
-		h.fix(i)
+		h.sift(i)
 	}
 }
 
-// fix restores the order after the key of the class at i changed.
-func (h *classHeap[G]) fix(i int) {
+// fix restores the order after the key of c, which is in h, changed.
+func (h *classHeap[G]) fix(c *class[G]) {
+	e := &h.items[c.index]
+	e.vtime, e.at, e.seq = c.vtime, c.parked, c.seq
+	h.sift(c.index)
+}
+
+func (h *classHeap[G]) sift(i int) {
 	if !h.down(i) {
 		h.up(i)
 	}
@@ -94,7 +115,7 @@ func (h *classHeap[G]) fix(i int) {
 func (h *classHeap[G]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(h.items[i], h.items[p]) {
+		if !h.less(i, p) {
 			return
 		}
 		h.swap(i, p)
@@ -110,10 +131,10 @@ func (h *classHeap[G]) down(i int) bool {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
+		if r := l + 1; r < n && h.less(r, l) {
 			m = r
 		}
-		if !h.less(h.items[m], h.items[i]) {
+		if !h.less(m, i) {
 			break
 		}
 		h.swap(i, m)

@@ -135,14 +135,14 @@ func (q *Queue[G]) NextPark() (at int64, arm bool) {
 	if q.parkWake != 0 && q.parkWake <= now {
 		q.parkWake = 0
 	}
-	if len(q.parked.items) == 0 {
+	if q.parked.len() == 0 {
 		q.parkWake = 0
 		return 0, false
 	}
 	if q.parkWake != 0 {
 		return 0, false
 	}
-	q.parkWake = q.parked.items[0].parked
+	q.parkWake = q.parked.top().parked
 	return q.parkWake, true
 }
 
@@ -181,8 +181,8 @@ func (q *Queue[G]) PopFor(pass uint64, committed bool) *Waiter[G] {
 // goes back.
 func (q *Queue[G]) pickIn(l *level[G], pass uint64, committed bool) *Waiter[G] {
 	var w *Waiter[G]
-	for len(l.ready.items) > 0 {
-		c := l.ready.items[0]
+	for l.ready.len() > 0 {
+		c := l.ready.top()
 		if pass == 0 || c.skip != pass {
 			if w = first(c, committed); w != nil {
 				break
@@ -222,17 +222,23 @@ func first[G any](c *class[G], committed bool) *Waiter[G] {
 }
 
 // Granted counts a grant of units share units to tenant t at priority
-// prio. A grant to a caller that did not wait moves its class's virtual
-// time on too (a waiter's moved when it was popped).
-func (q *Queue[G]) Granted(t *budget.Tenant, prio int, units int64, waited bool) {
+// prio, to a caller that did not wait, and moves its class's virtual
+// time on (a waiter's moved when it was popped).
+func (q *Queue[G]) Granted(t *budget.Tenant, prio int, units int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := q.classOf(t, prio)
 	c.grants++
 	c.usage += units
-	if !waited {
-		q.charge(c, units)
-	}
+	q.charge(c, units)
+}
+
+// GrantedTo is Granted for w, a waiter popped and granted.
+func (q *Queue[G]) GrantedTo(w *Waiter[G], units int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w.class.grants++
+	w.class.usage += units
 }
 
 // Resettled corrects the usage of tenant t at priority prio, and its
@@ -250,7 +256,7 @@ func (q *Queue[G]) Resettled(t *budget.Tenant, prio int, delta int64) {
 func (q *Queue[G]) charge(c *class[G], units int64) {
 	c.vtime += float64(units) / c.weight
 	if c.index >= 0 && c.parked == 0 {
-		c.lvl.ready.fix(c.index)
+		c.lvl.ready.fix(c)
 	}
 }
 
@@ -281,7 +287,7 @@ func (q *Queue[G]) putBack(w *Waiter[G]) Requeue {
 	if c.n++; c.n == 1 {
 		q.ready(c)
 	} else if c.parked == 0 {
-		c.lvl.ready.fix(c.index)
+		c.lvl.ready.fix(c)
 	}
 	return Requeued
 }
@@ -372,12 +378,12 @@ func (q *Queue[G]) park(c *class[G], until int64) bool {
 // unparkDue makes the parked classes whose parking is over ready, and
 // returns the time it read (0 if nothing is parked).
 func (q *Queue[G]) unparkDue() (now int64) {
-	if len(q.parked.items) == 0 || q.Now == nil {
+	if q.parked.len() == 0 || q.Now == nil {
 		return 0
 	}
 	now = q.Now()
-	for len(q.parked.items) > 0 && q.parked.items[0].parked <= now {
-		c := q.parked.items[0]
+	for q.parked.len() > 0 && q.parked.top().parked <= now {
+		c := q.parked.top()
 		q.parked.remove(c)
 		q.ready(c)
 	}

@@ -194,8 +194,10 @@ func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]], p
 	}
 	r.cfg.Host.Hold(sh, n, w.Lease, &g)
 	how = granted
+	if g.Tenant != nil || g.Priority != 0 || r.queue.Fair() {
+		r.queue.GrantedTo(w, r.Units(g.Cost)) // before the send: then w is its caller's
+	}
 	w.C <- g
-	r.Granted(&g, true)
 	r.cfg.Host.Acquired(g.Node)
 	return true
 }

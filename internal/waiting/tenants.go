@@ -65,14 +65,14 @@ func (r *Room[T, ID]) Refund(t *budget.Tenant, cost config.Cost, at int64) {
 	t.Refund(cost, at)
 }
 
-// Granted counts g, just granted, against its tenant's share; waited:
-// to a waiter, whose class's time moved when it was popped. Without
+// Granted counts g, just granted to a caller that did not wait, against
+// its tenant's share (a waiter's grant is counted by grantTo). Without
 // tenants or priorities in use it does nothing.
-func (r *Room[T, ID]) Granted(g *Grant[T, ID], waited bool) {
+func (r *Room[T, ID]) Granted(g *Grant[T, ID]) {
 	if g.Tenant == nil && g.Priority == 0 && !r.queue.Fair() {
 		return
 	}
-	r.queue.Granted(g.Tenant, g.Priority, r.Units(g.Cost), waited)
+	r.queue.Granted(g.Tenant, g.Priority, r.Units(g.Cost))
 }
 
 // Settled corrects what a lease of tenant t at priority prio spent, paid,
