@@ -326,6 +326,13 @@ func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID
 // waiting.Room.Reserve), and the grant counts against its share.
 // Requires sh.mu.
 func (s *Scheduler[T, ID]) grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
+	if g.Tenant == nil && g.Priority == 0 { // checked here, so that a call without options calls nothing more
+		s.hold(sh, n, lease, g)
+		if s.room.Fair() {
+			s.room.Granted(g)
+		}
+		return true
+	}
 	if ok, _ := s.room.Reserve(sh, g); !ok {
 		return false
 	}

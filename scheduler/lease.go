@@ -120,14 +120,14 @@ func (l *Lease[T, ID]) Extend(d time.Duration) error {
 // priority's place in the order of service (see WithTenant), and also
 // spends the cost from its tenant's budgets (config.Config.Tenants).
 func (s *Scheduler[T, ID]) Lease(ctx context.Context, opts ...LeaseOption) (Lease[T, ID], error) {
-	ask := waiting.Grant[T, ID]{Tenant: s.defTenant}
-	if len(opts) > 0 {
-		var err error
-		if ask, err = s.askOf(opts); err != nil {
-			return Lease[T, ID]{}, err
-		}
+	if len(opts) == 0 {
+		return s.lease(ctx, nil, nil)
 	}
-	return s.lease(ctx, nil, ask)
+	ask, err := s.askOf(opts)
+	if err != nil {
+		return Lease[T, ID]{}, err
+	}
+	return s.lease(ctx, nil, &ask)
 }
 
 // askOf reads the options of a Lease: what it asks for, checked.
@@ -160,13 +160,17 @@ func (s *Scheduler[T, ID]) LeaseByAffinity(ctx context.Context, id acquire.Affin
 	if err != nil {
 		return Lease[T, ID]{}, err
 	}
-	return s.lease(ctx, id, ask)
+	return s.lease(ctx, id, &ask)
 }
 
-// lease takes a lease for ask (its Cost, Tenant and Priority), waiting
-// until ctx ends (see request).
-func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentifier, ask waiting.Grant[T, ID]) (Lease[T, ID], error) {
-	g := ask
+// lease takes a lease for ask (its Cost, Tenant and Priority; nil: the
+// default tenant's, at no cost), waiting until ctx ends (see request).
+// (ask is a pointer: a call without options then copies no grant.)
+func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentifier, ask *waiting.Grant[T, ID]) (Lease[T, ID], error) {
+	g := waiting.Grant[T, ID]{Tenant: s.defTenant}
+	if ask != nil {
+		g = *ask
+	}
 	start, err := s.begin(id)
 	if err == nil {
 		err = s.request(ctx, start, id, true, &g)
@@ -283,6 +287,33 @@ func (allowUnknown) leaseOption() {}
 // there every cost with a name is refused. The names are checked against
 // the resources present: while there are none, they are not checked.
 func AllowUnknownLimits() LeaseOption { return allowUnknown{} }
+
+// tenantOption names the caller's tenant (WithTenant).
+type tenantOption string
+
+func (tenantOption) leaseOption() {}
+
+// WithTenant makes a lease count against tenant name: its share among the
+// tenants waiting at the lease's priority, by their weights, and its own
+// budgets (config.Config.Tenants). "" is the default tenant, the one of
+// every call without this option. Waiters of one tenant and priority are
+// served first come, first served; between tenants, the one with the
+// least usage for its weight (config.Config.ShareBy) goes first, and a
+// tenant back from idle banks no credit. A cost above one of the
+// tenant's limits fails at once with ErrCostExceedsLimits.
+func WithTenant(name string) LeaseOption { return tenantOption(name) }
+
+// priorityOption is the caller's priority (WithPriority).
+type priorityOption int
+
+func (priorityOption) leaseOption() {}
+
+// WithPriority makes a lease wait at priority p: a freed resource, or a
+// refilled budget, goes to the waiters of the highest priority it can
+// serve; the default is 0. A waiter that nothing can serve yet (its cost
+// not covered, its tenant's budgets short) holds back only its own
+// tenant at its priority.
+func WithPriority(p int) LeaseOption { return priorityOption(p) }
 
 func leaseOptionsOf(opts []LeaseOption) (leaseOptions, error) {
 	var o leaseOptions

@@ -47,30 +47,3 @@ func askTenant(tenants func(string) config.Tenant, name string) (cfg config.Tena
 	}
 	return cfg, nil
 }
-
-// tenantOption names the caller's tenant (WithTenant).
-type tenantOption string
-
-func (tenantOption) leaseOption() {}
-
-// WithTenant makes a lease count against tenant name: its share among the
-// tenants waiting at the lease's priority, by their weights, and its own
-// budgets (config.Config.Tenants). "" is the default tenant, the one of
-// every call without this option. Waiters of one tenant and priority are
-// served first come, first served; between tenants, the one with the
-// least usage for its weight (config.Config.ShareBy) goes first, and a
-// tenant back from idle banks no credit. A cost above one of the
-// tenant's limits fails at once with ErrCostExceedsLimits.
-func WithTenant(name string) LeaseOption { return tenantOption(name) }
-
-// priorityOption is the caller's priority (WithPriority).
-type priorityOption int
-
-func (priorityOption) leaseOption() {}
-
-// WithPriority makes a lease wait at priority p: a freed resource, or a
-// refilled budget, goes to the waiters of the highest priority it can
-// serve; the default is 0. A waiter that nothing can serve yet (its cost
-// not covered, its tenant's budgets short) holds back only its own
-// tenant at its priority.
-func WithPriority(p int) LeaseOption { return priorityOption(p) }

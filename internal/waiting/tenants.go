@@ -65,6 +65,9 @@ func (r *Room[T, ID]) Refund(t *budget.Tenant, cost config.Cost, at int64) {
 	t.Refund(cost, at)
 }
 
+// Fair reports whether tenants or priorities are in use (Queue.Fair).
+func (r *Room[T, ID]) Fair() bool { return r.queue.Fair() }
+
 // Granted counts g, just granted to a caller that did not wait, against
 // its tenant's share (a waiter's grant is counted by grantTo). Without
 // tenants or priorities in use it does nothing.
