@@ -317,6 +317,10 @@ func (s *Scheduler[T, ID]) holdTop(sh *shard.Shard[T, ID], want *node.Node[T, ID
 			return false
 		}
 	}
+	if g.Tenant == nil && g.Priority == 0 && !s.room.Fair() {
+		s.hold(sh, n, lease, g) // grant's first case, without its call
+		return true
+	}
 	return s.grant(sh, n, lease, g)
 }
 
