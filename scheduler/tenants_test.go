@@ -494,3 +494,32 @@ func untilWaiting(s *scheduler.Scheduler[*apiKey, string], n int) {
 		runtime.Gosched()
 	}
 }
+
+// A settlement that refunds a tenant's budget serves the waiter parked on
+// it at once, not when the refill would have.
+func TestASettlementRefundServesAWaiterParkedOnItsTenant(t *testing.T) {
+	limit := config.Limit{Name: "tokens", Max: 100, Per: time.Hour}
+	s, clock := tenantPool(t, 2, 1e9, map[string]config.Tenant{"t": {Limits: []config.Limit{limit}}})
+	opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": 100}), scheduler.AllowUnknownLimits()}
+	l, ok := leaseNowAs(s, "t", opts...)
+	if !ok {
+		t.Fatal("the first lease failed")
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := s.Lease(context.Background(), append(opts, scheduler.WithTenant("t"))...)
+		if err == nil {
+			err = l2.Release()
+		}
+		got <- err
+	}()
+	waitForWaiters(s, 1)
+	if err := l.Settle(config.Cost{"tokens": 0}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Nanosecond) // the kick: a wake due now, on the timer
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release()
+}

@@ -375,6 +375,27 @@ func (q *Queue[G]) park(c *class[G], until int64) bool {
 	return true
 }
 
+// unparkTenant makes the parked classes of tenant t ready, and reports
+// whether there were any: a refund may cover what they wait for. It
+// reads every parked class, which only a refund of a tenant with limits
+// does.
+func (q *Queue[G]) unparkTenant(t *budget.Tenant) bool {
+	q.aside = q.aside[:0]
+	for _, e := range q.parked.items {
+		if e.c.tenant == t {
+			q.aside = append(q.aside, e.c)
+		}
+	}
+	for _, c := range q.aside {
+		q.parked.remove(c)
+		q.ready(c)
+	}
+	n := len(q.aside)
+	clear(q.aside)
+	q.aside = q.aside[:0]
+	return n > 0
+}
+
 // unparkDue makes the parked classes whose parking is over ready, and
 // returns the time it read (0 if nothing is parked).
 func (q *Queue[G]) unparkDue() (now int64) {

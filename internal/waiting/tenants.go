@@ -80,23 +80,37 @@ func (r *Room[T, ID]) Granted(g *Grant[T, ID]) {
 
 // Settled corrects what a lease of tenant t at priority prio spent, paid,
 // by what it actually spent, for the names actual gives: t's budgets, as
-// a resource's (budget.Bucket.Settle), and its usage.
+// a resource's (budget.Bucket.Settle), and its usage. A refund may cover
+// the cost a class of t is parked for: those classes are made ready and
+// the shards kicked, rather than left parked until the refill would have
+// covered it. The caller holds no lock.
 func (r *Room[T, ID]) Settled(t *budget.Tenant, prio int, paid, actual config.Cost, now int64) {
 	if t == nil && prio == 0 && !r.queue.Fair() {
 		return
 	}
-	if t != nil && t.Budgets != nil {
-		r.queue.mu.Lock()
-		for i := range t.Budgets {
-			if a, ok := actual[t.Budgets[i].Name]; ok {
-				t.Budgets[i].Bucket.Settle(now, paid.Of(t.Budgets[i].Name), a)
-			}
-		}
-		r.queue.mu.Unlock()
+	if t != nil && t.Budgets != nil && r.settleTenant(t, paid, actual, now) {
+		r.Kick(-1)
 	}
 	if a, ok := actual[r.cfg.ShareBy]; ok && r.cfg.ShareBy != "" {
 		r.queue.Resettled(t, prio, a-paid.Of(r.cfg.ShareBy))
 	}
+}
+
+// settleTenant settles t's budgets (see Settled) and reports whether it
+// made a parked class of t ready.
+func (r *Room[T, ID]) settleTenant(t *budget.Tenant, paid, actual config.Cost, now int64) bool {
+	q := &r.queue
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	refund := false
+	for i := range t.Budgets {
+		b := &t.Budgets[i]
+		if a, ok := actual[b.Name]; ok {
+			refund = refund || a < paid.Of(b.Name)
+			b.Bucket.Settle(now, paid.Of(b.Name), a)
+		}
+	}
+	return refund && q.unparkTenant(t)
 }
 
 // TenantCovers reports whether t's budgets cover cost now, and if not,
