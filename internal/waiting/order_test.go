@@ -1,0 +1,81 @@
+package waiting
+
+import (
+	"testing"
+
+	"github.com/crsched/crs/internal/budget"
+)
+
+func tenantWaiter(t *budget.Tenant, prio int) *Waiter[int] {
+	w := newWaiter(true)
+	w.Tenant, w.Priority, w.Units = t, prio, 1
+	return w
+}
+
+// A higher priority goes first, whatever the virtual times; within one
+// priority the class with the least virtual time; within a class, the
+// oldest.
+func TestPopTakesTheHighestPriorityThenTheLeastVirtualTimeThenTheOldest(t *testing.T) {
+	var q Queue[int]
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	a1, a2, b1, hi := tenantWaiter(a, 0), tenantWaiter(a, 0), tenantWaiter(b, 0), tenantWaiter(b, 7)
+	for _, w := range []*Waiter[int]{a1, a2, b1, hi} {
+		q.Push(w)
+	}
+	for i, want := range []*Waiter[int]{hi, a1, b1, a2} {
+		if got := q.Pop(); got != want {
+			t.Fatalf("pop %d: wrong waiter", i)
+		}
+	}
+}
+
+// A class its pass skipped is passed over by that pass alone, and keeps
+// its first waiter first.
+func TestASkippedClassIsPassedOverOnlyByThePassThatSkippedIt(t *testing.T) {
+	var q Queue[int]
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	a1, a2, b1 := tenantWaiter(a, 0), tenantWaiter(a, 0), tenantWaiter(b, 0)
+	for _, w := range []*Waiter[int]{a1, a2, b1} {
+		q.Push(w)
+	}
+	if q.PopFor(1, false) != a1 || q.Skip(a1, 1) != Requeued {
+		t.Fatal("the first pop or the skip")
+	}
+	if q.PopFor(1, false) != b1 {
+		t.Fatal("the pass that skipped a's class did not pass over it")
+	}
+	if q.PopFor(1, false) != nil {
+		t.Fatal("the pass found a waiter behind the one it skipped")
+	}
+	if q.PopFor(2, false) != a1 {
+		t.Fatal("another pass did not take the skipped class's first waiter")
+	}
+}
+
+// A parked class is passed over until its parking ends, and only one
+// wake is asked for the earliest parking.
+func TestAParkedClassWaitsForItsParkingToEnd(t *testing.T) {
+	now := int64(0)
+	q := Queue[int]{Now: func() int64 { return now }}
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	a1, b1 := tenantWaiter(a, 5), tenantWaiter(b, 0)
+	q.Push(a1)
+	q.Push(b1)
+	if q.Pop() != a1 {
+		t.Fatal("priority")
+	}
+	if r, arm := q.Park(a1, 100); r != Requeued || !arm {
+		t.Fatal("the first parking must ask for a wake")
+	}
+	if q.Pop() != b1 {
+		t.Fatal("a parked class held back another")
+	}
+	q.PushFront(b1)
+	if _, arm := q.NextPark(); arm {
+		t.Fatal("a second wake asked for the same parking")
+	}
+	now = 100
+	if q.Pop() != a1 {
+		t.Fatal("the class was still parked after its parking ended")
+	}
+}
