@@ -13,7 +13,10 @@ import (
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
 func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) {
-	*g = waiting.Grant[T, ID]{Node: n, Value: n.Value, Cost: g.Cost, Tenant: g.Tenant, Priority: g.Priority}
+	// Only the node and its value are new: the rest of g is the
+	// caller's ask (Cost, Tenant, Priority), and a grant is filled in
+	// once, here and in addLease.
+	g.Node, g.Value = n, n.Value
 	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Budgeted() {
 		// The common exclusive hold, by Acquire or by Lease, takes the
 		// last slot of a node with no rate limit or rest: the node
