@@ -185,7 +185,8 @@ func (s *Scheduler[T, ID]) sweep(start int, lease bool, g *waiting.Grant[T, ID])
 // tops compared were all there at one instant, the instant the chosen
 // shard is locked. Otherwise (someone took, returned, added or changed a
 // resource) it looks again; each retry means another caller's operation
-// went through, so the loop ends.
+// went through, so the loop ends. A caller whose tenant's budgets do not
+// cover its cost finds nothing.
 func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *waiting.Grant[T, ID]) bool {
 	for {
 		idx, n, v, seen := s.bestTop(start)
@@ -203,6 +204,13 @@ func (s *Scheduler[T, ID]) sweepGlobal(start int, lease bool, g *waiting.Grant[T
 		if s.holdTop(&s.shards[idx], n, seen, lease, g) {
 			s.acquired(n)
 			return true
+		}
+		if g.Tenant != nil && g.Tenant.Budgets != nil {
+			// Refused by its tenant's budgets, perhaps, not by another
+			// caller's change: looking again would find the same.
+			if ok, _ := s.room.TenantCovers(g.Tenant, g.Cost); !ok {
+				return false
+			}
 		}
 	}
 }

@@ -10,7 +10,10 @@ package scheduler_test
 // what it checks here is everything around it: which bucket a call pays
 // into, when, and what rests because of it. No bucket is ever overdrawn
 // by an estimate: the model takes a cost only from buckets that cover
-// it, and the scheduler's levels must equal the model's.
+// it, and the scheduler's levels must equal the model's. Half the leases
+// name a tenant with a tokens budget of its own (config.Config.Tenants),
+// which the model keeps too: a lease is granted only if both the
+// resource's and the tenant's buckets cover its cost.
 
 import (
 	"cmp"
@@ -69,6 +72,7 @@ type bLease struct {
 	cost     config.Cost
 	deadline int64
 	ended    string // "", "released", "expired"
+	team     bool   // leased for bTeam
 }
 
 type bModel struct {
@@ -76,7 +80,12 @@ type bModel struct {
 	exclusive bool
 	keys      [4]bKey
 	leases    []*bLease
+	team      *budget.Bucket // bTeam's tokens, from its first lease
 }
+
+// bTeam is the tenant of half the model's leases: a tokens budget of its
+// own.
+var bTeam = config.Tenant{Limits: []config.Limit{{Name: "tokens", Max: 500, Per: 10 * time.Second}}}
 
 const bTTL = 20 * time.Second
 
@@ -205,6 +214,12 @@ func runBudgetModel(t *testing.T, seed uint64) {
 		Clock:         clock,
 		LeaseTTL:      bTTL,
 		Limits:        bLimits,
+		Tenants: func(name string) config.Tenant {
+			if name == "team" {
+				return bTeam
+			}
+			return config.Tenant{}
+		},
 	}
 	s, err := scheduler.New(cfg)
 	if err != nil {
@@ -273,17 +288,33 @@ func runBudgetModel(t *testing.T, seed uint64) {
 			}
 		case 3, 4, 5: // Lease with a cost
 			c := bCosts[rng.IntN(len(bCosts))]
-			trace = append(trace, fmt.Sprintf("Lease(%v)", c))
+			team := rng.IntN(2) == 0
+			trace = append(trace, fmt.Sprintf("Lease(%v, team %v)", c, team))
 			// The model ignores the names no key has (see
 			// cost_names_test.go for their refusal).
-			opts := []scheduler.LeaseOption{scheduler.AllowUnknownLimits()}
+			opts := []scheduler.LeaseOption{scheduler.AllowUnknownLimits(), scheduler.WithPriority(rng.IntN(3))}
 			if c != nil {
 				opts = append(opts, scheduler.WithCost(c))
+			}
+			if team {
+				opts = append(opts, scheduler.WithTenant("team"))
+				if m.team == nil {
+					b := budget.NewBucket(bTeam.Limits[0], m.now)
+					m.team = &b
+				}
+				if c.Of("tokens") > m.team.Max() {
+					_, err := s.Lease(cancelled, opts...)
+					wantErrIs("Lease above the tenant's Max", err, crserrors.ErrCostExceedsLimits)
+					break
+				}
 			}
 			l, err := s.Lease(cancelled, opts...)
 			var cands []int
 			best := 1 << 30
 			for j := range m.keys {
+				if team && !m.team.Covers(m.now, c.Of("tokens")) {
+					break
+				}
 				if m.state(j) == "active" && m.fits(j, c) {
 					cands = append(cands, j)
 					best = min(best, m.keys[j].res.prio)
@@ -308,9 +339,12 @@ func runBudgetModel(t *testing.T, seed uint64) {
 			for i := range ke.quotas {
 				ke.quotas[i].b.Take(m.now, c.Of(ke.quotas[i].name))
 			}
+			if team {
+				m.team.Take(m.now, c.Of("tokens"))
+			}
 			ke.issued++
 			ke.leases++
-			m.leases = append(m.leases, &bLease{l: l, key: j, token: ke.issued, cost: c, deadline: m.now + int64(bTTL)})
+			m.leases = append(m.leases, &bLease{l: l, key: j, token: ke.issued, cost: c, deadline: m.now + int64(bTTL), team: team})
 		case 6: // Settle
 			lease := liveLease()
 			if lease == nil {
@@ -337,6 +371,9 @@ func runBudgetModel(t *testing.T, seed uint64) {
 				if a, ok := actual[q.name]; ok && q.born < lease.token {
 					q.b.Settle(m.now, lease.cost.Of(q.name), a)
 				}
+			}
+			if a, ok := actual["tokens"]; ok && lease.team {
+				m.team.Settle(m.now, lease.cost.Of("tokens"), a)
 			}
 			merged := config.Cost{}
 			for n, v := range lease.cost {
