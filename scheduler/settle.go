@@ -44,11 +44,11 @@ func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
 	// that step may be undone, the tenant's correction could not be.
 	var tenant lastPaid
 	err := s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
-		tenant = lastPaid{e.Tenant, e.Priority, config.Cost(e.Cost), now}
+		tenant = paidBy(e, now)
 		return s.settleOn(n, e, l.token, actual, now)
 	})
 	if err == nil {
-		s.room.Settled(tenant.t, tenant.prio, tenant.paid, actual, tenant.at)
+		s.tenantSettled(tenant, actual)
 	}
 	return err
 }
@@ -59,6 +59,20 @@ type lastPaid struct {
 	prio int
 	paid config.Cost
 	at   int64
+}
+
+// paidBy is what the lease whose record is e has paid, at now, before a
+// settlement changes its cost. Requires the lock of its node's shard.
+func paidBy(e *node.Lease, now int64) lastPaid {
+	return lastPaid{e.Tenant, e.Priority, config.Cost(e.Cost), now}
+}
+
+// tenantSettled corrects the tenant of a lease settled to actual, whose
+// record said paid (Settle, Reconcile): its budgets and its share. It runs
+// once the resource's step is done: that step may be undone, the
+// tenant's correction could not be.
+func (s *Scheduler[T, ID]) tenantSettled(paid lastPaid, actual config.Cost) {
+	s.room.Settled(paid.t, paid.prio, paid.paid, actual, paid.at)
 }
 
 // settleOn settles the lease token, whose record is e, to actual at now.
@@ -192,9 +206,9 @@ type Reported struct {
 }
 
 // Reconcile takes a call's answer back in one step: it settles the
-// lease to actual, as Settle, then applies what the provider reported
-// for each limit name, so that no waiter is ever served on a level
-// between the two.
+// lease to actual, as Settle (the lease's tenant, its budgets and its
+// share, too), then applies what the provider reported for each limit
+// name, so that no waiter is ever served on a level between the two.
 //
 // A reported Limit other than the bucket's Max retunes the bucket (as an
 // Update whose Limits changed, for this one limit): the provider is the
@@ -233,6 +247,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 		return crserrors.ErrSchedulerClosed
 	}
 	var was, now []config.Limit
+	var tenant lastPaid
 	err := l.s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, at int64) error {
 		qs := n.Budgets()
 		for name := range reported {
@@ -241,6 +256,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 			}
 		}
 		was = qs.Limits()
+		tenant = paidBy(e, at)
 		if err := l.s.settleOn(n, e, l.token, actual, at); err != nil {
 			return err
 		}
@@ -252,7 +268,11 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 		now = qs.Limits()
 		return nil
 	})
-	if err == nil && l.s.budgeted && l.s.profiles.Move(was, now) && l.s.room.Len() > 0 {
+	if err != nil {
+		return err
+	}
+	l.s.tenantSettled(tenant, actual) // as Settle does
+	if l.s.budgeted && l.s.profiles.Move(was, now) && l.s.room.Len() > 0 {
 		l.s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	return err

@@ -523,3 +523,73 @@ func TestASettlementRefundServesAWaiterParkedOnItsTenant(t *testing.T) {
 	}
 	_ = l.Release()
 }
+
+// Reconcile settles as Settle does, and so corrects the lease's tenant
+// as Settle does: a refund serves the waiter parked on its tenant's
+// budget at once, not when the refill would have.
+func TestAReconcileRefundServesAWaiterParkedOnItsTenant(t *testing.T) {
+	limit := config.Limit{Name: "tokens", Max: 100, Per: time.Hour}
+	s, clock := tenantPool(t, 2, 1e9, map[string]config.Tenant{"t": {Limits: []config.Limit{limit}}})
+	opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": 100}), scheduler.AllowUnknownLimits()}
+	l, ok := leaseNowAs(s, "t", opts...)
+	if !ok {
+		t.Fatal("the first lease failed")
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := s.Lease(context.Background(), append(opts, scheduler.WithTenant("t"))...)
+		if err == nil {
+			err = l2.Release()
+		}
+		got <- err
+	}()
+	waitForWaiters(s, 1)
+	if err := l.Reconcile(config.Cost{"tokens": 0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Nanosecond) // the kick: a wake due now, on the timer
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reconcile's refund did not serve the waiter parked on its tenant")
+	}
+	_ = l.Release()
+}
+
+// Settle and Reconcile correct a tenant's usage (config.Config.ShareBy)
+// to what the lease spent, the same way.
+func TestSettleAndReconcileCorrectATenantsUsageAlike(t *testing.T) {
+	for _, how := range []string{"settle", "reconcile"} {
+		t.Run(how, func(t *testing.T) {
+			cfg := baseConfig(1, config.Exclusive)
+			cfg.ShareBy = "tokens"
+			s := onePool(t, cfg)
+			l, ok := leaseNowAs(s, "a", scheduler.WithCost(config.Cost{"tokens": 10}), scheduler.AllowUnknownLimits())
+			if !ok {
+				t.Fatal("the lease failed")
+			}
+			var err error
+			if how == "settle" {
+				err = l.Settle(config.Cost{"tokens": 3})
+			} else {
+				err = l.Reconcile(config.Cost{"tokens": 3}, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = l.Release()
+			var usage int64 = -1
+			for _, ts := range s.Stats().Tenants {
+				if ts.Name == "a" {
+					usage = ts.Usage
+				}
+			}
+			if usage != 3 {
+				t.Fatalf("tenant a's usage %d after the %s, want 3", usage, how)
+			}
+		})
+	}
+}
