@@ -25,6 +25,10 @@ var notExported = map[string]string{
 	"InactiveResources": `sum without (state) (crs_resources{state!~"active|draining"})`,
 	"EmptyHeaps":        `count without (shard) (crs_shard_active_resources == 0)`,
 	"NonEmptyHeaps":     `count without (shard) (crs_shard_active_resources > 0)`,
+	// Not yet: their series, labelled by tenant name and by priority,
+	// come with the collector's part of tenants and priorities.
+	"Tenants":    "not exported yet (per-tenant series: tenant names would become label values)",
+	"Priorities": "not exported yet (per-priority series)",
 }
 
 // exportedValues gathers c and returns every sample value it exports
@@ -86,6 +90,8 @@ func TestEveryStatsFigureIsExported(t *testing.T) {
 			f.SetInt(int64(unique))
 		case f.CanUint():
 			f.SetUint(uint64(unique))
+		case notExported[field.Name] != "":
+			continue
 		default:
 			t.Fatalf("stats.Stats.%s is a %v, which this test does not know how to check: extend it", field.Name, field.Type)
 		}
