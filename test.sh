@@ -10,15 +10,28 @@
 # Prerequisites, checked first with one line each: the Go version the
 # modules declare, a C compiler (go test -race needs cgo) and redis-server
 # (redispool's tests; without it they skip, and the summary says so, unless
-# CRS_REQUIRE_REDIS=1, which makes it a failure). staticcheck is installed,
-# pinned, into .tools/ in the repository, never over the user's own.
+# CRS_REQUIRE_REDIS=1, which makes it a failure). staticcheck is the tool
+# of tools/go.mod (its `tool` directive, Go 1.24+): `go tool` builds it
+# at the version that go.mod pins into the build cache, the first time
+# only, and never touches the user's own.
 #
 # Modules are found by looking for go.mod files (hidden directories,
 # vendor/ and testdata/ are skipped), so a new nested module is tested as
 # soon as it exists.
+#
+# Each package is compiled once: go vet and staticcheck analyse the race
+# build, the one go test -race compiles (go vet -race; staticcheck's go
+# list with GOFLAGS=-race), so the tests reuse what they compiled, and go
+# test skips its own subset of vet (-vet=off), which the full go vet has
+# run. The work overlaps where it can: staticcheck builds in the
+# background from the start, while the foreground runs gofmt and go vet
+# in each module, then staticcheck in each; a background job runs each
+# module's go test, in order, as soon as its go vet has passed, and the
+# foreground, once done with staticcheck, takes the modules the job has
+# not reached yet, from the last one back. Every step is announced before
+# it starts, with what it compiles and the time since the start, and the
+# run ends with the seconds each step took.
 set -euo pipefail
-
-STATICCHECK_VERSION=v0.8.2
 
 # Always run from the repository root, whatever the caller's cwd.
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -35,16 +48,56 @@ fi
 if [[ "${SHORT:-}" == 1 ]]; then
 	TEST_FLAGS+=(-short)
 fi
-TEST_CMD="go test -race -count=1${TEST_FLAGS[*]+ ${TEST_FLAGS[*]}} ./..."
+TEST_CMD="go test -race -count=1 -vet=off${TEST_FLAGS[*]+ ${TEST_FLAGS[*]}} ./..."
 
 START=$SECONDS
 CURRENT="setup"
-trap 'rc=$?; if [[ $rc -ne 0 ]]; then echo; echo "FAIL: $CURRENT (exit $rc)" >&2; fi' EXIT
+
+# Scratch space: the background jobs' logs, and the files through which
+# they and the foreground tell each other what is done.
+STATE=$(mktemp -d "${TMPDIR:-/tmp}/crs-test.XXXXXX")
+
+# The background jobs, each in a process group of its own (set -m), so
+# that a failure or Ctrl-C ends them and every process they started.
+BG_PIDS=()
+on_exit() {
+	local rc=$? p
+	for p in ${BG_PIDS[@]+"${BG_PIDS[@]}"}; do
+		kill -- "-$p" 2>/dev/null || true
+	done
+	rm -rf "$STATE"
+	if [[ $rc -ne 0 ]]; then
+		echo
+		echo "FAIL: $CURRENT (exit $rc)" >&2
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# background FUNCTION starts FUNCTION as a background job, its pid in BG.
+background() {
+	set -m
+	"$@" </dev/null &
+	BG=$!
+	set +m
+	BG_PIDS+=("$BG")
+}
+
+# elapsed prints the time since the start.
+elapsed() {
+	local s=$((SECONDS - START))
+	if [[ $s -ge 60 ]]; then
+		printf '%dm%02ds' $((s / 60)) $((s % 60))
+	else
+		printf '%ds' "$s"
+	fi
+}
 
 # header names the next step, with the time since the start.
 header() {
 	echo
-	echo "==> [$((SECONDS - START))s] $*"
+	echo "==> [$(elapsed)] $*"
 }
 
 # ---------------------------------------------------------------- modules
@@ -146,40 +199,106 @@ fi
 
 # ------------------------------------------------------------ staticcheck
 
-GOBIN_DIR="$ROOT/.tools/bin"
-STATICCHECK="$GOBIN_DIR/staticcheck"
+# The version tools/go.mod pins, for the messages.
+STATICCHECK_VERSION=$(sed -n 's|^[[:space:]]*honnef\.co/go/tools \(v[^[:space:]]*\).*|\1|p' tools/go.mod)
+if [[ -z "$STATICCHECK_VERSION" ]]; then
+	echo "test.sh: tools/go.mod requires no honnef.co/go/tools (staticcheck)" >&2
+	exit 1
+fi
 
-# v0.8.2's "staticcheck -version" prints "staticcheck 2026.2.2 (0.8.2)",
-# without the "v"; accept "(v0.8.2)" too.
-staticcheck_ok() {
-	[[ -x "$STATICCHECK" ]] || return 1
-	local v
-	v=$("$STATICCHECK" -version 2>/dev/null) || return 1
-	[[ "$v" == *"($STATICCHECK_VERSION)"* || "$v" == *"(${STATICCHECK_VERSION#v})"* ]]
+# build_staticcheck builds the tool into the build cache (where go tool
+# keeps the binaries it builds) and writes its path, which go tool -n
+# prints instead of running it.
+build_staticcheck() {
+	cd "$ROOT/tools"
+	if go tool -n staticcheck >"$STATE/staticcheck.path" 2>"$STATE/staticcheck.log"; then
+		touch "$STATE/staticcheck.ok"
+	fi
 }
 
-CURRENT="install staticcheck $STATICCHECK_VERSION"
-if ! staticcheck_ok; then
-	header "installing staticcheck $STATICCHECK_VERSION into $GOBIN_DIR"
-	GOBIN="$GOBIN_DIR" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
-	if ! staticcheck_ok; then
-		echo "test.sh: $STATICCHECK does not report version $STATICCHECK_VERSION" >&2
+# ------------------------------------------------------------------ tests
+
+N=${#MODULES[@]}
+
+# test_module I runs module I's go test, unless another runner has claimed
+# it (mkdir is atomic) or it has no Go files, and prints its output whole
+# once it ends. A failure leaves the file test-failed, for the foreground.
+test_module() {
+	local i=$1 mod t0 rc=0 verdict
+	mod=${MODULES[$((i - 1))]}
+	mkdir "$STATE/claim.$i" 2>/dev/null || return 0
+	if [[ -e "$STATE/empty.$i" ]]; then
+		touch "$STATE/tested.$i"
+		return 0
+	fi
+	t0=$SECONDS
+	header "[$i/$N] $mod: $TEST_CMD (compiles the tests and links them; the rest is compiled already, for go vet -race)"
+	(cd "$ROOT/$mod" && go test -race -count=1 -vet=off ${TEST_FLAGS[@]+"${TEST_FLAGS[@]}"} ./...) >"$STATE/test.$i.log" 2>&1 </dev/null || rc=$?
+	echo "$((SECONDS - t0))" >"$STATE/time.test.$i"
+	verdict="passed"
+	if [[ $rc -ne 0 ]]; then
+		verdict="FAILED (exit $rc)"
+	fi
+	{
+		header "[$i/$N] $mod: go test -race $verdict in $((SECONDS - t0))s:"
+		cat "$STATE/test.$i.log"
+	} >"$STATE/test.$i.out"
+	if [[ $rc -ne 0 ]]; then
+		echo "$mod" >"$STATE/test-failed"
+		cat "$STATE/test.$i.out" >&2
+		return 1
+	fi
+	cat "$STATE/test.$i.out"
+	touch "$STATE/tested.$i"
+}
+
+# run_tests, the background job, tests the modules in order, each once the
+# foreground has vetted it (the file vetted.I).
+run_tests() {
+	local i
+	for i in $(seq 1 "$N"); do
+		while [[ ! -e "$STATE/vetted.$i" ]]; do
+			sleep 1
+		done
+		test_module "$i"
+	done
+}
+
+# stop_if_tests_failed ends the run, once the background job has, if a
+# module's go test failed (its output is printed already).
+stop_if_tests_failed() {
+	if [[ -e "$STATE/test-failed" ]]; then
+		CURRENT="go test [$(cat "$STATE/test-failed")]"
+		wait "$TESTS_PID" || true
 		exit 1
 	fi
-fi
+}
 
 # ------------------------------------------------------------------ checks
 
-echo "test.sh: $(go version); ${#MODULES[@]} module(s): ${MODULES[*]}"
+echo
+echo "test.sh: $(go version); $N module(s): ${MODULES[*]}"
+echo "test.sh: gofmt -l and go vet -race in each module, then staticcheck ./... in each; each"
+echo "         module's go test -race runs in the background once its go vet has passed"
 
+CURRENT="build staticcheck $STATICCHECK_VERSION"
+header "building staticcheck $STATICCHECK_VERSION (honnef.co/go/tools, the tool of tools/go.mod), in the background: from source the first time (about 2 min on 2 cores), from the build cache after that"
+background build_staticcheck
+SC_PID=$BG
+
+background run_tests
+TESTS_PID=$BG
+
+i=0
 for mod in "${MODULES[@]}"; do
-	MOD_START=$SECONDS
+	i=$((i + 1))
+	stop_if_tests_failed
 	cd "$ROOT/$mod"
 	CURRENT="go list -m [$mod]"
 	name=$(go list -m)
 
 	CURRENT="gofmt [$mod]"
-	header "$name ($mod): gofmt -l"
+	header "[$i/$N] $mod ($name): gofmt -l"
 	files=()
 	for f in ${ALL_GO_FILES[@]+"${ALL_GO_FILES[@]}"}; do
 		set_owner "$f"
@@ -200,26 +319,98 @@ for mod in "${MODULES[@]}"; do
 		# go vet and staticcheck fail on a module with no packages (e.g. a
 		# nested module whose go.mod was added before its code).
 		echo "no Go files in $mod: skipping go vet, staticcheck and go test"
+		touch "$STATE/empty.$i" "$STATE/vetted.$i"
 		continue
 	fi
 
 	CURRENT="go vet [$mod]"
-	header "$name ($mod): go vet ./..."
-	go vet ./...
+	header "[$i/$N] $mod: go vet -race ./... (compiles the module's dependencies for -race, the standard library's too the first time, and downloads the missing ones)"
+	t0=$SECONDS
+	go vet -race ./...
+	echo "$((SECONDS - t0))" >"$STATE/time.vet.$i"
+	touch "$STATE/vetted.$i"
+done
 
+stop_if_tests_failed
+CURRENT="build staticcheck $STATICCHECK_VERSION"
+if [[ ! -e "$STATE/staticcheck.ok" ]]; then
+	header "waiting for the staticcheck build (started at 0s)"
+fi
+wait "$SC_PID" || true
+if [[ ! -e "$STATE/staticcheck.ok" ]]; then
+	cat "$STATE/staticcheck.log" >&2
+	exit 1
+fi
+STATICCHECK=$(cat "$STATE/staticcheck.path")
+echo "staticcheck: $("$STATICCHECK" -version)"
+
+# staticcheck loads its packages with go list, which reads GOFLAGS: -race
+# makes it analyse the build go vet has compiled. The user's GOFLAGS
+# (from the environment or go env -w) are kept.
+SC_GOFLAGS=$(go env GOFLAGS)
+SC_GOFLAGS="${SC_GOFLAGS:+$SC_GOFLAGS }-race"
+
+i=0
+for mod in "${MODULES[@]}"; do
+	i=$((i + 1))
+	if [[ -e "$STATE/empty.$i" ]]; then
+		continue
+	fi
+	stop_if_tests_failed
+	cd "$ROOT/$mod"
 	CURRENT="staticcheck [$mod]"
-	header "$name ($mod): staticcheck ./..."
-	"$STATICCHECK" ./...
+	header "[$i/$N] $mod: staticcheck ./... (analyses the dependencies too, the first time: its own cache keeps the results)"
+	t0=$SECONDS
+	GOFLAGS=$SC_GOFLAGS "$STATICCHECK" ./...
+	echo "$((SECONDS - t0))" >"$STATE/time.sc.$i"
+done
 
-	CURRENT="go test [$mod]"
-	header "$name ($mod): $TEST_CMD"
-	go test -race -count=1 ${TEST_FLAGS[@]+"${TEST_FLAGS[@]}"} ./...
-	echo "($mod: $((SECONDS - MOD_START))s)"
+# The foreground, done with the analyses, tests the modules the background
+# job has not reached, from the last one back.
+CURRENT="go test"
+for i in $(seq "$N" -1 1); do
+	stop_if_tests_failed
+	CURRENT="go test [${MODULES[$((i - 1))]}]"
+	test_module "$i"
+done
+CURRENT="go test"
+waiting=""
+for i in $(seq 1 "$N"); do
+	if [[ ! -e "$STATE/tested.$i" ]]; then
+		waiting="$waiting ${MODULES[$((i - 1))]}"
+	fi
+done
+if [[ -n "$waiting" && ! -e "$STATE/test-failed" ]]; then
+	header "waiting for go test in the background:$waiting"
+fi
+wait "$TESTS_PID" || true
+stop_if_tests_failed
+for i in $(seq 1 "$N"); do
+	if [[ ! -e "$STATE/tested.$i" ]]; then
+		echo "test.sh: go test of ${MODULES[$((i - 1))]} ended without a result" >&2
+		exit 1
+	fi
+done
+
+# Seconds per step and module ("-": skipped).
+header "seconds per step: go vet -race, staticcheck, go test -race (the tests ran beside the rest)"
+i=0
+for mod in "${MODULES[@]}"; do
+	i=$((i + 1))
+	row=""
+	for step in vet sc test; do
+		if [[ -e "$STATE/time.$step.$i" ]]; then
+			row="$row $(printf '%6s' "$(cat "$STATE/time.$step.$i")")"
+		else
+			row="$row      -"
+		fi
+	done
+	printf '  [%d/%d] %-24s%s\n' "$i" "$N" "$mod" "$row"
 done
 
 CURRENT="done"
 echo
-echo "PASS: gofmt, go vet, staticcheck, go test -race for ${#MODULES[@]} module(s) in $((SECONDS - START))s"
+echo "PASS: gofmt, go vet, staticcheck, go test -race for $N module(s) in $(elapsed)"
 if [[ -n "$REDIS_SKIPPED" ]]; then
 	echo
 	echo "WARNING: $REDIS_SKIPPED" >&2
