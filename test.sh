@@ -72,6 +72,7 @@ on_exit() {
 	fi
 }
 trap on_exit EXIT
+trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
