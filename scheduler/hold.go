@@ -163,3 +163,24 @@ func (s *Scheduler[T, ID]) place(sh *shard.Shard[T, ID], n *node.Node[T, ID]) {
 		s.emit(events.EventResume, n.Key)
 	}
 }
+
+// grant takes a hold on n, an active node of sh that covers g.Cost, for
+// g's tenant, if the tenant's budgets cover g.Cost too, and reports
+// whether it did: the tenant pays in the same step as the resource (see
+// waiting.Room.Reserve), and the grant counts against its share.
+// Requires sh.mu.
+func (s *Scheduler[T, ID]) grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
+	if g.Tenant == nil && g.Priority == 0 { // checked here, so that a call without options calls nothing more
+		s.hold(sh, n, lease, g)
+		if s.room.Fair() {
+			s.room.Granted(g)
+		}
+		return true
+	}
+	if ok, _ := s.room.Reserve(sh, g); !ok {
+		return false
+	}
+	s.hold(sh, n, lease, g)
+	s.room.Granted(g)
+	return true
+}
