@@ -39,28 +39,20 @@ type undo[T any, ID comparable] struct {
 	lease               *node.Lease // a lease record the step changes
 	cost                map[string]int64
 
-	// refund gives back what the step took from a tenant's budgets
-	// (SaveSpend); Save leaves it alone, since the tenant pays before
-	// the node is saved.
-	refund  Refunder
+	// tenant gets back what the step took from its budgets (SaveSpend);
+	// Save leaves it alone, since the tenant pays before the node is
+	// saved.
 	tenant  *budget.Tenant
 	spent   config.Cost
 	spentAt int64
 }
 
-// Refunder gives back what a step took from a tenant's budgets, under
-// the lock that guards them. It runs in Unlock, under the shard lock,
-// and calls no user code.
-type Refunder interface {
-	Refund(t *budget.Tenant, cost config.Cost, at int64)
-}
-
 // SaveSpend records that the step took cost from tenant t's budgets at
-// at, for the step's undo to give back through r. Requires s.mu; a Save
-// of the node the tenant pays for follows before any comparator call.
-func (s *Shard[T, ID]) SaveSpend(r Refunder, t *budget.Tenant, cost config.Cost, at int64) {
+// at, for the step's undo to give back. Requires s.mu; a Save of the
+// node the tenant pays for follows before any comparator call.
+func (s *Shard[T, ID]) SaveSpend(t *budget.Tenant, cost config.Cost, at int64) {
 	u := &s.undo
-	u.refund, u.tenant, u.spent, u.spentAt = r, t, cost, at
+	u.tenant, u.spent, u.spentAt = t, cost, at
 }
 
 // Saving names what a step changes besides a node's state and rest.
@@ -100,7 +92,7 @@ func (s *Shard[T, ID]) Save(n *node.Node[T, ID], what Saving) {
 // whatever comes after. A step commits after its last comparator call on
 // that node. Requires s.mu.
 func (s *Shard[T, ID]) Commit() {
-	s.undo.n, s.undo.lease, s.undo.batch, s.undo.refund = nil, nil, nil, nil
+	s.undo.n, s.undo.lease, s.undo.batch, s.undo.tenant = nil, nil, nil, nil
 }
 
 // SaveBatch records a batch of new nodes, in the lookup map and about to
@@ -162,8 +154,8 @@ func (s *Shard[T, ID]) rollback() {
 	if u.lease != nil {
 		u.lease.Cost = u.cost
 	}
-	if u.refund != nil {
-		u.refund.Refund(u.tenant, u.spent, u.spentAt)
+	if u.tenant != nil {
+		u.tenant.Refund(u.spent, u.spentAt)
 	}
 	s.Recount(n, back)
 	s.restoreRest(n, u.restUntil, u.rest)

@@ -1,7 +1,7 @@
 // Package waiting is where callers wait for a resource: the queue of
-// waiters, the order they are served in (order.go, the one file that
-// decides it), the hand-over of a freed resource to a waiter (serve.go),
-// and the wakes of waiters whose cost no budget covers yet (wake.go).
+// waiters and the order they are served in (package queue), the
+// hand-over of a freed resource to a waiter (serve.go), and the wakes of
+// waiters whose cost no budget covers yet (wake.go).
 //
 // A scheduler keeps one Room over its shards. A caller that found no
 // resource calls Wait and waits; whoever makes a resource available
@@ -27,6 +27,7 @@ import (
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/internal/waiting/queue"
 )
 
 // Grant is what an acquiring caller receives: the resource's value, and
@@ -92,7 +93,7 @@ type Config[T any, ID comparable] struct {
 // Room is the waiting of one scheduler. Init it before use.
 type Room[T any, ID comparable] struct {
 	cfg        Config[T, ID]
-	queue      Queue[Grant[T, ID]]
+	queue      queue.Queue[Grant[T, ID]]
 	limitWaits atomic.Uint64 // waits that began while limits held the caller back
 	panics     atomic.Uint64 // comparator panics recovered by ServeAfter
 
@@ -104,8 +105,12 @@ type Room[T any, ID comparable] struct {
 // Init sets what r serves.
 func (r *Room[T, ID]) Init(cfg Config[T, ID]) {
 	r.cfg = cfg
-	r.queue.Now = cfg.Host.Now
+	r.queue.Now, r.queue.Strict = cfg.Host.Now, cfg.Strict
 }
+
+// MustQueue reports whether a caller that has not waited must queue
+// behind the waiters (queue.Queue.MustQueue).
+func (r *Room[T, ID]) MustQueue() bool { return r.queue.MustQueue() }
 
 // Len is the number of callers waiting.
 func (r *Room[T, ID]) Len() int { return r.queue.Len() }
@@ -125,13 +130,17 @@ func (r *Room[T, ID]) Totals() (counts []uint64, waited time.Duration, cancelled
 	return counts, waited, cancelled, r.limitWaits.Load(), r.panics.Load()
 }
 
-// Repair brings sh back to normal before an operation uses it, and
-// serves the waiters that a comparator panic kept from its resources
-// (see shard.Shard.Repair). only is the node the operation changes, if
-// it changes no other. Every operation calls it right after locking sh,
-// with the unlock deferred: it runs the comparator, which may panic.
-func (r *Room[T, ID]) Repair(sh *shard.Shard[T, ID], only *node.Node[T, ID]) {
-	if sh.Repair(only) {
-		r.Serve(sh)
-	}
-}
+// Classes returns the figures of every class of waiters, by tenant and
+// priority, or nil while no tenant or priority is in use.
+func (r *Room[T, ID]) Classes() []queue.ClassStats { return r.queue.Classes() }
+
+// Step is where a caller that found nothing is, for a test hook.
+type Step uint8
+
+const (
+	BeforeQueue Step = iota // searched, not yet queued
+	Queued                  // queued, not yet checked for an active resource
+	Checked                 // found none active, not yet committed
+	Committed               // committed, about to wait
+	GaveUp                  // its context ended: out of the queue, or popped by a giver
+)

@@ -6,6 +6,7 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/internal/waiting/queue"
 )
 
 // Serve hands resources to waiters, oldest first, for as long as sh has
@@ -100,7 +101,7 @@ func (r *Room[T, ID]) recovered() {
 // Queue.PopFor), or, when the giver cannot be sure that it hands out the
 // best resource of all shards, the next committed one (see
 // Queue.PopCommitted).
-func (r *Room[T, ID]) pop(sure bool, pass uint64) *Waiter[Grant[T, ID]] {
+func (r *Room[T, ID]) pop(sure bool, pass uint64) *queue.Waiter[Grant[T, ID]] {
 	return r.queue.PopFor(pass, !sure)
 }
 
@@ -170,7 +171,7 @@ func (r *Room[T, ID]) grantFrom(sh *shard.Shard[T, ID], sure bool, pass uint64) 
 // user serves w. A w whose caller gave up while it was popped is not put
 // back: it is sent an empty grant, on which its caller returns (see
 // Wait).
-func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *Waiter[Grant[T, ID]], pass uint64) bool {
+func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *queue.Waiter[Grant[T, ID]], pass uint64) bool {
 	how, until := panicked, int64(0)
 	defer func() { r.putBack(w, how, pass, until) }()
 	n := sh.Best()
@@ -213,8 +214,8 @@ const (
 // putBack puts w, which grantTo could not serve (how), back in the queue
 // (see grantTo); when it is left out, it sends it what its caller waits
 // for.
-func (r *Room[T, ID]) putBack(w *Waiter[Grant[T, ID]], how int, pass uint64, until int64) {
-	var rq Requeue
+func (r *Room[T, ID]) putBack(w *queue.Waiter[Grant[T, ID]], how int, pass uint64, until int64) {
+	var rq queue.Requeue
 	switch how {
 	case granted:
 		return
@@ -229,9 +230,9 @@ func (r *Room[T, ID]) putBack(w *Waiter[Grant[T, ID]], how int, pass uint64, unt
 		rq = r.queue.PushFront(w)
 	}
 	switch rq {
-	case Closed:
+	case queue.Closed:
 		w.C <- Grant[T, ID]{Err: crserrors.ErrSchedulerClosed}
-	case Left:
+	case queue.Left:
 		w.C <- Grant[T, ID]{} // nothing: its caller gave up (see Wait)
 	}
 }
@@ -313,4 +314,15 @@ func (r *Room[T, ID]) ServeBatch(added []int) (served bool) {
 		}
 	}
 	return served
+}
+
+// Repair brings sh back to normal before an operation uses it, and
+// serves the waiters that a comparator panic kept from its resources
+// (see shard.Shard.Repair). only is the node the operation changes, if
+// it changes no other. Every operation calls it right after locking sh,
+// with the unlock deferred: it runs the comparator, which may panic.
+func (r *Room[T, ID]) Repair(sh *shard.Shard[T, ID], only *node.Node[T, ID]) {
+	if sh.Repair(only) {
+		r.Serve(sh)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/crsched/crs/acquire"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/waiting/queue"
 )
 
 // Wait is the wait of a caller whose search (see Host.Search) found no
@@ -32,7 +33,7 @@ import (
 func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityIdentifier, lease bool, ask Grant[T, ID]) (Grant[T, ID], error) {
 	cost := ask.Cost
 	var none Grant[T, ID]
-	var w *Waiter[Grant[T, ID]]
+	var w *queue.Waiter[Grant[T, ID]]
 	defer func() {
 		// Every return below, and a panic in Search, comes with w in no
 		// queue and its grant, if a giver popped it, received: no giver
@@ -85,7 +86,7 @@ func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityId
 // Otherwise it commits to waiting. It reports whether the caller is the
 // first of its class (in the strict order) and whether it stays in the
 // queue.
-func (r *Room[T, ID]) stay(w *Waiter[Grant[T, ID]]) (oldest, stays bool) {
+func (r *Room[T, ID]) stay(w *queue.Waiter[Grant[T, ID]]) (oldest, stays bool) {
 	if r.cfg.Strict {
 		if oldest = r.queue.First(w); oldest && r.probe(w) {
 			return oldest, false
@@ -106,7 +107,7 @@ func (r *Room[T, ID]) stay(w *Waiter[Grant[T, ID]]) (oldest, stays bool) {
 
 // await waits for the grant of w, a caller committed to the queue, until
 // ctx ends.
-func (r *Room[T, ID]) await(ctx context.Context, w *Waiter[Grant[T, ID]]) (Grant[T, ID], error) {
+func (r *Room[T, ID]) await(ctx context.Context, w *queue.Waiter[Grant[T, ID]]) (Grant[T, ID], error) {
 	var none Grant[T, ID]
 	began := r.cfg.Clock.Now()
 	select {
@@ -134,17 +135,6 @@ func (r *Room[T, ID]) await(ctx context.Context, w *Waiter[Grant[T, ID]]) (Grant
 		return none, fmt.Errorf("acquire: waiting: %w", ctx.Err())
 	}
 }
-
-// Step is where a caller that found nothing is, for a test hook.
-type Step uint8
-
-const (
-	BeforeQueue Step = iota // searched, not yet queued
-	Queued                  // queued, not yet checked for an active resource
-	Checked                 // found none active, not yet committed
-	Committed               // committed, about to wait
-	GaveUp                  // its context ended: out of the queue, or popped by a giver
-)
 
 // step runs the test hook, if any.
 func (r *Room[T, ID]) step(at Step) {

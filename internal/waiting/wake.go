@@ -3,6 +3,7 @@ package waiting
 import (
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/internal/waiting/queue"
 )
 
 // With budgets, a waiter may wait while resources are active: their
@@ -57,7 +58,7 @@ func (r *Room[T, ID]) Woken(sh *shard.Shard[T, ID]) {
 // resource does, it arms each shard's wake for the instant its budgets
 // first will, so that the caller, committed, is served then without
 // polling.
-func (r *Room[T, ID]) probe(w *Waiter[Grant[T, ID]]) (covered bool) {
+func (r *Room[T, ID]) probe(w *queue.Waiter[Grant[T, ID]]) (covered bool) {
 	if ok, until := r.TenantCovers(w.Tenant, w.Cost); !ok {
 		if r.queue.ParkQueued(w, until) {
 			r.armPark(until)

@@ -1,4 +1,4 @@
-package waiting
+package queue
 
 // The order of service: this file alone decides which waiter a giver
 // serves next (Pop, PopCommitted, PopFor), where a new waiter and one a
@@ -20,8 +20,8 @@ package waiting
 // a giver whose shard does not cover that waiter's cost skips the class
 // for the rest of its pass (Skip), and one whose tenant's budgets fall
 // short parks it until they cover it (Park), and serves the next class.
-// With budgets (Room.Strict) a caller does not pass the waiters (see
-// MustQueue and Room.Wait): a class's first waiter, whose cost no
+// In the strict order (Queue.Strict) a caller does not pass the waiters
+// (see MustQueue, and the waiting room's Wait): a class's first waiter, whose cost no
 // resource may cover yet, holds back the rest of its class, so that a
 // large cost is not starved by small ones of its own tenant.
 
@@ -295,7 +295,7 @@ func (q *Queue[G]) putBack(w *Waiter[G]) Requeue {
 // MustQueue reports whether a caller that has not waited must queue
 // behind the waiters rather than take a resource: in the strict order,
 // whenever anyone waits.
-func (r *Room[T, ID]) MustQueue() bool { return r.cfg.Strict && r.queue.Len() > 0 }
+func (q *Queue[G]) MustQueue() bool { return q.Strict && q.Len() > 0 }
 
 // classOf returns the class of tenant t at priority prio, made on first
 // use.
@@ -375,11 +375,13 @@ func (q *Queue[G]) park(c *class[G], until int64) bool {
 	return true
 }
 
-// unparkTenant makes the parked classes of tenant t ready, and reports
+// UnparkTenant makes the parked classes of tenant t ready, and reports
 // whether there were any: a refund may cover what they wait for. It
 // reads every parked class, which only a refund of a tenant with limits
 // does.
-func (q *Queue[G]) unparkTenant(t *budget.Tenant) bool {
+func (q *Queue[G]) UnparkTenant(t *budget.Tenant) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.aside = q.aside[:0]
 	for _, e := range q.parked.items {
 		if e.c.tenant == t {

@@ -1,4 +1,4 @@
-package waiting
+package queue
 
 import (
 	"testing"

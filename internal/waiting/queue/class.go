@@ -1,6 +1,11 @@
-package waiting
+package queue
 
-import "github.com/crsched/crs/internal/budget"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/crsched/crs/internal/budget"
+)
 
 // The structures the order of service (order.go) works on: a class is
 // the waiters of one tenant at one priority, first come first served; a
@@ -147,4 +152,39 @@ func (h *classHeap[G]) down(i int) bool {
 type classKey struct {
 	tenant *budget.Tenant
 	prio   int
+}
+
+// ClassStats is one class's figures: its tenant's name, its priority,
+// the callers waiting in it, its grants and their share units.
+type ClassStats struct {
+	Tenant   string
+	Priority int
+	Waiters  int
+	Grants   uint64
+	Usage    int64
+}
+
+// Classes returns the figures of every class, by tenant and priority, or
+// nil while no tenant or priority is in use.
+func (q *Queue[G]) Classes() []ClassStats {
+	if !q.Fair() {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []ClassStats
+	for _, c := range q.all() {
+		if c.lvl == nil {
+			continue
+		}
+		name := ""
+		if c.tenant != nil {
+			name = c.tenant.Name
+		}
+		out = append(out, ClassStats{Tenant: name, Priority: c.prio, Waiters: c.n, Grants: c.grants, Usage: c.usage})
+	}
+	slices.SortFunc(out, func(a, b ClassStats) int {
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(b.Priority, a.Priority))
+	})
+	return out
 }

@@ -1,7 +1,7 @@
-package waiting
-
-// The queue of waiters: its mechanism, whatever the order of service
-// (order.go).
+// Package queue is the queue of waiters of a waiting room and its order
+// of service (order.go, the one file that decides it): who is served
+// next, by priority, then fair shares between tenants, then first come,
+// first served.
 //
 // A waiter is handed its grant through a buffered channel by whichever
 // goroutine makes a resource available, so the hand-off never blocks the
@@ -16,6 +16,7 @@ package waiting
 // after receiving its grant (then the giver is done with it); and the
 // channel is empty whenever it is put back, so a reused waiter never
 // receives a grant meant for an earlier caller.
+package queue
 
 import (
 	"sync"
@@ -85,9 +86,11 @@ type Queue[G any] struct {
 	seq      uint64
 	aside    []*class[G] // pick's scratch
 	fair     atomic.Bool // a class other than def was made (see Fair)
-	// Now is the time a parking ends by (Room.Init sets it); read only
-	// while a class is parked.
-	Now func() int64
+	// Now is the time a parking ends by; read only while a class is
+	// parked. Strict: callers do not pass the waiters (see MustQueue).
+	// Both are set before the queue is used, and never change.
+	Now    func() int64
+	Strict bool
 
 	// free holds waiters put back, in no queue, with empty channels.
 	free sync.Pool
