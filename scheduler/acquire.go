@@ -93,7 +93,7 @@ var noWait context.Context
 // rather than back up as a result: a struct returned through three calls
 // is copied at each, which was slow enough to matter.)
 func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) error {
-	if !s.room.MustQueue() && s.search(start, id, lease, g) {
+	if !s.room.MustQueue(g) && s.search(start, id, lease, g) {
 		return nil
 	}
 	if ctx != noWait {
@@ -101,7 +101,7 @@ func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.Af
 		*g, err = s.room.Wait(ctx, start, id, lease, waiting.Grant[T, ID]{Cost: g.Cost, Tenant: g.Tenant, Priority: g.Priority})
 		return err
 	}
-	if s.room.MustQueue() {
+	if s.room.MustQueue(g) {
 		return crserrors.ErrNoResourceAvailable // the strict order (see waiting.Room.MustQueue)
 	}
 	return s.proveEmpty(start, lease, g)

@@ -219,7 +219,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		}
 		return false, nil
 	})
-	if err == nil && s.room.MustQueue() {
+	if err == nil && s.room.Len() > 0 {
 		s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	return err

@@ -108,9 +108,12 @@ func (r *Room[T, ID]) Init(cfg Config[T, ID]) {
 	r.queue.Now, r.queue.Strict = cfg.Host.Now, cfg.Strict
 }
 
-// MustQueue reports whether a caller that has not waited must queue
-// behind the waiters (queue.Queue.MustQueue).
-func (r *Room[T, ID]) MustQueue() bool { return r.queue.MustQueue() }
+// MustQueue reports whether a caller that has not waited, asking for
+// ask's tenant and priority, must queue behind the waiters
+// (queue.Queue.MustQueue).
+func (r *Room[T, ID]) MustQueue(ask *Grant[T, ID]) bool {
+	return r.queue.MustQueue(ask.Tenant, ask.Priority)
+}
 
 // Len is the number of callers waiting.
 func (r *Room[T, ID]) Len() int { return r.queue.Len() }

@@ -67,7 +67,7 @@ func (r *Room[T, ID]) Wait(ctx context.Context, start int, id acquire.AffinityId
 		}
 		var g Grant[T, ID]
 		found := false
-		if oldest || !r.MustQueue() { // as the oldest, it goes first
+		if oldest || !r.MustQueue(&ask) { // as the oldest, it goes first
 			g, found = r.cfg.Host.Search(start, id, lease, ask)
 		}
 		if oldest && r.queue.Len() > 0 {

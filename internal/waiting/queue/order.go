@@ -64,6 +64,8 @@ func (q *Queue[G]) Push(w *Waiter[G]) bool {
 	q.len.Add(1)
 	if c.n++; c.n == 1 {
 		q.ready(c)
+	} else if c.parked != 0 {
+		q.parkedN.Add(1)
 	}
 	return true
 }
@@ -284,18 +286,42 @@ func (q *Queue[G]) putBack(w *Waiter[G]) Requeue {
 	w.queued = true
 	q.len.Add(1)
 	c.vtime = w.was
-	if c.n++; c.n == 1 {
+	switch c.n++; {
+	case c.n == 1:
 		q.ready(c)
-	} else if c.parked == 0 {
+	case c.parked != 0:
+		q.parkedN.Add(1)
+	default:
 		c.lvl.ready.fix(c)
 	}
 	return Requeued
 }
 
-// MustQueue reports whether a caller that has not waited must queue
-// behind the waiters rather than take a resource: in the strict order,
-// whenever anyone waits.
-func (q *Queue[G]) MustQueue() bool { return q.Strict && q.Len() > 0 }
+// MustQueue reports whether a caller of tenant t at priority prio that
+// has not waited must queue behind the waiters rather than take a
+// resource: in the strict order, whenever anyone waits, except waiters
+// parked on their own tenant's budgets, which could take nothing now and
+// so hold back no one but the callers of their own class (a wake is
+// armed for the end of their parking).
+func (q *Queue[G]) MustQueue(t *budget.Tenant, prio int) bool {
+	if !q.Strict {
+		return false
+	}
+	if n := q.len.Load(); n == 0 || n > q.parkedN.Load() {
+		return n > 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.unparkDue()
+	if q.len.Load() > q.parkedN.Load() {
+		return true
+	}
+	c := &q.def
+	if t != nil || prio != 0 {
+		c = q.classes[classKey{t, prio}]
+	}
+	return c != nil && c.n > 0
+}
 
 // classOf returns the class of tenant t at priority prio, made on first
 // use.
@@ -335,6 +361,9 @@ func (q *Queue[G]) initClass(c *class[G], t *budget.Tenant, prio int) {
 // ready makes c, which has just got its first waiter or come back from
 // parking, ready to be served, no earlier in virtual time than its level.
 func (q *Queue[G]) ready(c *class[G]) {
+	if c.parked != 0 {
+		q.parkedN.Add(-int64(c.n))
+	}
 	c.vtime = max(c.vtime, c.lvl.v)
 	c.parked = 0
 	q.seq++
@@ -362,6 +391,7 @@ func (q *Queue[G]) park(c *class[G], until int64) bool {
 		q.parked.remove(c)
 	} else {
 		c.lvl.ready.remove(c)
+		q.parkedN.Add(int64(c.n))
 	}
 	c.parked = max(until, 1)
 	q.seq++

@@ -79,3 +79,39 @@ func TestAParkedClassWaitsForItsParkingToEnd(t *testing.T) {
 		t.Fatal("the class was still parked after its parking ended")
 	}
 }
+
+// In the strict order a caller queues behind every waiter but those
+// parked on their tenant's budgets, unless it is of a parked class
+// itself; a class back from parking holds callers back again, and so
+// does one whose parking is over before anyone unparked it.
+func TestOnlyWaitersThatAreNotParkedHoldBackACallerOfAnotherClass(t *testing.T) {
+	now := int64(0)
+	q := Queue[int]{Now: func() int64 { return now }, Strict: true}
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	if q.MustQueue(a, 0) {
+		t.Fatal("an empty queue held a caller back")
+	}
+	a1, a2 := tenantWaiter(a, 0), tenantWaiter(a, 0)
+	q.Push(a1)
+	if !q.MustQueue(b, 0) {
+		t.Fatal("a ready waiter did not hold another tenant back")
+	}
+	if q.ParkQueued(a1, 100); q.MustQueue(b, 0) || q.MustQueue(nil, 0) {
+		t.Fatal("a parked waiter held another class back")
+	}
+	q.Push(a2) // joins the parked class
+	if q.MustQueue(b, 0) || !q.MustQueue(a, 0) {
+		t.Fatal("a parked class must hold back its own tenant alone")
+	}
+	q.Remove(a2)
+	now = 100 // the parking is over, though no giver has looked yet
+	if !q.MustQueue(b, 0) {
+		t.Fatal("a class whose parking ended did not hold another back")
+	}
+	if q.Pop() != a1 || q.MustQueue(b, 0) || q.Len() != 0 {
+		t.Fatal("the queue did not empty")
+	}
+	if q.parkedN.Load() != 0 {
+		t.Fatalf("%d waiters counted as parked in an empty queue", q.parkedN.Load())
+	}
+}

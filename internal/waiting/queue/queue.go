@@ -98,6 +98,9 @@ type Queue[G any] struct {
 	// Len is the number of queued waiters. Givers read it without the
 	// lock to skip the queue when nobody waits; it is updated under mu.
 	len atomic.Int64
+	// parkedN is the number of waiters in parked classes, read without
+	// the lock by MustQueue; it is updated under mu. parkedN <= len.
+	parkedN atomic.Int64
 
 	cancelled atomic.Uint64
 	waited    histogram.Histogram
@@ -179,6 +182,9 @@ func (q *Queue[G]) unlink(w *Waiter[G]) {
 	w.prev, w.next = nil, nil
 	w.queued = false
 	q.len.Add(-1)
+	if c.parked != 0 {
+		q.parkedN.Add(-1)
+	}
 	if c.n--; c.n == 0 {
 		q.leave(c)
 	}
