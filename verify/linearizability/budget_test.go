@@ -127,8 +127,10 @@ func budgetHistory(t *testing.T, i int, seed uint64) (budgetShape, []porcupine.O
 // TestBudgetHistoriesAreLinearizable records concurrent histories of
 // leases with costs, settlements, releases, cooldowns, updates that
 // change the limits of leased resources, removals and steps of the clock,
-// and checks each against the budget model: every grant covered by every
-// bucket of its resource, every level Remaining reports the model's.
+// by tenants with limits of their own and at two priorities, and checks
+// each against the budget model: every grant covered by every bucket of
+// its resource and of its tenant, every level Remaining reports the
+// model's.
 func TestBudgetHistoriesAreLinearizable(t *testing.T) {
 	n := *budgetHistories
 	if testing.Short() {
@@ -136,7 +138,7 @@ func TestBudgetHistoriesAreLinearizable(t *testing.T) {
 	}
 	seed := baseSeed()
 	t.Logf("seed %d (rerun with -lin.seed=%d)", seed, seed)
-	var ops, grants, levels int
+	var ops, grants, tenantGrants, levels int
 	for i := range n {
 		sh, history := budgetHistory(t, i, seed)
 		ops += len(history)
@@ -145,6 +147,9 @@ func TestBudgetHistoriesAreLinearizable(t *testing.T) {
 			switch {
 			case in.Kind == model.BLease && out.Err == model.OK:
 				grants++
+				if in.Tenant != 0 {
+					tenantGrants++
+				}
 			case in.Kind == model.BRemaining && out.Err == model.OK && (out.Has[0] || out.Has[1]):
 				levels++
 			}
@@ -156,9 +161,9 @@ func TestBudgetHistoriesAreLinearizable(t *testing.T) {
 				i, sh.heaps, sh.exclusive, len(history), seed+uint64(i), res, budgetListing(sp, history, info), seed, i+1)
 		}
 	}
-	t.Logf("%d budget histories, %d operations (%d leases granted, %d readings of levels), all linearizable", n, ops, grants, levels)
-	if grants == 0 || levels == 0 {
-		t.Fatalf("%d grants and %d readings of levels: the histories check nothing", grants, levels)
+	t.Logf("%d budget histories, %d operations (%d leases granted, %d of them to tenants with limits, %d readings of levels), all linearizable", n, ops, grants, tenantGrants, levels)
+	if grants == 0 || tenantGrants == 0 || levels == 0 {
+		t.Fatalf("%d grants, %d to tenants with limits, and %d readings of levels: the histories check nothing", grants, tenantGrants, levels)
 	}
 }
 
@@ -203,4 +208,28 @@ func TestBudgetCheckerRejectsALeaseThatIgnoresItsCost(t *testing.T) {
 		}
 	}
 	t.Fatalf("40 histories with every estimate replaced by 1 all passed: the levels are not checked (seed %d)", seed)
+}
+
+// A scheduler that granted a tenant's leases beyond its own limits must
+// be rejected: the same histories, as if every lease had named a tenant
+// whose tokens allow two of the largest leases a second, are not
+// linearizable against the model, which spends each grant from its
+// tenant's buckets.
+func TestBudgetCheckerRejectsGrantsBeyondATenantsLimits(t *testing.T) {
+	seed := baseSeed()
+	for i := range 40 {
+		sh, history := budgetHistory(t, i, seed)
+		for j, op := range history {
+			if in := op.Input.(model.BInput); in.Kind == model.BLease {
+				in.Tenant = 1 // "a": 120 tokens a second
+				history[j].Input = in
+			}
+		}
+		sp := model.BudgetSpec{Exclusive: sh.exclusive}
+		if porcupine.CheckOperationsTimeout(budgetPorcupine(sp), history, *timeout) == porcupine.Illegal {
+			t.Logf("rejected at history %d", i)
+			return
+		}
+	}
+	t.Fatalf("40 histories with every lease moved to one tenant all passed: tenants' limits are not checked (seed %d)", seed)
 }

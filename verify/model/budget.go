@@ -52,6 +52,27 @@ var limitSets = [...][]config.Limit{
 // limitNames are the names of limitSets, in the order of BKey.Q.
 var limitNames = [2]string{"requests", "tokens"}
 
+// tenantNames are the tenants of the budget histories, by
+// BInput.Tenant: the default one, and two with limits of their own,
+// which a lease spends from with its resource's (tenantLimits). Every
+// cost a history asks for fits their Max too.
+var tenantNames = [...]string{"", "a", "b"}
+
+var tenantLimits = [len(tenantNames)][]config.Limit{
+	nil,
+	{{Name: "tokens", Max: 120, Per: time.Second}},
+	{{Name: "requests", Max: 2, Per: time.Second}, {Name: "tokens", Max: 100, Per: 2 * time.Second}},
+}
+
+func tenantIndex(name string) int {
+	for i, n := range tenantNames {
+		if n == name {
+			return i
+		}
+	}
+	return 0
+}
+
 // BRes is the resource of the budget histories.
 type BRes struct {
 	Key string
@@ -76,6 +97,7 @@ func NewBudgetPool(heaps int, exclusive bool) (BudgetPool, error) {
 		KeyFunc:    func(r *BRes) string { return r.Key },
 		Capacity:   func(r *BRes) int { return r.Cap },
 		Limits:     func(r *BRes) []config.Limit { return limitSets[r.Set] },
+		Tenants:    func(name string) config.Tenant { return config.Tenant{Limits: tenantLimits[tenantIndex(name)]} },
 		Clock:      clock,
 	}
 	if exclusive {
@@ -110,15 +132,16 @@ func (k BKind) String() string { return bKindNames[k] }
 
 // BInput is one call: Key, Set and Cap for Add and Update, Key for Remove
 // and Remaining; Lease the lease's id for the lease calls, and Cost the
-// tokens a Lease estimates or a Settle reports; Dur the Cooldown's rest
-// or the Step's.
+// tokens a Lease estimates or a Settle reports; Tenant (by tenantNames)
+// and Prio a Lease's; Dur the Cooldown's rest or the Step's.
 type BInput struct {
-	Kind     BKind
-	Key      int
-	Set, Cap int
-	Lease    int
-	Cost     int64
-	Dur      time.Duration
+	Kind         BKind
+	Key          int
+	Set, Cap     int
+	Lease        int
+	Cost         int64
+	Tenant, Prio int
+	Dur          time.Duration
 }
 
 // BOutput is what a call returned: Key, the key a Lease was granted
@@ -150,21 +173,54 @@ type BKey struct {
 	CoolTill int64 // the end of a cooldown; 0 for none
 }
 
-// BLeaseState is one open lease: its key, its token and what it paid, by
-// limitNames.
+// BLeaseState is one open lease: its key, its token, its tenant and what
+// it paid, by limitNames.
 type BLeaseState struct {
-	Open  bool
-	Key   int8
-	Token uint32
-	Paid  [2]int64
+	Open   bool
+	Key    int8
+	Tenant int8
+	Token  uint32
+	Paid   [2]int64
+}
+
+// BTenant is the model of a tenant's own buckets, by limitNames, made
+// full the first time a lease names it (Seen): as full then as at any
+// moment before, since nothing spends from them until then.
+type BTenant struct {
+	Seen bool
+	Q    [2]BQuota
 }
 
 // BState is the whole model: comparable, so porcupine can compare and
 // cache it.
 type BState struct {
-	Now    int64
-	Keys   [BudgetKeys]BKey
-	Leases [BudgetClients * BudgetLeases]BLeaseState
+	Now     int64
+	Keys    [BudgetKeys]BKey
+	Tenants [len(tenantNames)]BTenant
+	Leases  [BudgetClients * BudgetLeases]BLeaseState
+}
+
+// tenant returns tenant t's buckets, made full at s.Now if t was never
+// seen before.
+func (s *BState) tenant(t int) *BTenant {
+	tn := &s.Tenants[t]
+	if !tn.Seen {
+		tn.Seen = true
+		for _, l := range tenantLimits[t] {
+			tn.Q[limitIndex(l.Name)] = BQuota{On: true, B: budget.NewBucket(l, s.Now)}
+		}
+	}
+	return tn
+}
+
+// tenantCovers reports whether tn's buckets cover a lease of tokens now.
+func tenantCovers(tn *BTenant, now, tokens int64) bool {
+	for i := range tn.Q {
+		if q := &tn.Q[i]; q.On && !q.B.Covers(now, costOf(i, tokens)) {
+			return false
+		}
+	}
+	return true
 }
 
 // BudgetSpec is the model for a scheduler of NewBudgetPool. A lease may
@@ -294,17 +350,21 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 			return out.Err == ErrCanceled || out.Err == ErrNoResource, s
 		}
 		k := out.Key
-		if k < 0 || k >= BudgetKeys || !sp.covers(&s, k, in.Cost) {
+		tn := s.tenant(in.Tenant)
+		if k < 0 || k >= BudgetKeys || !sp.covers(&s, k, in.Cost) || !tenantCovers(tn, s.Now, in.Cost) {
 			return false, s
 		}
 		e := &s.Keys[k]
 		e.Holders++
 		e.Issued++
-		l := BLeaseState{Open: true, Key: int8(k), Token: e.Issued}
+		l := BLeaseState{Open: true, Key: int8(k), Tenant: int8(in.Tenant), Token: e.Issued}
 		for i := range e.Q {
 			l.Paid[i] = costOf(i, in.Cost)
 			if e.Q[i].On {
 				e.Q[i].B.Take(s.Now, l.Paid[i])
+			}
+			if tn.Q[i].On {
+				tn.Q[i].B.Take(s.Now, l.Paid[i])
 			}
 		}
 		s.Leases[in.Lease] = l
@@ -319,6 +379,9 @@ func (sp BudgetSpec) Step(s BState, in BInput, out BOutput) (bool, BState) {
 		}
 		e := &s.Keys[l.Key]
 		if q := &e.Q[1]; q.On && q.Born < l.Token {
+			q.B.Settle(s.Now, l.Paid[1], in.Cost)
+		}
+		if q := &s.Tenants[l.Tenant].Q[1]; q.On {
 			q.B.Settle(s.Now, l.Paid[1], in.Cost)
 		}
 		l.Paid[1] = in.Cost
@@ -362,9 +425,16 @@ func (BudgetSpec) Hash(s BState) uint64 {
 			}
 		}
 	}
+	for _, tn := range s.Tenants {
+		for _, q := range tn.Q {
+			if q.On {
+				mix(uint64(q.B.Level(s.Now)))
+			}
+		}
+	}
 	for _, l := range s.Leases {
 		if l.Open {
-			mix(uint64(l.Key) | uint64(l.Token)<<8)
+			mix(uint64(l.Key) | uint64(l.Tenant)<<8 | uint64(l.Token)<<16)
 			mix(uint64(l.Paid[1]))
 		}
 	}
@@ -387,6 +457,13 @@ func (BudgetSpec) DescribeState(s BState) string {
 		}
 		b.WriteString("}")
 	}
+	for t, tn := range s.Tenants {
+		for i, q := range tn.Q {
+			if q.On {
+				fmt.Fprintf(&b, " tenant %s %s=%d", tenantNames[t], limitNames[i], q.B.Level(s.Now))
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -400,7 +477,7 @@ func DescribeBudget(in BInput, out BOutput) string {
 	case BRemove, BRemaining:
 		args = fmt.Sprintf("k%d", in.Key)
 	case BLease:
-		args = fmt.Sprintf("#%d tokens=%d", in.Lease, in.Cost)
+		args = fmt.Sprintf("#%d tokens=%d tenant=%q prio=%d", in.Lease, in.Cost, tenantNames[in.Tenant], in.Prio)
 	case BSettle:
 		args = fmt.Sprintf("#%d tokens=%d", in.Lease, in.Cost)
 	case BRelease:
@@ -460,7 +537,14 @@ func (c *BClient) Do(in BInput) (out BOutput) {
 		var l BudgetLease
 		// The model has keys without a tokens limit ignore the name, also
 		// when no key present has one.
-		l, err = c.P.Lease(cancelled, scheduler.WithCost(config.Cost{"tokens": in.Cost}), scheduler.AllowUnknownLimits())
+		opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": in.Cost}), scheduler.AllowUnknownLimits()}
+		if in.Tenant != 0 {
+			opts = append(opts, scheduler.WithTenant(tenantNames[in.Tenant]))
+		}
+		if in.Prio != 0 {
+			opts = append(opts, scheduler.WithPriority(in.Prio))
+		}
+		l, err = c.P.Lease(cancelled, opts...)
 		if err == nil {
 			out.Key = KeyIndex(l.Key())
 			c.Leases[slot] = &l
@@ -513,7 +597,8 @@ func (c *BClient) Next(rng func(n int) int) BInput {
 	case pick < 8:
 		return BInput{Kind: BStep, Dur: budgetDurations[rng(len(budgetDurations))]}
 	case (pick < 13 && free >= 0) || held < 0:
-		return BInput{Kind: BLease, Lease: c.ID*BudgetLeases + max(free, 0), Cost: int64(rng(4) * 20)}
+		return BInput{Kind: BLease, Lease: c.ID*BudgetLeases + max(free, 0), Cost: int64(rng(4) * 20),
+			Tenant: rng(len(tenantNames)), Prio: 5 * rng(2)}
 	case pick < 16:
 		return BInput{Kind: BSettle, Lease: c.ID*BudgetLeases + held, Cost: int64(rng(5) * 25)}
 	case pick < 19:
