@@ -46,6 +46,12 @@ type level[G any] struct {
 	v float64
 }
 
+// arity is the classHeap's: a sift moves a class's index, in the class,
+// once a level, and with thousands of classes each is a cache miss, so
+// fewer levels of more children (whose keys sit side by side in items)
+// cost less.
+const arity = 4
+
 // classHeap is a heap of classes, by virtual time (ready) or by the end
 // of their parking (parked), ties to the lower seq. Each entry carries
 // its class's key, so that a sift compares without reading the classes:
@@ -119,7 +125,7 @@ func (h *classHeap[G]) sift(i int) {
 
 func (h *classHeap[G]) up(i int) {
 	for i > 0 {
-		p := (i - 1) / 2
+		p := (i - 1) / arity
 		if !h.less(i, p) {
 			return
 		}
@@ -131,13 +137,15 @@ func (h *classHeap[G]) up(i int) {
 func (h *classHeap[G]) down(i int) bool {
 	start, n := i, len(h.items)
 	for {
-		l := 2*i + 1
-		if l >= n {
+		first := arity*i + 1
+		if first >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
+		m := first
+		for c := first + 1; c < min(first+arity, n); c++ {
+			if h.less(c, m) {
+				m = c
+			}
 		}
 		if !h.less(m, i) {
 			break
