@@ -204,7 +204,7 @@ func (s *Scheduler[T, ID]) batchNodes(vs []T, limits [][]config.Limit) (slab []n
 	first = s.assign(len(vs))
 	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
 		v, n := vs[i], &slab[at]
-		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.wrap(first+offset)) // (first + i) % len(s.shards)
+		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.search.Wrap(first+offset)) // (first + i) % len(s.shards)
 		n.Capacity = s.capacityOf(v)
 		if limits != nil {
 			n.SetBudgets(budget.New(limits[i], now, 0))

@@ -257,7 +257,7 @@ func (s *Scheduler[T, ID]) expiryPending(n *node.Node[T, ID]) bool {
 // LockedPeek reads shard i's top and its value the way a lock-free reader
 // does when it finds a writer busy: under the lock.
 func (s *Scheduler[T, ID]) LockedPeek(i int) (T, bool) {
-	n, v, _ := s.lockedPeek(&s.shards[i])
+	n, v, _ := s.search.LockedPeek(&s.shards[i])
 	return v, n != nil
 }
 

@@ -1,22 +1,20 @@
 package scheduler
 
 import (
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/events"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
-	"github.com/crsched/crs/internal/waiting"
 )
 
-// hold hands n, an active node of sh, to a caller: it takes a rate-limit
-// token if n is limited, g.Cost from its budgets (which must cover it, see
-// shard.Shard.Covering), and a hold: a lease when lease is set, otherwise an
+// hold hands n, an active node of sh, to a caller of tenant t at priority
+// prio: it takes a rate-limit token if n is limited, cost from its budgets
+// (which must cover it, see shard.Shard.Covering), and a hold: a lease
+// when lease is set, whose token and deadline it returns, otherwise an
 // anonymous hold under the Exclusive policy and none under Shared (a
 // shared resource is only read). Requires sh.mu.
-func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) {
-	// Only the node and its value are new: the rest of g is the
-	// caller's ask (Cost, Tenant, Priority), and a grant is filled in
-	// once, here and in addLease.
-	g.Node, g.Value = n, n.Value
+func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, cost config.Cost, t *budget.Tenant, prio int) (token uint64, deadline int64) {
 	if sh.Exclusive && n.RestUntil == 0 && n.Holders+1 >= n.Capacity && !n.Budgeted() {
 		// The common exclusive hold, by Acquire or by Lease, takes the
 		// last slot of a node with no rate limit or rest: the node
@@ -30,19 +28,19 @@ func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lea
 		n.Holders++
 		sh.Holders++
 		if lease {
-			s.addLease(n, s.leaseDeadline(), g)
+			return s.addLease(n, s.leaseDeadline(), cost, t, prio)
 		}
-		return
+		return 0, 0
 	}
 	holds := lease || sh.Exclusive
 	limited := n.Budgeted()
 	if !holds && !limited {
-		return
+		return 0, 0
 	}
 	rest := n.RestUntil
 	sh.Save(n, shard.SavingHolders|shard.SavingBudgets)
 	if limited {
-		sh.Meter(n, g.Cost, s.now())
+		sh.Meter(n, cost, s.now())
 	}
 	if holds {
 		n.Holders++
@@ -55,8 +53,9 @@ func (s *Scheduler[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lea
 	sh.Commit()
 	s.restMoved(n, rest)
 	if lease {
-		s.addLease(n, s.leaseDeadline(), g)
+		return s.addLease(n, s.leaseDeadline(), cost, t, prio)
 	}
+	return 0, 0
 }
 
 // leaseDeadline is when a lease granted now expires; 0: never.
@@ -68,14 +67,15 @@ func (s *Scheduler[T, ID]) leaseDeadline() int64 {
 }
 
 // addLease records a new lease on n, held already, due at deadline (0:
-// never), for the grant g, and queues its expiry.
-func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, g *waiting.Grant[T, ID]) {
-	g.Token = n.Issue()
-	n.AddLease(node.Lease{Token: g.Token, Deadline: deadline, Cost: g.Cost, Tenant: g.Tenant, Priority: g.Priority})
+// never), for a caller of tenant t at priority prio that pays cost,
+// queues its expiry, and returns its token and deadline.
+func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, cost config.Cost, t *budget.Tenant, prio int) (uint64, int64) {
+	token := n.Issue()
+	n.AddLease(node.Lease{Token: token, Deadline: deadline, Cost: cost, Tenant: t, Priority: prio})
 	if deadline != 0 {
-		g.Deadline = deadline
-		s.deadlines.Schedule(deadline, leaseEnd(n, g.Token))
+		s.deadlines.Schedule(deadline, leaseEnd(n, token))
 	}
+	return token, deadline
 }
 
 // unhold ends one hold on n: the lease at position i of n.Leases(), or an
@@ -162,25 +162,4 @@ func (s *Scheduler[T, ID]) place(sh *shard.Shard[T, ID], n *node.Node[T, ID]) {
 	if sh.Place(n, s.now()) {
 		s.emit(events.EventResume, n.Key)
 	}
-}
-
-// grant takes a hold on n, an active node of sh that covers g.Cost, for
-// g's tenant, if the tenant's budgets cover g.Cost too, and reports
-// whether it did: the tenant pays in the same step as the resource (see
-// waiting.Room.Reserve), and the grant counts against its share.
-// Requires sh.mu.
-func (s *Scheduler[T, ID]) grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
-	if g.Tenant == nil && g.Priority == 0 { // checked here, so that a call without options calls nothing more
-		s.hold(sh, n, lease, g)
-		if s.room.Fair() {
-			s.room.Granted(g)
-		}
-		return true
-	}
-	if ok, _ := s.room.Reserve(sh, g); !ok {
-		return false
-	}
-	s.hold(sh, n, lease, g)
-	s.room.Granted(g)
-	return true
 }

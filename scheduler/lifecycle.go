@@ -351,12 +351,12 @@ func (s *Scheduler[T, ID]) enter(sh *shard.Shard[T, ID], n *node.Node[T, ID]) bo
 // stops them by locking every shard.
 func (s *Scheduler[T, ID]) Len() int {
 	for range 3 {
-		before, busy := s.versions()
+		before, busy := shard.Versions(s.shards)
 		if busy {
 			continue
 		}
 		n := s.size.Load()
-		if after, _ := s.versions(); after == before {
+		if after, _ := shard.Versions(s.shards); after == before {
 			return int(n)
 		}
 	}

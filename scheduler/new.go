@@ -65,6 +65,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		Global: s.global, Budgeted: s.budgeted, Limited: s.budgeted || s.rateLimit != nil,
 		Strict: s.budgeted || s.tenants != nil, ShareBy: cfg.ShareBy,
 	})
+	s.search.Init(s.shards, s.cmp, &s.room, &s.affinity, s.global, s.lockFree)
 	if len(cfg.Observers) > 0 {
 		s.events = dispatch.Start(cfg.EventQueueSize, cfg.Observers)
 	}

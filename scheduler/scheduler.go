@@ -16,6 +16,7 @@ import (
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/search"
 	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
 )
@@ -74,6 +75,7 @@ type Scheduler[T any, ID comparable] struct {
 
 	affinity affinity.Map[T, ID]
 	room     waiting.Room[T, ID]
+	search   search.Searcher[T, ID]
 	// deadlines holds every lease deadline, end of a rest and wake, on
 	// one timer (see expiry.go).
 	deadlines *deadline.Timer[*node.Node[T, ID]]
@@ -101,18 +103,6 @@ type hooks struct {
 	publishing func()
 }
 
-// versions sums the shards' versions and reports whether a change was in
-// progress in any shard. The versions only grow, so two equal sums mean
-// that no shard's version changed in between.
-func (s *Scheduler[T, ID]) versions() (sum uint64, busy bool) {
-	for i := range s.shards {
-		v := s.shards[i].Version.Load()
-		sum += v
-		busy = busy || v&1 != 0
-	}
-	return sum, busy
-}
-
 // gone reports whether n was removed, as far as every operation but the
 // release of its holds is concerned.
 func gone[T any, ID comparable](n *node.Node[T, ID]) bool {
@@ -137,15 +127,6 @@ func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 	if s.events != nil {
 		s.events.Emit(events.Event[ID]{Type: t, ID: id})
 	}
-}
-
-// wrap returns shard index i, which is below twice the shard count, on
-// the ring of shards.
-func (s *Scheduler[T, ID]) wrap(i int) int {
-	if i >= len(s.shards) {
-		i -= len(s.shards)
-	}
-	return i
 }
 
 // acquired emits the event of an acquisition.

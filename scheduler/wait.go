@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/crsched/crs/acquire"
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
@@ -48,8 +50,8 @@ type host[T any, ID comparable] Scheduler[T, ID]
 
 func (h *host[T, ID]) Now() int64 { return (*Scheduler[T, ID])(h).now() }
 
-func (h *host[T, ID]) Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) {
-	(*Scheduler[T, ID])(h).hold(sh, n, lease, g)
+func (h *host[T, ID]) Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, cost config.Cost, t *budget.Tenant, prio int) (uint64, int64) {
+	return (*Scheduler[T, ID])(h).hold(sh, n, lease, cost, t, prio)
 }
 
 func (h *host[T, ID]) Acquired(n *node.Node[T, ID]) { (*Scheduler[T, ID])(h).acquired(n) }
@@ -58,6 +60,9 @@ func (h *host[T, ID]) Wake(i int, at int64) { h.deadlines.Schedule(at, wake[T, I
 
 func (h *host[T, ID]) Search(start int, id acquire.AffinityIdentifier, lease bool, ask waiting.Grant[T, ID]) (waiting.Grant[T, ID], bool) {
 	g := ask
-	found := (*Scheduler[T, ID])(h).search(start, id, lease, &g)
+	found := h.search.Search(start, id, lease, &g)
+	if found {
+		(*Scheduler[T, ID])(h).acquired(g.Node)
+	}
 	return g, found
 }

@@ -587,3 +587,15 @@ func (s *Shard[T, ID]) repair(only *node.Node[T, ID]) (broken bool) {
 	}
 	return broken
 }
+
+// Versions returns the sum of the versions of shards, and whether a
+// change is in progress in one of them (an odd version): two sums with
+// no change in progress that are equal saw no change in between.
+func Versions[T any, ID comparable](shards []Shard[T, ID]) (sum uint64, busy bool) {
+	for i := range shards {
+		v := shards[i].Version.Load()
+		sum += v
+		busy = busy || v&1 != 0
+	}
+	return sum, busy
+}

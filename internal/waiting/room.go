@@ -35,13 +35,13 @@ import (
 // Close carries only Err.
 type Grant[T any, ID comparable] struct {
 	Node     *node.Node[T, ID]
-	Cost     config.Cost // what the hold spends of the budgets; set by the caller, kept by Host.Hold
+	Cost     config.Cost // what the hold spends of the budgets; set by the caller
 	Token    uint64      // 0 unless a lease
 	Deadline int64       // the lease's deadline; 0: none
 	Value    T
 	Err      error
 	// Tenant and Priority are whom the grant is for (see order.go); set
-	// by the caller, kept by Host.Hold.
+	// by the caller.
 	Tenant   *budget.Tenant
 	Priority int
 }
@@ -50,9 +50,12 @@ type Grant[T any, ID comparable] struct {
 type Host[T any, ID comparable] interface {
 	// Now is the scheduler's time, in nanoseconds since it started.
 	Now() int64
-	// Hold hands n, an active node of sh that covers g.Cost, to a
-	// caller, into g: a lease when lease is set. Requires sh's lock.
-	Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID])
+	// Hold hands n, an active node of sh that covers cost, to a caller
+	// of tenant t at priority prio: a lease when lease is set, whose
+	// token and deadline it returns. Requires sh's lock. (It takes the
+	// grant's fields, not the grant: a pointer passed through an
+	// interface call would move every caller's grant to the heap.)
+	Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, cost config.Cost, t *budget.Tenant, prio int) (token uint64, deadline int64)
 	// Acquired reports that n was handed out (an event; never blocks).
 	Acquired(n *node.Node[T, ID])
 	// Wake makes the scheduler's timer call Woken for shard i at at.
@@ -114,6 +117,9 @@ func (r *Room[T, ID]) Init(cfg Config[T, ID]) {
 func (r *Room[T, ID]) MustQueue(ask *Grant[T, ID]) bool {
 	return r.queue.MustQueue(ask.Tenant, ask.Priority)
 }
+
+// Now is the scheduler's time (Host.Now).
+func (r *Room[T, ID]) Now() int64 { return r.cfg.Host.Now() }
 
 // Len is the number of callers waiting.
 func (r *Room[T, ID]) Len() int { return r.queue.Len() }

@@ -193,7 +193,7 @@ func (r *Room[T, ID]) grantTo(sh *shard.Shard[T, ID], w *queue.Waiter[Grant[T, I
 		how, until = parked, at
 		return false
 	}
-	r.cfg.Host.Hold(sh, n, w.Lease, &g)
+	r.hold(sh, n, w.Lease, &g)
 	how = granted
 	if g.Tenant != nil || g.Priority != 0 || r.queue.Fair() {
 		r.queue.GrantedTo(w, r.Units(g.Cost)) // before the send: then w is its caller's

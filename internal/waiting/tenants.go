@@ -14,6 +14,32 @@ import (
 // their own, taken after a shard lock (budget.Tenant); its share, with
 // its class, is the queue's.
 
+// Grant takes a hold on n, an active node of sh that covers g.Cost, for
+// g's tenant, if the tenant's budgets cover g.Cost too, and reports
+// whether it did: the tenant pays in the same step as the resource
+// (Reserve), and the grant counts against its share (Granted). It is the
+// grant of a caller that does not wait (a waiter's is grantTo's).
+// Requires sh's lock.
+func (r *Room[T, ID]) Grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID]) bool {
+	if g.Tenant == nil && g.Priority == 0 && !r.queue.Fair() {
+		r.hold(sh, n, lease, g) // no tenant to pay or count
+		return true
+	}
+	if ok, _ := r.Reserve(sh, g); !ok {
+		return false
+	}
+	r.hold(sh, n, lease, g)
+	r.Granted(g)
+	return true
+}
+
+// hold takes a hold on n for g through the host (Host.Hold), and fills
+// in g. Requires sh's lock.
+func (r *Room[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID]) {
+	g.Node, g.Value = n, n.Value
+	g.Token, g.Deadline = r.cfg.Host.Hold(sh, n, lease, g.Cost, g.Tenant, g.Priority)
+}
+
 // Units is what a grant of cost counts against its tenant's share: its
 // amount of config.Config.ShareBy, or 1 without ShareBy.
 func (r *Room[T, ID]) Units(cost config.Cost) int64 {

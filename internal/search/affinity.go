@@ -1,4 +1,4 @@
-package scheduler
+package search
 
 import (
 	"github.com/crsched/crs/acquire"
@@ -12,17 +12,16 @@ import (
 // identifier's order: the resources of its window by decreasing rank,
 // into g, and reports whether it took one. It gives up after
 // affinity.MaxTries resources (the caller then takes any resource).
-func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) bool {
+func (p *Searcher[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bool, g *waiting.Grant[T, ID]) bool {
 	h := acquire.HashIdentifier(id)
-	r := s.affinity.Ring()
+	r := p.affinity.Ring()
 	below := ^uint64(0)
 	for range affinity.MaxTries {
 		n, k := affinity.Candidate(r, h, below)
 		if n == nil {
 			return false
 		}
-		if s.holdNode(n, lease, g) {
-			s.acquired(n)
+		if p.holdNode(n, lease, g) {
 			return true
 		}
 		below = k
@@ -32,18 +31,18 @@ func (s *Scheduler[T, ID]) sweepAffinity(id acquire.AffinityIdentifier, lease bo
 
 // holdNode takes a hold on n, into g, if it is still active and covers
 // g.Cost, and reports whether it did.
-func (s *Scheduler[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
-	sh := &s.shards[n.Shard]
+func (p *Searcher[T, ID]) holdNode(n *node.Node[T, ID], lease bool, g *waiting.Grant[T, ID]) bool {
+	sh := &p.shards[n.Shard]
 	sh.Lock()
 	defer sh.Unlock()
-	s.room.Repair(sh, nil)
+	p.room.Repair(sh, nil)
 	if n.State != node.Active {
 		return false
 	}
 	if g.Cost != nil {
-		if ok, _ := n.Budgets().Fits(g.Cost, s.now()); !ok {
+		if ok, _ := n.Budgets().Fits(g.Cost, p.room.Now()); !ok {
 			return false
 		}
 	}
-	return s.grant(sh, n, lease, g)
+	return p.room.Grant(sh, n, lease, g)
 }
