@@ -48,8 +48,9 @@ type Collector struct {
 
 	descs    []*prometheus.Desc // every descriptor, once, for Describe
 	scalars  []scalar
-	pool     *poolDescs // nil with WithCRSNames
-	counters []counter  // nil without telemetry
+	pool     *poolDescs  // nil with WithCRSNames
+	shares   *shareDescs // nil with WithCRSNames
+	counters []counter   // nil without telemetry
 	budgets  budgetSource
 	budget   *prometheus.Desc // nil without WithBudgets
 }
@@ -130,6 +131,7 @@ func (c *Collector) ownMetrics(desc descFunc) {
 		waitDuration: desc(nameWaitDuration, "How long calls waited for a resource, including waits their context ended."),
 		info:         desc(nameInfo, "Always 1; labels give the scheduler's acquire policy and strategy.", labelPolicy, labelStrategy),
 	}
+	c.shares = newShareDescs(desc)
 	if c.telemetry == nil {
 		return
 	}
@@ -177,6 +179,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.pool != nil {
 		c.pool.collect(ch, &st)
+		c.shares.collect(ch, &st)
 	}
 	if c.telemetry != nil {
 		t := c.telemetry.Snapshot()

@@ -96,13 +96,14 @@ type family struct {
 }
 
 // exportedFamilies gathers a collector with telemetry and a pool label,
-// and indexes its series by every name a query can use: a histogram's
+// and one of a pool that has served a tenant, and indexes its series by every name a query can use: a histogram's
 // _bucket (with le), _sum and _count as well as its own name.
 func exportedFamilies(t *testing.T) map[string]family {
 	t.Helper()
 	sched, telemetry := knownState(t)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(crsprom.NewCollector(sched, telemetry, poolLabel("gpus")))
+	reg.MustRegister(crsprom.NewCollector(servedTenantPool(t), nil, poolLabel("keys")))
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatalf("Gather: %v", err)

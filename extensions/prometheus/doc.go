@@ -14,6 +14,15 @@
 // (crs_budget_remaining{resource, limit}), one series per resource and
 // limit.
 //
+// The one label whose values are the user's is tenant: the waiters,
+// grants and usage of each tenant (crs_tenant_waiters,
+// crs_tenant_grants_total, crs_tenant_usage) and of each priority
+// (crs_priority_*) are exported once calls name them
+// (scheduler.WithTenant, WithPriority). Every tenant name becomes a label
+// value and keeps its series for the life of the scheduler, so the
+// number of series is the user's to bound: name tenants after teams or
+// plans, not after end users.
+//
 //	telemetry := metrics.NewTelemetryObserver[string]()
 //	sched, _ := scheduler.New(config.Config[*Worker, string]{
 //		// ...

@@ -25,10 +25,6 @@ var notExported = map[string]string{
 	"InactiveResources": `sum without (state) (crs_resources{state!~"active|draining"})`,
 	"EmptyHeaps":        `count without (shard) (crs_shard_active_resources == 0)`,
 	"NonEmptyHeaps":     `count without (shard) (crs_shard_active_resources > 0)`,
-	// Not yet: their series, labelled by tenant name and by priority,
-	// come with the collector's part of tenants and priorities.
-	"Tenants":    "not exported yet (per-tenant series: tenant names would become label values)",
-	"Priorities": "not exported yet (per-priority series)",
 }
 
 // exportedValues gathers c and returns every sample value it exports
@@ -83,6 +79,9 @@ func TestEveryStatsFigureIsExported(t *testing.T) {
 		case field.Type == reflect.TypeFor[[]int]():
 			f.Set(reflect.ValueOf([]int{int(unique), int(unique) + 1}))
 			want[field.Name+"[1]"] = unique + 1
+		case field.Type == reflect.TypeFor[[]stats.TenantStats](), field.Type == reflect.TypeFor[[]stats.PriorityStats]():
+			want = fillShares(f, field.Name, unique, want)
+			continue
 		case field.Type.Kind() == reflect.String:
 			f.SetString(field.Name + "-value")
 			continue // checked below, as label values
@@ -108,7 +107,7 @@ func TestEveryStatsFigureIsExported(t *testing.T) {
 				t.Errorf("stats.Stats.%s is exported (%s) but listed in notExported", name, where)
 			}
 		case !exported:
-			t.Errorf("stats.Stats.%s is not exported: add it to states.go or scalars.go, or to notExported with the reason", name)
+			t.Errorf("stats.Stats.%s is not exported: add it to states.go, scalars.go or tenants.go, or to notExported with the reason", name)
 		}
 	}
 
@@ -116,6 +115,31 @@ func TestEveryStatsFigureIsExported(t *testing.T) {
 	if got := infoLabels(t, info); got != "policy=AcquirePolicy-value,strategy=AcquireStrategy-value" {
 		t.Errorf("crs_scheduler_info labels = %s, want the policy and strategy of the stats", got)
 	}
+}
+
+// fillShares gives a one-element slice of TenantStats or PriorityStats
+// a unique value in each of its numeric fields and wants each exported.
+func fillShares(f reflect.Value, name string, unique float64, want map[string]float64) map[string]float64 {
+	f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	elem := f.Index(0)
+	for j := range elem.NumField() {
+		v, field := elem.Field(j), elem.Type().Field(j)
+		value := unique + float64(j+1)
+		switch {
+		case v.Kind() == reflect.String:
+			v.SetString(field.Name + "-value")
+			continue
+		case v.CanInt():
+			v.SetInt(int64(value))
+		case v.CanUint():
+			v.SetUint(uint64(value))
+		}
+		if field.Name == "Priority" {
+			continue // a label value, not a sample
+		}
+		want[name+"[0]."+field.Name] = value
+	}
+	return want
 }
 
 func infoLabels(t *testing.T, c prometheus.Collector) string {

@@ -25,6 +25,12 @@ const (
 	nameFailures         = "crs_lease_failures_total"
 	nameInfo             = "crs_scheduler_info"
 	nameBudget           = "crs_budget_remaining"
+	nameTenantWaiters    = "crs_tenant_waiters"
+	nameTenantGrants     = "crs_tenant_grants_total"
+	nameTenantUsage      = "crs_tenant_usage"
+	namePriorityWaiters  = "crs_priority_waiters"
+	namePriorityGrants   = "crs_priority_grants_total"
+	namePriorityUsage    = "crs_priority_usage"
 )
 
 // Label names set by the collector; with the histogram's le and the
@@ -37,6 +43,8 @@ const (
 	labelStrategy = "strategy"
 	labelResource = "resource" // only with WithBudgets
 	labelLimit    = "limit"    // only with WithBudgets
+	labelTenant   = "tenant"   // a name of the user's: see the package doc
+	labelPriority = "priority"
 )
 
-var ownLabels = []string{labelState, labelShard, labelType, labelPolicy, labelStrategy, labelResource, labelLimit, "le", "quantile"}
+var ownLabels = []string{labelState, labelShard, labelType, labelPolicy, labelStrategy, labelResource, labelLimit, labelTenant, labelPriority, "le", "quantile"}

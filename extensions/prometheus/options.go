@@ -69,9 +69,9 @@ func keyLabel[ID comparable](id ID) string {
 //
 // A name must match [a-zA-Z_][a-zA-Z0-9_]*, must not start with "__"
 // (reserved by Prometheus) and must not be one of the collector's own
-// labels (state, shard, type, policy, strategy, resource, limit, le,
-// quantile); a value must be non-empty UTF-8 (Prometheus treats an empty
-// value as no label).
+// labels (state, shard, type, policy, strategy, resource, limit, tenant,
+// priority, le, quantile); a value must be non-empty UTF-8 (Prometheus
+// treats an empty value as no label).
 // New returns ErrInvalidLabel otherwise, and for a name given twice.
 func WithConstLabels(labels prometheus.Labels) Option {
 	labels = maps.Clone(labels) // the caller may reuse its map

@@ -22,6 +22,8 @@ func TestReadmeMetricTableMatchesTheCollector(t *testing.T) {
 	// The metrics of the options, from a pool with budgets.
 	keys := tokensPool(t, fakeclock.New(), "a")
 	families = append(families, gather(t, crsprom.NewCollector(keys, nil, crsprom.WithBudgets(keys.Budgets)))...)
+	// The tenants' and priorities', from a pool that has served one.
+	families = append(families, gather(t, crsprom.NewCollector(servedTenantPool(t), nil))...)
 	compareTable(t, "## Metrics", readmeTable(t, "## Metrics"), kinds(families))
 }
 
