@@ -26,6 +26,12 @@
 // the latency added, for crs and, with -compare, for a naive round
 // robin (docs/crsload.md).
 //
+// -scenario tenants shares one exclusive key between a heavy tenant, a
+// light one and interactive callers at a higher priority, with the
+// scheduler's tenants and priorities and then first come, first served,
+// and reports each tenant's share against its weight, Jain's fairness
+// index and the interactive wait p50/p99 side by side.
+//
 // The harness itself lives in harness/loadtest. The same command on a
 // pool kept in Redis, shared by several processes, is the redispool
 // module's crsload-redis: cd redispool && go run ./cmd/crsload-redis

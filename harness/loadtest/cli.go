@@ -162,6 +162,9 @@ func runOnce(ctx context.Context, prog string, cfg Config, ext *Extension, progr
 		if ext != nil && cfg.Pool == ext.Name && ext.Title != nil {
 			title = ext.Title()
 		}
+		if cfg.Scenario == Tenants {
+			return runOn(ctx, cfg, ext, progress) // it says what runs, run by run
+		}
 		if cfg.Scenario == LLM {
 			client := clientTitle(cfg.Pool)
 			if ext != nil && cfg.Pool == ext.Name {

@@ -83,6 +83,8 @@ type Config struct {
 	Pool string
 	// LLM is the llm scenario's own settings.
 	LLM LLMConfig
+	// Tenants is the tenants scenario's own settings.
+	Tenants TenantsConfig
 }
 
 // Default is the default run: the seed's 10,000 workers on 4 shared
@@ -111,6 +113,7 @@ func Default() Config {
 		Seed:           1,
 		Pool:           "crs",
 		LLM:            DefaultLLM,
+		Tenants:        DefaultTenants,
 	}
 }
 
@@ -135,6 +138,7 @@ func (c Config) Ejection() config.Ejection {
 // ejects a resource after 5 failures in a row where failures reach the
 // pool (-api lease; ParseFlags drops the ejection otherwise): random 10%
 // failures hardly ever make 5 in a row, the unhealthy resource soon does.
+// The tenants scenario shares one key, scarce, for 5 s a run.
 // The llm scenario runs the 50 workers for 20 s, long enough for
 // the buckets' refill to matter beside their initial fill and short
 // enough to wait for, with no warm-up: the start, every bucket full and
@@ -149,6 +153,8 @@ func ScenarioDefaults(scenario string) map[string]string {
 		return map[string]string{"workers": "8", "policy": "exclusive", "cooldown": "100ms"}
 	case LLM:
 		return map[string]string{"workers": "50", "duration": "20s", "warmup": "0s", "eject": "3", "eject-base": "2s"}
+	case Tenants:
+		return map[string]string{"resources": "1", "duration": "5s"}
 	}
 	return nil
 }
@@ -184,12 +190,15 @@ func (c Config) validate(ext *Extension) error {
 	if ext != nil {
 		pools = append(pools, ext.Name)
 	}
-	if c.Scenario == LLM {
+	switch c.Scenario {
+	case LLM:
 		return c.validateLLM(ext)
+	case Tenants:
+		return c.validateTenants(ext)
 	}
 	switch {
 	case !known(c.Scenario, Scenarios):
-		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, append(Scenarios[:len(Scenarios):len(Scenarios)], LLM))
+		return fmt.Errorf("scenario %q: want one of %v", c.Scenario, append(Scenarios[:len(Scenarios):len(Scenarios)], LLM, Tenants))
 	case c.Workers < 1:
 		return errors.New("workers: want at least 1")
 	case c.Resources < 1:

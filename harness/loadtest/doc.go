@@ -43,4 +43,12 @@
 //	llm_run.go, llm_http.go       the run, and one call over HTTP
 //	llm_client.go, llm_crs.go     LLMClient, Feedback and the naive client; the scheduler's
 //	llm_report.go                 its report, text and side by side
+//
+// The tenants scenario is another: tenants and an interactive priority
+// share scarce keys, with the scheduler's tenants and priorities and
+// then first come, first served.
+//
+//	tenants.go                    its settings, flags and TenantsPool
+//	tenants_run.go, tenants_crs.go the run, and the scheduler's pool
+//	tenants_report.go             its report, both runs side by side
 package loadtest

@@ -85,6 +85,8 @@ func runOn(ctx context.Context, cfg Config, ext *Extension, progress *Progress) 
 	switch {
 	case cfg.Scenario == LLM:
 		return runLLM(ctx, cfg, ext, progress)
+	case cfg.Scenario == Tenants:
+		return runTenants(ctx, cfg, ext, progress)
 	case cfg.Pool == "mutex":
 		p, err := openMutexPool(ctx, cfg)
 		if err != nil {

@@ -60,6 +60,9 @@ func ParseFlags(args []string, w io.Writer, exts ...Extension) (Options, error) 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := parseTenants(&o, set); err != nil {
+		return o, err
+	}
 	if err := parseLLM(&o, keys, set); err != nil {
 		return o, err
 	}
@@ -145,7 +148,7 @@ func (o *Options) configure(exts []Extension, set map[string]bool) error {
 // for -keys, keys.
 func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
 	c := &o.Config
-	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+" (see above)")
+	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "the workload: "+strings.Join(Scenarios, ", ")+", "+LLM+", "+Tenants+" (see above)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "concurrent workers, each doing requests back to back; a burst's peak\n(burst: 5000; failure: 1000; cooldown: 8)")
 	fs.IntVar(&c.Resources, "resources", c.Resources, "resources (simulated backends) in the pool")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured window; throughput is counted over it only")
@@ -183,6 +186,7 @@ func registerFlags(fs *flag.FlagSet, o *Options, keys *string) {
 	fs.IntVar(&c.LLM.Retries, "retries", c.LLM.Retries, "llm: a call whose key failed (no answer, a 5xx, a 401 or 403) is tried again on up\nto this many other keys; 0: never")
 	fs.DurationVar(&c.LLM.AttemptTimeout, "attempt-timeout", c.LLM.AttemptTimeout, "llm: an attempt with no answer after this long has failed for its key (0: no bound)")
 	fs.BoolVar(&c.LLM.ProviderStats, "provider-stats", false, "llm, with -provider: the provider is a mockprovider (cmd/mockprovider): read its\nGET /stats when the run ends, for the provider's own view of every client's calls")
+	registerTenantsFlags(fs, &c.Tenants)
 	fs.BoolVar(&o.Compare, "compare", false, "run the workload again on a mutex-around-a-heap pool and print both side by side\n(llm: with the naive client, on a fresh mock)")
 	fs.StringVar(&o.JSON, "json", "", "write the full report as JSON to `file`; -: to stdout, the text report then going\nto stderr")
 	fs.StringVar(&o.HTML, "html", "", "write a self-contained HTML report with charts to `file`; -: to stdout, as -json")
@@ -276,6 +280,9 @@ func refuseIdle(o Options, set map[string]bool) error {
 			}
 		}
 		return ""
+	}
+	if c.Scenario == Tenants {
+		return nil // parseTenants refuses the flags the scenario does not read
 	}
 	if c.Scenario == LLM {
 		// parseLLM refuses the flags the scenario does not read.
@@ -393,7 +400,17 @@ func scenariosUsage(f Config) string {
             the buckets allowed over the window) and the latency added
             before the served attempt. It reads -workers, -resources
             (keys), -duration, -seed, -pool, -compare, -json, -progress,
-            -force and the flags marked "llm:", no others; no -html.`
+            -force and the flags marked "llm:", no others; no -html.
+  tenants   a heavy tenant (12 goroutines) and a light one (2) lease one
+            exclusive key (-resources) back to back, holding it -hold;
+            one interactive caller at -interactive-priority leases it
+            now and then. It runs for -duration (5 s) with tenants and
+            priorities (WithTenant, WithPriority, -tenant-weights as
+            Config.Tenants), then as long first come, first served, and
+            reports each tenant's share of the grants against its
+            weight's, Jain's fairness index and the interactive wait
+            p50/p99. It reads -resources, -duration, -pool, -json,
+            -progress, -force and the flags marked "tenants:".`
 }
 
 // policyFlag reads "shared" or "exclusive".

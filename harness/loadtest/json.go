@@ -7,7 +7,8 @@ import (
 
 // WriteJSON writes the full report, indented. With -compare the
 // baseline's report is its "baseline" field. A run of the llm scenario
-// writes its LLMReport, the naive client's as its "baseline".
+// writes its LLMReport, the naive client's as its "baseline"; one of the
+// tenants scenario its TenantsReport.
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -17,6 +18,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 			doc.Baseline = r.Baseline.LLM
 		}
 		return enc.Encode(&doc)
+	}
+	if r.Tenants != nil {
+		return enc.Encode(r.Tenants)
 	}
 	return enc.Encode(r)
 }

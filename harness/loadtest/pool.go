@@ -137,6 +137,13 @@ type Extension struct {
 	// names the client in the report, after Title. ctx is as for Open.
 	LLM      func(ctx context.Context, cfg Config, keys []string) (LLMClient, error)
 	LLMTitle string
+	// Tenants, if set, opens the tenants scenario's pool on the
+	// extension: cfg.Resources exclusive keys, with cfg.Tenants's weights
+	// when fair, first come, first served (no tenants, no priorities)
+	// otherwise. It is called twice, once for each run, each pool closed
+	// before the next opens. Without it, the extension's flags make
+	// -scenario tenants a usage error. ctx is as for Open.
+	Tenants func(ctx context.Context, cfg Config, fair bool) (TenantsPool, error)
 	// CooldownSlack is how much earlier than the cooldown the pool may
 	// hand a resource out again, its clock being coarser than the
 	// harness's (Redis keeps rests in whole milliseconds): the check "no

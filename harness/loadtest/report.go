@@ -28,6 +28,9 @@ type Report struct {
 	// fills in besides Pool, Config, Environment, ElapsedNs, Interrupted
 	// and Accounting: WriteJSON writes it alone.
 	LLM *LLMReport `json:"llm,omitempty"`
+	// Tenants is the tenants scenario's report, filled in as LLM is:
+	// WriteJSON writes it alone.
+	Tenants *TenantsReport `json:"tenants,omitempty"`
 }
 
 // ConfigReport is the run's configuration, in the flags' terms.

@@ -34,6 +34,9 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.LLM != nil {
 		return writeLLMText(w, r.LLM)
 	}
+	if r.Tenants != nil {
+		return writeTenantsText(w, r)
+	}
 	b := &strings.Builder{}
 	writeHeading(b, r)
 	writeRequests(b, r)
