@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -43,6 +44,11 @@ type Options struct {
 	// Client makes the upstream calls; nil is a client whose attempts
 	// wait at most 5 minutes for the answer's headers.
 	Client *http.Client
+	// Tenants are the tenants X-Tenant may name, with their weights and
+	// budgets; shares are counted in tokens. nil leaves the set open:
+	// any valid name, each of weight 1 and no budget of its own, kept
+	// for the gateway's life (so let only trusted callers name one).
+	Tenants map[string]config.Tenant
 }
 
 // Gateway is the proxy, an http.Handler.
@@ -60,6 +66,7 @@ type Gateway struct {
 	upstream *url.URL
 	client   *http.Client
 	gate     keyGate
+	tenants  map[string]config.Tenant // nil: any tenant (Options.Tenants)
 }
 
 // NewGateway proxies to upstream with keys.
@@ -68,7 +75,11 @@ func NewGateway(upstream *url.URL, keys []Key, o Options) (*Gateway, error) {
 	if o.Ejection != nil {
 		ej = *o.Ejection
 	}
-	sched, err := scheduler.New(config.Config[Key, string]{
+	if err := checkTenants(o.Tenants); err != nil {
+		return nil, err
+	}
+	tenants := maps.Clone(o.Tenants)
+	cfg := config.Config[Key, string]{
 		// Every key ranks the same, so the key with the most budget left
 		// goes first.
 		Comparator:    func(a, b Key) int { return 0 },
@@ -77,7 +88,14 @@ func NewGateway(upstream *url.URL, keys []Key, o Options) (*Gateway, error) {
 		Limits:        limits,
 		Ejection:      ej,
 		Clock:         o.Clock,
-	})
+		// A tenant's share is the tokens its calls spent, not their
+		// number.
+		ShareBy: "tokens",
+	}
+	if tenants != nil { // without, every tenant has weight 1 and no budget
+		cfg.Tenants = func(name string) config.Tenant { return tenants[name] }
+	}
+	sched, err := scheduler.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +112,7 @@ func NewGateway(upstream *url.URL, keys []Key, o Options) (*Gateway, error) {
 		client = &http.Client{Transport: tr}
 	}
 	return &Gateway{Retries: DefaultRetries, sched: sched, keys: len(keys), upstream: upstream, client: client,
-		gate: keyGate{state: map[string]uint8{}}}, nil
+		gate: keyGate{state: map[string]uint8{}}, tenants: tenants}, nil
 }
 
 // limits are a key's budgets, as the provider states them: a call costs
@@ -115,13 +133,19 @@ func limits(k Key) []config.Limit {
 // Close stops the scheduler; calls waiting for a key fail.
 func (g *Gateway) Close() { g.sched.Shutdown() }
 
-// ServeHTTP checks the request before it takes any budget, so that a
-// malformed one costs nothing, then tries keys until an answer is worth
-// passing on (see attempt) and passes it on.
+// ServeHTTP checks the request (its body, X-Tenant and X-Priority)
+// before it takes any budget, so that a malformed one costs nothing,
+// then tries keys until an answer is worth passing on (see attempt) and
+// passes it on.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, status, err := readRequest(w, r)
 	if err != nil {
 		http.Error(w, "llmgateway: "+err.Error(), status)
+		return
+	}
+	caller, err := g.whoOf(r)
+	if err != nil {
+		http.Error(w, "llmgateway: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	images := g.ImageTokens
@@ -140,7 +164,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			cancel()
 			ctx = now
 		}
-		c, err := g.lease(ctx, est, avoid)
+		c, err := g.lease(ctx, caller.options(est), est, avoid)
 		switch {
 		case err != nil && last != nil:
 			g.pass(w, last)
@@ -164,20 +188,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func refuse(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, crserrors.ErrCostExceedsLimits):
-		http.Error(w, "llmgateway: the call needs more tokens than any key's limit", http.StatusBadRequest)
+		http.Error(w, "llmgateway: the call needs more tokens than any key's limit, or its tenant's", http.StatusBadRequest)
 	case r.Context().Err() == nil: // otherwise the caller has gone
 		http.Error(w, "llmgateway: "+err.Error(), http.StatusServiceUnavailable)
 	}
 }
 
-// lease leases a key whose buckets cover est, other than the keys in
-// avoid and other than a failed key already being probed (keyGate): such
-// a key rests for gateRest, and the lease is asked again.
-func (g *Gateway) lease(ctx context.Context, est int64, avoid []string) (*call, error) {
+// lease leases a key with opts, whose cost is est, other than the keys
+// in avoid and other than a failed key already being probed (keyGate):
+// such a key rests for gateRest, and the lease is asked again.
+func (g *Gateway) lease(ctx context.Context, opts []scheduler.LeaseOption, est int64, avoid []string) (*call, error) {
 	for {
-		// Keys given without a TPM have no tokens limit, perhaps all of
-		// them: they ignore the tokens rather than refuse them as unknown.
-		l, err := g.sched.Lease(ctx, scheduler.WithCost(config.Cost{"tokens": est}), scheduler.AllowUnknownLimits())
+		l, err := g.sched.Lease(ctx, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -326,6 +348,8 @@ func (g *Gateway) outgoing(r *http.Request, body []byte, c *call) *http.Request 
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
+	out.Header.Del(TenantHeader) // the gateway's, not the provider's
+	out.Header.Del(PriorityHeader)
 	out.Header.Set("Authorization", "Bearer "+c.lease.Value().Secret)
 	// The answer's usage must be readable: let the Transport negotiate
 	// compression, and undo it, itself.

@@ -33,6 +33,21 @@
 // refused without running it (a 4xx other than 429, or a 5xx) is
 // settled to a request and no tokens, what the provider counts for it.
 //
+// Tenants and priorities: a call may name its tenant in X-Tenant (a
+// team, an API consumer: 1 to 64 letters, digits, '.', '_', '-') and its
+// priority in X-Priority (a whole number from -9 to 9, higher first;
+// interactive calls before batch ones). When keys are short, a freed
+// key or refilled budget goes to the highest priority waiting, and
+// within one priority the tenants share the tokens by weight; without
+// the headers a call is the default tenant's, at priority 0. -tenants
+// gives the weights and each tenant's own budget of tokens per minute,
+// spent with the key's (search=3:10000,batch=1: search has weight 3 and
+// at most 10,000 tokens a minute, batch weight 1): with it, X-Tenant must
+// name one of them. A header out of range, or an unknown tenant, is a
+// 400 that costs no budget. Neither header goes on to the provider.
+//
+//	curl -s localhost:8080/v1/chat/completions -H 'X-Tenant: search' -H 'X-Priority: 5' -d '{"messages": ...}'
+//
 // What it reads: a JSON answer with a "usage" block, the shape of
 // chat completions and completions. A streamed answer (text/event-stream),
 // or any other body, is passed on as it comes and keeps the estimate
@@ -102,6 +117,7 @@ func main() {
 	flag.IntVar(&ej.ConsecutiveFailures, "eject", ej.ConsecutiveFailures, "eject a key after this many failures in a row (no answer, 5xx, 401, 403); 0: never")
 	flag.DurationVar(&ej.BaseTime, "eject-base", ej.BaseTime, "a key's first ejection; the n-th lasts n times this")
 	flag.DurationVar(&ej.MaxTime, "eject-max", ej.MaxTime, "the longest ejection (0: no cap)")
+	tenantsFlag := flag.String("tenants", "", "the tenants X-Tenant may name, `NAME=WEIGHT[:TPM],...`: each one's weight and own tokens per\nminute (search=3:10000,batch=1); empty: any name, weight 1, no budget of its own")
 	flag.Parse()
 	u, err := url.Parse(*upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -114,7 +130,11 @@ func main() {
 	if *retries < 0 || ej.Validate() != nil {
 		log.Fatal("llmgateway: -retries, -eject: want >= 0, and -eject-base > 0 with ejection on (see -h)")
 	}
-	g, err := NewGateway(u, keys, Options{Ejection: &ej})
+	tenants, err := ParseTenants(*tenantsFlag)
+	if err != nil {
+		log.Fatalf("llmgateway: -tenants: %v (see -h)", err)
+	}
+	g, err := NewGateway(u, keys, Options{Ejection: &ej, Tenants: tenants})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -165,6 +185,10 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "A reverse proxy in front of an OpenAI-compatible provider that spreads calls")
 	fmt.Fprintln(w, "over the keys in LLMGATEWAY_KEYS (comma-separated; read from the environment,")
 	fmt.Fprintln(w, "never the command line) and keeps each key's -rpm and -tpm.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "A call may name its tenant in the X-Tenant header and its priority in X-Priority")
+	fmt.Fprintln(w, "(-9 to 9, higher served first; default 0): when keys are short, higher priorities go")
+	fmt.Fprintln(w, "first, and tenants share the tokens by their -tenants weights. A bad header is a 400.")
 	fmt.Fprintln(w)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
