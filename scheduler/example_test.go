@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"runtime"
 	"time"
 
 	"github.com/crsched/crs/acquire"
@@ -281,4 +282,76 @@ func ExampleLease_Settle() {
 	// after the grant: 599 38500
 	// after Settle: 599 39580
 	// true
+}
+
+// A gateway's tenants: teams share the keys' tokens by weight, a team
+// may have a budget of its own, spent with the key's, and interactive
+// calls go before batch ones.
+func Example_tenants() {
+	type Key struct {
+		Name string
+		TPM  int64
+	}
+	sched, _ := scheduler.New(config.Config[*Key, string]{
+		Comparator:    func(a, b *Key) int { return 0 },
+		KeyFunc:       func(k *Key) string { return k.Name },
+		AcquirePolicy: config.Shared,
+		Clock:         fakeclock.New(), // no refill during the example; leave nil in real use
+		Limits: func(k *Key) []config.Limit {
+			return []config.Limit{{Name: "tokens", Max: k.TPM, Per: time.Minute}}
+		},
+		ShareBy: "tokens", // shares counted in tokens, not calls
+		Tenants: func(team string) config.Tenant {
+			if team == "search" {
+				return config.Tenant{Weight: 3, Limits: []config.Limit{{Name: "tokens", Max: 10_000, Per: time.Minute}}}
+			}
+			return config.Tenant{} // weight 1, no budget of its own
+		},
+	})
+	defer sched.Shutdown()
+	_ = sched.Add(&Key{Name: "key-1", TPM: 40_000})
+	ctx := context.Background()
+
+	// A batch job's call takes the key's whole minute.
+	batch, _ := sched.Lease(ctx, scheduler.WithTenant("reports"), scheduler.WithCost(config.Cost{"tokens": 40_000}))
+
+	served := make(chan string, 1)
+	call := func(team string, prio int) {
+		l, err := sched.Lease(ctx, scheduler.WithTenant(team), scheduler.WithPriority(prio),
+			scheduler.WithCost(config.Cost{"tokens": 4_000}))
+		if err == nil {
+			_ = l.Release()
+			served <- team
+		}
+	}
+	go call("reports", 0) // another batch call waits first,
+	waitersAre(sched, 1)
+	go call("search", 5) // then an interactive one
+	waitersAre(sched, 2)
+
+	// The batch call spent 36,000: the 4,000 that come back go to the
+	// interactive call, whatever came first.
+	_ = batch.Settle(config.Cost{"tokens": 36_000})
+	_ = batch.Release()
+	fmt.Println("served:", <-served)
+
+	// search's own budget is 10,000 tokens a minute: a call above it
+	// fails at once, though the key could take it.
+	_, err := sched.Lease(ctx, scheduler.WithTenant("search"), scheduler.WithCost(config.Cost{"tokens": 12_000}))
+	fmt.Println(errors.Is(err, crserrors.ErrCostExceedsLimits))
+	for _, t := range sched.Stats().Tenants {
+		fmt.Printf("%s: %d tokens, %d waiting\n", t.Name, t.Usage, t.Waiters)
+	}
+	// Output:
+	// served: search
+	// true
+	// reports: 36000 tokens, 1 waiting
+	// search: 4000 tokens, 0 waiting
+}
+
+// waitersAre returns once n callers wait in s.
+func waitersAre[T any, ID comparable](s *scheduler.Scheduler[T, ID], n int) {
+	for s.Stats().Waiters != n {
+		runtime.Gosched()
+	}
 }
