@@ -138,7 +138,7 @@ var tenantsFlags = []string{"tenant-weights", "tenant-workers", "interactive", "
 func registerTenantsFlags(fs *flag.FlagSet, t *TenantsConfig) {
 	fs.Var((*pairFlag[int64])(&t.Weights), "tenant-weights", "tenants: the heavy and the light tenant's weights, `HEAVY:LIGHT`")
 	fs.Var((*pairFlag[int])(&t.Workers), "tenant-workers", "tenants: the heavy and the light tenant's goroutines, `HEAVY:LIGHT`")
-	fs.IntVar(&t.Interactive, "interactive", t.Interactive, "tenants: interactive callers, each pausing 10 holds between its calls; 0: none")
+	fs.IntVar(&t.Interactive, "interactive", t.Interactive, fmt.Sprintf("tenants: interactive callers, each pausing %d holds between its calls; 0: none", InteractivePause))
 	fs.IntVar(&t.Priority, "interactive-priority", t.Priority, "tenants: the interactive callers' priority (WithPriority), above the batch callers' 0")
 	fs.DurationVar(&t.Hold, "hold", t.Hold, "tenants: how long each caller holds the key it leased")
 }

@@ -22,9 +22,11 @@ type TenantsReport struct {
 	InteractivePriority int      `json:"interactive_priority"`
 	// Fair is the run with tenants and priorities; FCFS the run without
 	// options, nil if a signal ended the first run.
-	Fair       TenantsRun  `json:"fair"`
-	FCFS       *TenantsRun `json:"fcfs"`
-	Accounting Accounting  `json:"accounting"`
+	Fair        TenantsRun    `json:"fair"`
+	FCFS        *TenantsRun   `json:"fcfs"`
+	Accounting  Accounting    `json:"accounting"`
+	Environment Environment   `json:"environment"`
+	Interrupted *Interruption `json:"interrupted,omitempty"`
 }
 
 // TenantsRun is one run of the tenants scenario.
@@ -68,7 +70,7 @@ func newTenantsReport(cfg Config, ext *Extension) *TenantsReport {
 	return &TenantsReport{
 		Pool: cfg.Pool, PoolTitle: title, Resources: cfg.Resources, DurationNs: int64(cfg.Duration),
 		HoldNs: int64(t.Hold), Weights: t.Weights, Workers: t.Workers, Interactive: t.Interactive,
-		InteractivePriority: t.Priority,
+		InteractivePriority: t.Priority, Environment: environment(),
 	}
 }
 

@@ -58,9 +58,9 @@ func runTenants(ctx context.Context, cfg Config, ext *Extension, progress *Progr
 			break
 		}
 	}
-	tr.Accounting = tr.accounting()
+	tr.Accounting, tr.Interrupted = tr.accounting(), in
 	return &Report{
-		Pool: cfg.Pool, PoolTitle: tr.PoolTitle, Config: configReport(cfg), Environment: environment(),
+		Pool: cfg.Pool, PoolTitle: tr.PoolTitle, Config: configReport(cfg), Environment: tr.Environment,
 		ElapsedNs: int64(time.Since(start)), Interrupted: in, Accounting: tr.Accounting, Tenants: tr,
 	}, nil
 }

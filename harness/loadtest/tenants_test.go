@@ -81,8 +81,8 @@ func TestTheTenantsRunSharesNearerTheWeightsThanFirstComeFirstServed(t *testing.
 	if err := json.Unmarshal(out.Bytes(), &tr); err != nil {
 		t.Fatal(err)
 	}
-	if !tr.Accounting.OK || tr.FCFS == nil || tr.Pool != "crs" {
-		t.Fatalf("accounting %v, FCFS run %v, pool %q", tr.Accounting, tr.FCFS, tr.Pool)
+	if !tr.Accounting.OK || tr.FCFS == nil || tr.Pool != "crs" || tr.Environment.CPUs == 0 || tr.Interrupted != nil {
+		t.Fatalf("accounting %v, FCFS run %v, pool %q, environment %+v, interrupted %v", tr.Accounting, tr.FCFS, tr.Pool, tr.Environment, tr.Interrupted)
 	}
 	distance := map[string]float64{}
 	for _, run := range []TenantsRun{tr.Fair, *tr.FCFS} {
@@ -190,7 +190,7 @@ func TestAnInterruptedTenantsRunSaysSoAndSkipsTheSecondRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Interrupted == nil || r.Tenants == nil || r.Tenants.FCFS != nil {
+	if r.Interrupted == nil || r.Tenants == nil || r.Tenants.FCFS != nil || r.Tenants.Interrupted == nil {
 		t.Fatalf("interrupted %+v, report %+v", r.Interrupted, r.Tenants)
 	}
 	var b strings.Builder
