@@ -27,10 +27,12 @@ type rawResource struct {
 }
 
 // rawBucket is one bucket of a resource: units whole units (negative:
-// in debt) and rem of 1/per more.
+// in debt) and rem of 1/per more; counted at admission, and held until
+// an answer.
 type rawBucket struct {
 	name                       string // hex
 	max, per, units, rem, born int64
+	admission, held            bool
 }
 
 // rawState is every key of a pool, read in one MULTI/EXEC.
@@ -67,8 +69,10 @@ func parseResource(v string) (*rawResource, error) {
 		switch x[0] {
 		case 'b':
 			var b rawBucket
-			parts := strings.Split(x[1:], ",")
-			if len(parts) != 4 && len(parts) != 5 {
+			level, flag, flagged := strings.Cut(x[1:], "/")
+			b.admission, b.held = flag == "a" || flag == "h", flag == "h"
+			parts := strings.Split(level, ",")
+			if (len(parts) != 4 && len(parts) != 5) || flagged != b.admission {
 				return nil, fmt.Errorf("bucket %q of %q", x, v)
 			}
 			b.name = parts[0]
@@ -311,7 +315,11 @@ func invariantProblems(s rawState) []string {
 func countProfile(want map[string]string, buckets []rawBucket) {
 	var limits []string
 	for _, b := range buckets {
-		limits = append(limits, fmt.Sprintf("%s,%d,%d", b.name, b.max, b.per))
+		limit := fmt.Sprintf("%s,%d,%d", b.name, b.max, b.per)
+		if b.admission {
+			limit += "/a"
+		}
+		limits = append(limits, limit)
 	}
 	text := strings.Join(limits, ";")
 	n, _ := strconv.Atoi(want[text])

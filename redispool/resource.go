@@ -39,7 +39,10 @@ type Resource struct {
 	// valid for the core (config.ValidateLimits) and within what the
 	// scripts keep exactly (see MaxLimitMax); otherwise Add and Sync return
 	// ErrInvalidLimit or ErrDuplicateLimit, or ErrLimitTooLarge, and
-	// change nothing. nil means no budget.
+	// change nothing. nil means no budget. A bucket of a limit with
+	// Admission that a grant takes from full refills only from the next
+	// answer on the resource (Lease.Settle, Observe or Learn, in any
+	// process of the pool), as in the core.
 	Limits []config.Limit
 }
 
@@ -112,9 +115,12 @@ func (r Resource) check() (prio string, capacity int, limits string, err error) 
 }
 
 // formatLimits checks limits and writes them as the scripts read them
-// (parse_limits in lua/lifecycle.lua): "NAME,MAX,PER;..." with NAME in hex
-// (any byte string is a name) and PER in whole milliseconds, rounded up
-// so that the rate is never above the limit's.
+// (parse_limits in lua/lifecycle.lua): "NAME,MAX,PER[/a];..." with NAME
+// in hex (any byte string is a name), PER in whole milliseconds, rounded
+// up so that the rate is never above the limit's, and /a for a limit
+// counted at admission (config.Limit.Admission). A limit without
+// Admission is written as before the flag existed, so that a pool
+// without it reads the same to every version.
 func formatLimits(limits []config.Limit) (string, error) {
 	if err := config.ValidateLimits(limits); err != nil {
 		return "", err
@@ -129,6 +135,9 @@ func formatLimits(limits []config.Limit) (string, error) {
 			b.WriteByte(';')
 		}
 		fmt.Fprintf(&b, "%x,%d,%d", l.Name, l.Max, per)
+		if l.Admission {
+			b.WriteString("/a")
+		}
 	}
 	return b.String(), nil
 }

@@ -51,7 +51,8 @@ local function gain(b, d, rem)
 end
 
 -- refill brings r's buckets up to now. A clock behind r.t refills
--- nothing until it passes it, so no span is counted twice.
+-- nothing until it passes it, so no span is counted twice. A held
+-- bucket (see admitted) gains nothing.
 local function refill(r)
   local dt = now - r.t
   if dt <= 0 then
@@ -59,7 +60,7 @@ local function refill(r)
   end
   r.t = now
   for _, b in ipairs(r.b) do
-    if b.u < b.m then
+    if b.u < b.m and not b.h then
       -- k whole PERs bring k x MAX units; a product too large to be
       -- exact is above any room, and the bucket is full either way.
       local k, d = divmod(dt, b.p)
@@ -195,11 +196,30 @@ local function charge(r, cost)
   local paid = {}
   for i, b in ipairs(r.b) do
     local c = of(cost, b.n)
+    if b.adm and c > 0 and b.u >= b.m then
+      b.h = true -- the provider's bucket starts refilling when it admits the call
+    end
     b.u = b.u - c
     paid[i] = b.n .. '=' .. num(c)
   end
   set_rest(r, budget_rest(r))
   return table.concat(paid, ',')
+end
+
+-- admitted tells r's buckets that an answer came from the provider
+-- now: it has admitted a call since a bucket counted at admission
+-- (config.Limit.Admission) was taken from full, and so refills its own
+-- from now at the latest. Such a bucket, held since (refill), refills
+-- from now, so that it never refills ahead of the provider's. It
+-- returns whether a bucket was held.
+local function admitted(r)
+  refill(r)
+  local any = false
+  for _, b in ipairs(r.b) do
+    any = any or b.h
+    b.h = false
+  end
+  return any
 end
 
 -- settle_bucket replaces the estimate est that a lease took from b by

@@ -2,15 +2,15 @@
 -- removed and reconfigured.
 
 -- parse_limits reads a resource's limits as the client sends them,
--- 'NAME,MAX,PER;...' with NAME in hex and PER in ms: buckets without a
--- level, or nil for none.
+-- 'NAME,MAX,PER[/a];...' with NAME in hex, PER in ms and /a for a limit
+-- counted at admission: buckets without a level, or nil for none.
 local function parse_limits(v)
   if not v or v == '' then
     return nil
   end
   local bs = {}
-  for n, m, p in string.gmatch(v, '(%x+),(%d+),(%d+)') do
-    bs[#bs + 1] = { n = n, m = tonumber(m), p = tonumber(p), born = 0 }
+  for n, m, p, a in string.gmatch(v, '(%x+),(%d+),(%d+)(/?a?)') do
+    bs[#bs + 1] = { n = n, m = tonumber(m), p = tonumber(p), born = 0, adm = a == '/a' }
   end
   return bs
 end
@@ -22,7 +22,7 @@ local function limits_of(r)
   end
   local out = {}
   for i, b in ipairs(r.b) do
-    out[i] = b.n .. ',' .. num(b.m) .. ',' .. num(b.p)
+    out[i] = b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. (b.adm and '/a' or '')
   end
   return table.concat(out, ';')
 end
@@ -117,8 +117,9 @@ end
 -- retune gives r the buckets of limits (nil: none), as the core's
 -- Update does: a bucket whose name stays keeps its level, brought up to
 -- now and cut to its new MAX (to a whole unit, rounding down, if its
--- PER changes), so a larger MAX is reached by refilling; a new one
--- starts full; a dropped one goes.
+-- PER changes), so a larger MAX is reached by refilling, and stays held
+-- (admitted) while still counted at admission; a new one starts full; a
+-- dropped one goes.
 local function retune(r, limits)
   if r.b then
     refill(r)
@@ -136,6 +137,7 @@ local function retune(r, limits)
     for _, b in ipairs(limits) do
       local o = old[b.n]
       b.born = o and o.born or 0
+      b.h = o and o.h and b.adm or false
       if not o and r.h > 0 then
         -- The leases running did not pay into it.
         b.born = tonumber(redis.call('GET', TOKEN)) or 0

@@ -4,6 +4,8 @@
 -- the bucket's PER: the report describes another window). The level is
 -- never raised. ARGV[6], when above 0 and other than the bucket's MAX,
 -- is the provider's limit: it becomes MAX, PER kept, the level cut to it.
+-- Either is an answer: the resource's held buckets refill from now
+-- (admitted).
 -- Reply: {OK}, {NONE} as release, or {UNKNOWN_LIMIT} when the resource
 -- has no bucket of that name.
 if not redis.call('ZSCORE', LEASES, ARGV[2]) then
@@ -20,9 +22,8 @@ end
 if not b then
   return { UNKNOWN_LIMIT }
 end
-refill(r)
+local changed = admitted(r)
 local left, reset, limit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6] or 0)
-local changed = false
 if limit > 0 and limit ~= b.m then
   -- The resource's limits are its profile (count_profile): it moves.
   local was = limits_of(r)

@@ -5,7 +5,7 @@
 -- its value (none for a resource without limits or a health record, so
 -- that such a resource costs nothing more to load and store):
 --   t MS                   when its buckets were last brought up to date
---   b NAME,MAX,PER,UNITS[+REM][,BORN]
+--   b NAME,MAX,PER,UNITS[+REM][,BORN][/a|/h]
 --                          a bucket (Resource.Limits): NAME in hex, MAX
 --                          units, PER ms; it holds UNITS whole units
 --                          (negative: in debt) and REM (0 when absent,
@@ -13,7 +13,10 @@
 --                          per PER, up to MAX units. BORN: the last token
 --                          granted when Sync added it to a resource that
 --                          had leases (none: 0), so that Settle leaves it
---                          to leases granted since
+--                          to leases granted since. /a: counted at the
+--                          provider's admission (config.Limit.Admission);
+--                          /h: so, and held, gaining nothing until the
+--                          next answer (see admitted)
 --   q MS                   resting until then for its buckets, 0: not
 --   f FAILS,EJECTIONS      failures in a row and ejections so far
 --   e MS                   ejected until then (the suspension holds it)
@@ -32,9 +35,14 @@ local LONGEST_WAIT = 2 ^ 52
 local function parse_ext(r, rest)
   for tag, v in string.gmatch(rest, ' (%a)(%S*)') do
     if tag == 'b' then
-      local n, m, p, u, rem, born = string.match(v, '^(%x+),(%d+),(%d+),(%-?%d+)%+?(%d*),?(%d*)$')
+      local level, flag = string.match(v, '^(.*)/([ah])$')
+      if not level then
+        level, flag = v, ''
+      end
+      local n, m, p, u, rem, born = string.match(level, '^(%x+),(%d+),(%d+),(%-?%d+)%+?(%d*),?(%d*)$')
       r.b = r.b or {}
-      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), u = tonumber(u), r = tonumber(rem) or 0, born = tonumber(born) or 0 }
+      r.b[#r.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), u = tonumber(u), r = tonumber(rem) or 0, born = tonumber(born) or 0,
+        adm = flag ~= '', h = flag == 'h' }
     elseif tag == 't' then
       r.t = tonumber(v)
     elseif tag == 'q' then
@@ -78,6 +86,9 @@ local function ext(r)
       end
       if b.born > 0 then
         out = out .. ',' .. num(b.born)
+      end
+      if b.adm then
+        out = out .. (b.h and '/h' or '/a')
       end
     end
   end

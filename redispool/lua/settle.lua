@@ -5,7 +5,8 @@
 -- buckets holds a unit again. A bucket the lease did not pay into (one
 -- added since it was granted, even under a name it paid for before
 -- Sync dropped it) is left alone. The lease records the new
--- amounts, so that a second settle corrects the first.
+-- amounts, so that a second settle corrects the first. A settlement is
+-- an answer: the resource's held buckets refill from now (admitted).
 -- Reply: {OK}, or {NONE} when the pool does not have the lease.
 local token, request = split_lease(ARGV[2])
 local entry = redis.call('HGET', REQ, request)
@@ -14,11 +15,17 @@ if granted ~= token then -- REQ keeps the lease's entry while it runs
   return { NONE }
 end
 local r = load(id)
-if not paid or not r or not r.b then
+if not r or not r.b then
+  return { OK }
+end
+if not paid then
+  if admitted(r) then
+    store(r)
+  end
   return { OK }
 end
 local actual, before = parse_cost(ARGV[3]), parse_cost(paid)
-refill(r)
+admitted(r)
 for _, b in ipairs(r.b) do
   local est, act = before[b.n], actual[b.n]
   if est and act and tonumber(token) > b.born then

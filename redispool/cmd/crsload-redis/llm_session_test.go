@@ -19,7 +19,7 @@ import (
 func TestAnLLMRunDoesNotKeepAnEarlierRunsLimits(t *testing.T) {
 	needRedis(t)
 	pool := poolName(t)
-	mock := mockProvider(t)
+	mock := mockProvider(t, 0)
 	c := redis.NewClient(&redis.Options{Addr: testAddr})
 	defer c.Close()
 	p, err := redispool.New(c, redispool.Options{Name: pool})
@@ -50,7 +50,7 @@ func TestAnLLMRunDoesNotKeepAnEarlierRunsLimits(t *testing.T) {
 func TestProcessesWithTheKeysInAnotherOrderAreRefused(t *testing.T) {
 	needRedis(t)
 	pool := poolName(t)
-	mock := mockProvider(t)
+	mock := mockProvider(t, 0)
 	orders := []string{"sk-mock-1,sk-mock-2", "sk-mock-2,sk-mock-1"}
 	errs := make([]error, len(orders))
 	var wg sync.WaitGroup

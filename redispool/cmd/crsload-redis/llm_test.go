@@ -16,19 +16,14 @@ import (
 
 // llmArgs are a short llm run on pool against the provider at url: two
 // keys whose budget a handful of calls spend, and more workers than that
-// budget serves, so that the run meets the limits. The clients' tokens
-// limit is 10 a minute below the mock's (mockTPM), their bucket 10
-// tokens smaller: a key's bucket in Redis starts refilling when the pool
-// grants a call, the provider's when the call reaches it, a moment
-// later, so when a full bucket is first spent from, the pool's gets
-// ahead of the provider's by that moment's refill. The first answer on
-// the key ends that lead (Lease.Observe), but a call granted before it,
-// at the instant its cost is covered, may be refused; the 10 tokens
-// cover a lead of 200 ms at these limits, so the test does not depend on
-// how soon the first answers come back on a busy machine.
+// budget serves, so that the run meets the limits. The clients have the
+// mock's exact limits: a key's bucket in Redis is counted at admission
+// (config.Limit.Admission), so once a grant takes it from full it
+// refills from the first answer on the key, never ahead of the
+// provider's, however late the call reaches it.
 func llmArgs(pool, url string, more ...string) []string {
 	return append([]string{"-scenario", "llm", "-redis", testAddr, "-redis-pool", pool,
-		"-provider", url + "/v1", "-provider-stats", "-keys", "sk-mock-1,sk-mock-2", "-rpm", "600", "-tpm", strconv.Itoa(mockTPM - 10),
+		"-provider", url + "/v1", "-provider-stats", "-keys", "sk-mock-1,sk-mock-2", "-rpm", "600", "-tpm", strconv.Itoa(mockTPM),
 		"-prompt-tokens", "uniform:100-400", "-max-tokens", "uniform:100-400",
 		"-workers", "4", "-duration", "1s", "-progress", "off"}, more...)
 }
@@ -37,11 +32,13 @@ func llmArgs(pool, url string, more ...string) []string {
 const mockTPM = 3000
 
 // mockProvider starts the mock provider on loopback with 600 requests
-// and mockTPM tokens a minute per key, answering within a millisecond.
-func mockProvider(t *testing.T) *mockprovider.Server {
+// and mockTPM tokens a minute per key, answering within a millisecond of
+// admitting a call, which it does up to lag after receiving it.
+func mockProvider(t *testing.T, lag time.Duration) *mockprovider.Server {
 	t.Helper()
 	p, err := mockprovider.New(mockprovider.Config{Keys: []string{"sk-mock-1", "sk-mock-2"},
-		RequestsPerMinute: 600, TokensPerMinute: mockTPM, Latency: mockprovider.Latency{Max: time.Millisecond}})
+		RequestsPerMinute: 600, TokensPerMinute: mockTPM, Latency: mockprovider.Latency{Max: time.Millisecond},
+		AdmissionLag: mockprovider.Latency{Max: lag}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +50,16 @@ func mockProvider(t *testing.T) *mockprovider.Server {
 	return s
 }
 
-// Three processes share one pool of two keys and one provider: the
-// provider, the referee, refuses none of their calls, whatever the
-// timing, since every bucket in Redis has the provider's limits; every
-// call served is settled, and the provider's counts are the sum of the
-// processes'.
+// Three processes share one pool of two keys and one provider that
+// admits each call up to 100 ms after it arrives: the provider, the
+// referee, refuses none of their calls, whatever the timing, since every
+// bucket in Redis has the provider's limits and refills from the
+// provider's answers once taken from full; every call served is settled,
+// and the provider's counts are the sum of the processes'.
 func TestProcessesSharingAPoolOfKeysAreNeverRefused(t *testing.T) {
 	needRedis(t)
 	pool := poolName(t)
-	mock := mockProvider(t)
+	mock := mockProvider(t, 100*time.Millisecond)
 	const runs = 3
 	reports := make([]loadtest.LLMReport, runs)
 	errs := make([]error, runs)
