@@ -32,7 +32,10 @@
 //     kept exactly across every process: WithCost takes a call's
 //     estimated cost in the grant's step, Lease.Settle replaces it by
 //     what the call spent, Lease.Observe lowers a bucket to what the
-//     provider reports, and Pool.Remaining reads the buckets. A cost
+//     provider reports, Lease.Learn takes the limit it states, and
+//     Pool.Remaining reads the buckets; a bucket of a limit with
+//     Admission that a grant takes from full refills only from the next
+//     of those answers, in any process, as in the core. A cost
 //     that names a limit no resource of the pool has is refused
 //     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
 //   - Pool.Stats counts resources by state, leases and waiters.
