@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/crsched/crs/config"
@@ -79,14 +78,7 @@ func (s *Scheduler[T, ID]) tenantSettled(paid lastPaid, actual config.Cost) {
 // Requires the lock of n's shard.
 func (s *Scheduler[T, ID]) settleOn(n *node.Node[T, ID], e *node.Lease, token uint64, actual config.Cost, now int64) error {
 	paid := config.Cost(e.Cost)
-	admitted(n.Budgets(), now)
-	for i, qs := 0, n.Budgets(); i < len(qs); i++ {
-		a, ok := actual[qs[i].Name]
-		if !ok || qs[i].Born >= token || qs[i].PerHold() {
-			continue
-		}
-		qs[i].Bucket.Settle(now, paid.Of(qs[i].Name), a)
-	}
+	n.Budgets().Settle(token, paid, actual, now)
 	if len(actual) > 0 {
 		c := make(config.Cost, len(paid)+len(actual))
 		maps.Copy(c, paid)
@@ -126,26 +118,14 @@ func (l *Lease[T, ID]) Observe(name string, remaining int64, reset time.Duration
 		return crserrors.ErrSchedulerClosed
 	}
 	return l.s.onLease(l, func(n *node.Node[T, ID], _ *node.Lease, now int64) error {
-		qs := n.Budgets()
-		i := slices.IndexFunc(qs, func(b budget.Budget) bool { return b.Name == name && !b.PerHold() })
-		if i < 0 {
+		b := n.Budgets().Named(name)
+		if b == nil {
 			return fmt.Errorf("observe %q: %w", name, crserrors.ErrUnknownLimit)
 		}
-		if reset > qs[i].Bucket.Per() {
-			reset = 0
-		}
-		admitted(qs, now)
-		qs[i].Bucket.Clamp(now, remaining, reset)
+		n.Budgets().Admitted(now)
+		b.Observe(now, remaining, reset)
 		return nil
 	})
-}
-
-// admitted tells qs that an answer came at now (see Bucket.Admitted): a
-// provider answering has admitted a call.
-func admitted(qs budget.Budgets, now int64) {
-	for i := range qs {
-		qs[i].Bucket.Admitted(now)
-	}
 }
 
 // onLease runs change on the budgets of l's resource and on its lease
@@ -251,7 +231,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 	err := l.s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, at int64) error {
 		qs := n.Budgets()
 		for name := range reported {
-			if !slices.ContainsFunc(qs, func(b budget.Budget) bool { return b.Name == name && !b.PerHold() }) {
+			if qs.Named(name) == nil {
 				return fmt.Errorf("reconcile %q: %w", name, crserrors.ErrUnknownLimit)
 			}
 		}
@@ -262,7 +242,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 		}
 		for i := range qs {
 			if r, ok := reported[qs[i].Name]; ok && !qs[i].PerHold() {
-				reconcile(&qs[i], r, at, othersPaid(n, l.token, &qs[i]))
+				qs[i].Reconcile(at, r.Limit, r.Remaining, r.Reset, n.OthersPaid(l.token, &qs[i]))
 			}
 		}
 		now = qs.Limits()
@@ -276,34 +256,4 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 		l.s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}
 	return err
-}
-
-// reconcile applies r to b at now; uncounted is what the provider may not
-// have counted yet (see Lease.Reconcile).
-func reconcile(b *budget.Budget, r Reported, now, uncounted int64) {
-	if r.Limit > 0 && r.Limit != b.Bucket.Max() {
-		b.Bucket.Resize(now, config.Limit{Name: b.Name, Max: r.Limit, Per: b.Bucket.Per(), Admission: b.Bucket.Admission()})
-	}
-	if r.Remaining < 0 {
-		return
-	}
-	reset := r.Reset
-	if reset > b.Bucket.Per() {
-		reset = 0 // another window than this bucket's (see Observe)
-	}
-	b.Bucket.Raise(now, r.Remaining-uncounted)
-	b.Bucket.Clamp(now, r.Remaining, reset)
-}
-
-// othersPaid sums what n's leases other than token have taken from b:
-// calls granted that a provider may not have received yet.
-func othersPaid[T any, ID comparable](n *node.Node[T, ID], token uint64, b *budget.Budget) int64 {
-	var sum int64
-	for _, o := range n.Leases() {
-		if o.Token == token || b.Born >= o.Token {
-			continue
-		}
-		sum = min(sum+config.Cost(o.Cost).Of(b.Name), config.MaxUnits)
-	}
-	return sum
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/budget"
 )
 
@@ -429,4 +430,18 @@ func (n *Node[T, ID]) LeaseIndexConsistent() bool {
 		}
 	}
 	return true
+}
+
+// OthersPaid sums what n's leases other than token have taken from b:
+// calls granted that a provider may not have received yet. A lease
+// granted before b was born took nothing from it.
+func (n *Node[T, ID]) OthersPaid(token uint64, b *budget.Budget) int64 {
+	var sum int64
+	for _, o := range n.Leases() {
+		if o.Token == token || b.Born >= o.Token {
+			continue
+		}
+		sum = min(sum+config.Cost(o.Cost).Of(b.Name), config.MaxUnits)
+	}
+	return sum
 }
