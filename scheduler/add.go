@@ -265,15 +265,15 @@ func repeats[ID comparable](keys []ID) bool {
 func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served bool, met collision[ID], failed bool) {
 	// The batch fills shards first, first+1, ... in rotation, so it touches
 	// all shards or a contiguous (wrapping) run of them.
-	b := batchLocks{touched: func(i int) bool {
+	b := shard.Batch{Touched: func(i int) bool {
 		return len(slab) >= len(s.shards) || (i-first+len(s.shards))%len(s.shards) < len(slab)
 	}}
-	defer s.unlockBatch(&b)
-	s.lockBatch(&b)
+	defer shard.UnlockBatch(s.shards, &b)
+	shard.LockBatch(s.shards, &b, s.repair)
 	if i, _, leaving := s.nodes.InsertAll(slab); i >= 0 {
 		return false, collision[ID]{slab[i].Key, leaving}, true
 	}
-	added := s.heapBatch(slab)
+	added := shard.AddBatch(s.shards, slab)
 	s.size.Add(int64(len(slab)))
 	if s.budgeted { // as in add: in the step that makes the batch visible
 		for i := range slab {
@@ -283,79 +283,5 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 	return s.room.ServeBatch(added), collision[ID]{}, false
 }
 
-// batchLocks are the shards a batch touches (touched), which lockBatch
-// locks in ascending order and opens a change in, and how far each of
-// its loops got, since repair runs the comparator, which may panic: one
-// deferred unlockBatch then undoes what was done. (A defer inside a loop
-// is allocated on the heap, for every shard of every batch.)
-type batchLocks struct {
-	touched       func(int) bool
-	locked, begun int
-}
-
-func (s *Scheduler[T, ID]) lockBatch(b *batchLocks) {
-	for i := range s.shards {
-		if b.touched(i) {
-			s.shards[i].Lock()
-		}
-		b.locked = i + 1
-	}
-	for i := range s.shards {
-		if b.touched(i) {
-			s.room.Repair(&s.shards[i], nil)
-			s.shards[i].Begin()
-		}
-		b.begun = i + 1
-	}
-}
-
-func (s *Scheduler[T, ID]) unlockBatch(b *batchLocks) {
-	for i := range b.begun {
-		if b.touched(i) {
-			s.shards[i].End()
-		}
-	}
-	for i := range b.locked {
-		if b.touched(i) {
-			s.shards[i].Unlock()
-		}
-	}
-}
-
-// heapBatch puts a batch that is in the lookup map into its shards'
-// heaps, orders and publishes them, and returns how many nodes went into
-// each shard. If the comparator panics, every shard of the batch is
-// left broken, and its undo takes its part of the batch out of the heap
-// and the map again (see shard.Shard.SaveBatch): nothing of it was
-// visible.
-func (s *Scheduler[T, ID]) heapBatch(slab []node.Node[T, ID]) []int {
-	added := make([]int, len(s.shards))
-	for i := range slab {
-		added[slab[i].Shard]++
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].SaveBatch(slab)
-			s.shards[i].Risk()
-			s.shards[i].Heap.Grow(k)
-		}
-	}
-	for i := range slab {
-		n := &slab[i]
-		s.shards[n.Shard].Heap.Append(n)
-		n.State = node.Active
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].Order(k)
-		}
-	}
-	for i, k := range added {
-		if k > 0 {
-			s.shards[i].Safe()
-			s.shards[i].Commit()
-			s.shards[i].Publish()
-		}
-	}
-	return added
-}
+// repair is the waiting room's Repair of a whole shard, for LockBatch.
+func (s *Scheduler[T, ID]) repair(sh *shard.Shard[T, ID]) { s.room.Repair(sh, nil) }

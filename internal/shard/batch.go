@@ -1,0 +1,86 @@
+package shard
+
+import "github.com/crsched/crs/internal/node"
+
+// Batch is the shards a batch of new nodes touches (Touched), which
+// LockBatch locks in ascending order and opens a change in, and how far
+// each of its loops got, since repair runs the comparator, which may
+// panic: one deferred UnlockBatch then undoes what was done. (A defer
+// inside a loop is allocated on the heap, for every shard of every
+// batch.)
+type Batch struct {
+	Touched       func(int) bool
+	locked, begun int
+}
+
+// LockBatch locks the shards b touches, in ascending order so that two
+// batches cannot deadlock, has repair bring each back to normal, and
+// opens a change in each. Defer UnlockBatch before calling it.
+func LockBatch[T any, ID comparable](shards []Shard[T, ID], b *Batch, repair func(*Shard[T, ID])) {
+	for i := range shards {
+		if b.Touched(i) {
+			shards[i].Lock()
+		}
+		b.locked = i + 1
+	}
+	for i := range shards {
+		if b.Touched(i) {
+			repair(&shards[i])
+			shards[i].Begin()
+		}
+		b.begun = i + 1
+	}
+}
+
+// UnlockBatch closes the changes LockBatch opened and unlocks the shards
+// it locked, however far it got.
+func UnlockBatch[T any, ID comparable](shards []Shard[T, ID], b *Batch) {
+	for i := range b.begun {
+		if b.Touched(i) {
+			shards[i].End()
+		}
+	}
+	for i := range b.locked {
+		if b.Touched(i) {
+			shards[i].Unlock()
+		}
+	}
+}
+
+// AddBatch puts a batch that is in the lookup map into its shards'
+// heaps, orders and publishes them, and returns how many nodes went into
+// each shard; the shards must be locked (LockBatch). If the comparator
+// panics, every shard of the batch is left broken, and its undo takes
+// its part of the batch out of the heap and the map again (see
+// Shard.SaveBatch): nothing of it was visible.
+func AddBatch[T any, ID comparable](shards []Shard[T, ID], slab []node.Node[T, ID]) []int {
+	added := make([]int, len(shards))
+	for i := range slab {
+		added[slab[i].Shard]++
+	}
+	for i, k := range added {
+		if k > 0 {
+			shards[i].SaveBatch(slab)
+			shards[i].Risk()
+			shards[i].Heap.Grow(k)
+		}
+	}
+	for i := range slab {
+		n := &slab[i]
+		shards[n.Shard].Heap.Append(n)
+		n.State = node.Active
+	}
+	for i, k := range added {
+		if k > 0 {
+			shards[i].Order(k)
+		}
+	}
+	for i, k := range added {
+		if k > 0 {
+			shards[i].Safe()
+			shards[i].Commit()
+			shards[i].Publish()
+		}
+	}
+	return added
+}
