@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // The scheduler's deadlines (see package deadline) are the end of a lease
@@ -33,4 +35,13 @@ func (s *Scheduler[T, ID]) restMoved(n *node.Node[T, ID], was int64) {
 		s.deadlines.Schedule(n.RestUntil, restEnd(n))
 	}
 	s.deadlines.Drop(was, restEnd(n))
+}
+
+// report reports what a committed transition of n left to report (see
+// shard.Change): the rests it found over, and its rest's deadline moved.
+func (s *Scheduler[T, ID]) report(n *node.Node[T, ID], c shard.Change) {
+	for range c.Resumed {
+		s.emit(events.EventResume, n.Key)
+	}
+	s.restMoved(n, c.RestWas)
 }

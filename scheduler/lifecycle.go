@@ -76,29 +76,9 @@ func (s *Scheduler[T, ID]) Exclude(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventExclude, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		switch n.State {
-		case node.Active:
-			sh.Save(n, 0)
-			sh.Deactivate(n, node.Excluded)
-			sh.Commit()
-		case node.Resting:
-			sh.SetState(n, node.Excluded)
-		default:
-			return false, crserrors.ErrResourceNotActive
-		}
-		if n.Rest == node.Suspended || n.Rest == node.Ejected {
-			// A rest that is over ended before the exclusion: its
-			// end is reported, as its timer would have. One still
-			// running just ends.
-			was := n.RestUntil
-			resumed := sh.ForgetEnded(n, s.now())
-			sh.SetRest(n, 0, node.NoRest)
-			s.restMoved(n, was)
-			if resumed {
-				s.emit(events.EventResume, n.Key)
-			}
-		}
-		return false, nil
+		c, err := sh.Exclude(n, s.now())
+		s.report(n, c)
+		return false, err
 	})
 }
 
@@ -114,27 +94,11 @@ func (s *Scheduler[T, ID]) Include(id ID) error {
 		return crserrors.ErrSchedulerClosed
 	}
 	return s.transition(id, events.EventInclude, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		switch {
-		case n.State == node.Active:
-			return false, crserrors.ErrResourceNotInactive
-		case n.State == node.Held,
-			n.State == node.Resting && n.Rest == node.RateLimited:
-			return false, crserrors.ErrResourceNotExcluded
+		c, err := sh.Include(n, s.now())
+		if err != nil {
+			return false, err
 		}
-		rest, why := n.RestUntil, n.Rest
-		sh.Save(n, shard.SavingHealth)
-		resumed := sh.ForgetEnded(n, s.now())
-		if why != node.RateLimited {
-			sh.SetRest(n, 0, node.NoRest)
-		}
-		n.ResetFailures()
-		sh.SetState(n, node.Held) // off the heap, for place to decide
-		s.place(sh, n)
-		sh.Commit()
-		if resumed {
-			s.emit(events.EventResume, n.Key)
-		}
-		s.restMoved(n, rest)
+		s.report(n, c)
 		return s.room.ServeAfter(sh), nil
 	})
 }
@@ -153,20 +117,7 @@ func (s *Scheduler[T, ID]) Suspend(id ID, d time.Duration) error {
 		return opError("suspend", id, fmt.Errorf("%w: %v", crserrors.ErrInvalidDuration, d))
 	}
 	err := s.transition(id, events.EventSuspend, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		until := s.after(d)
-		rest := n.RestUntil
-		sh.Save(n, 0)
-		// A rest that is over is not extended: it ended first.
-		resumed := sh.ForgetEnded(n, s.now())
-		if until > n.RestUntil || n.Rest == node.RateLimited { // see restAfter
-			sh.SetRest(n, until, node.Suspended)
-		}
-		s.place(sh, n)
-		sh.Commit()
-		if resumed {
-			s.emit(events.EventResume, n.Key)
-		}
-		s.restMoved(n, rest)
+		s.report(n, sh.Suspend(n, s.now(), s.after(d)))
 		s.totals.suspensions.Add(1)
 		return false, nil
 	})

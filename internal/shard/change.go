@@ -1,0 +1,95 @@
+package shard
+
+import (
+	crserrors "github.com/crsched/crs/errors"
+	"github.com/crsched/crs/internal/node"
+)
+
+// The administrative transitions of one node (Exclude, Include,
+// Suspend): each takes the time as an argument and returns what its
+// caller reports once the step is done (a Change), so that a shard
+// knows no scheduler. Each requires s.mu; the comparator may panic in
+// it, and the step's undo then puts the node back (see Save).
+
+// Change is what a transition leaves its caller to report: the rests it
+// found over (Resumed, one EventResume each), and the deadline of the
+// node's rest before it (RestWas), which the caller's timer moves to the
+// node's RestUntil if the two differ.
+type Change struct {
+	Resumed int
+	RestWas int64
+}
+
+// resumed counts a rest found over.
+func (c *Change) resumed(over bool) {
+	if over {
+		c.Resumed++
+	}
+}
+
+// Exclude takes n, active or resting, out of the pool; a suspension or
+// ejection it was serving ends (a rate limit's rest is kept). It returns
+// ErrResourceNotActive if n is held (every slot taken) or excluded.
+func (s *Shard[T, ID]) Exclude(n *node.Node[T, ID], now int64) (Change, error) {
+	c := Change{RestWas: n.RestUntil}
+	switch n.State {
+	case node.Active:
+		s.Save(n, 0)
+		s.Deactivate(n, node.Excluded)
+		s.Commit()
+	case node.Resting:
+		s.SetState(n, node.Excluded)
+	default:
+		return c, crserrors.ErrResourceNotActive
+	}
+	if n.Rest == node.Suspended || n.Rest == node.Ejected {
+		// A rest that is over ended before the exclusion: its end is
+		// reported, as its timer would have. One still running just
+		// ends.
+		c.resumed(s.ForgetEnded(n, now))
+		s.SetRest(n, 0, node.NoRest)
+	}
+	return c, nil
+}
+
+// Include returns n, excluded, to the pool, or ends its suspension or
+// ejection early, and clears its failure count. It returns
+// ErrResourceNotInactive if n is active, and ErrResourceNotExcluded if
+// it is held (including it would hand it to a second holder) or only
+// waits for its next rate-limit token (which no one may hand out early).
+func (s *Shard[T, ID]) Include(n *node.Node[T, ID], now int64) (Change, error) {
+	c := Change{RestWas: n.RestUntil}
+	switch {
+	case n.State == node.Active:
+		return c, crserrors.ErrResourceNotInactive
+	case n.State == node.Held,
+		n.State == node.Resting && n.Rest == node.RateLimited:
+		return c, crserrors.ErrResourceNotExcluded
+	}
+	why := n.Rest
+	s.Save(n, SavingHealth)
+	c.resumed(s.ForgetEnded(n, now))
+	if why != node.RateLimited {
+		s.SetRest(n, 0, node.NoRest)
+	}
+	n.ResetFailures()
+	s.SetState(n, node.Held) // off the heap, for Place to decide
+	c.resumed(s.Place(n, now))
+	s.Commit()
+	return c, nil
+}
+
+// Suspend makes n rest until until, unless it rests longer already (a
+// rate limit's rest gives way); a rest that is over ends first, and is
+// not extended. A node with holders rests once the last one releases.
+func (s *Shard[T, ID]) Suspend(n *node.Node[T, ID], now, until int64) Change {
+	c := Change{RestWas: n.RestUntil}
+	s.Save(n, 0)
+	c.resumed(s.ForgetEnded(n, now))
+	if until > n.RestUntil || n.Rest == node.RateLimited {
+		s.SetRest(n, until, node.Suspended)
+	}
+	c.resumed(s.Place(n, now))
+	s.Commit()
+	return c
+}
