@@ -106,7 +106,7 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh.Save(n, shard.SavingInsert)
 	sh.Activate(n)
 	sh.Commit()
-	s.size.Add(1)
+	s.pool.Size.Add(1)
 	if s.budgeted {
 		// Counted in the step that makes n visible: a Remove of it, or a
 		// lease's check of the profiles, must never see it uncounted.
@@ -274,7 +274,7 @@ func (s *Scheduler[T, ID]) batchAdd(slab []node.Node[T, ID], first int) (served 
 		return false, collision[ID]{slab[i].Key, leaving}, true
 	}
 	added := shard.AddBatch(s.shards, slab)
-	s.size.Add(int64(len(slab)))
+	s.pool.Size.Add(int64(len(slab)))
 	if s.budgeted { // as in add: in the step that makes the batch visible
 		for i := range slab {
 			s.profiles.Change(slab[i].Budgets().Limits(), 1)

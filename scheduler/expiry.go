@@ -4,6 +4,7 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 )
 
 // due handles a deadline that came due, on the timer's goroutine. Each
@@ -33,7 +34,7 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 		if i < 0 || s.now() < n.Lease(i).Deadline {
 			return // released, or extended
 		}
-		rest = s.unhold(sh, n, i, ending{how: reclaimed})
+		rest = s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
 		expired = true
 		s.expired.Add(1)
 		// The timer goroutine has nothing else to do, so a waiter served

@@ -79,68 +79,21 @@ func (s *Scheduler[T, ID]) addLease(n *node.Node[T, ID], deadline int64, cost co
 }
 
 // unhold ends one hold on n: the lease at position i of n.Leases(), or an
-// anonymous hold when i < 0. It applies the resource's health rules in
-// the same step: the release cooldown, the failure count and ejection. A
-// draining node whose last hold this was leaves the scheduler. It returns
-// the event a resulting rest calls for (EventSuspend, EventEject), or
-// noEvent.
-// Requires sh.mu.
-func (s *Scheduler[T, ID]) unhold(sh *shard.Shard[T, ID], n *node.Node[T, ID], i int, end ending) events.EventType {
-	if end == (ending{how: succeeded}) && s.releaseCooldown == 0 &&
-		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
-		// The common release, of an anonymous hold or a lease, frees a
-		// slot of a full node that does not rest, and so only moves it
-		// back into the heap: a branch of its own, since the
-		// bookkeeping below measured to cost more than the move. The
-		// holder count goes first, since the heap breaks ties by it;
-		// the lease goes once the move is done, with nothing to undo.
-		sh.Save(n, shard.SavingHolders)
-		n.Holders--
-		sh.Holders--
-		sh.Activate(n)
-		sh.Commit()
-		n.ResetFailures()
-		s.dropLease(n, i)
-		return noEvent
+// anonymous hold when i < 0, with the resource's health rules (see
+// shard.Shard.Unhold), and returns the event a resulting rest calls for
+// (EventSuspend, EventEject), or noEvent. Requires sh.mu.
+func (s *Scheduler[T, ID]) unhold(sh *shard.Shard[T, ID], n *node.Node[T, ID], i int, end shard.Ending) events.EventType {
+	c, event := sh.Unhold(n, end, s.now)
+	if c.Resumed != 0 || c.RestWas != n.RestUntil { // not the common release
+		s.report(n, c)
 	}
-	// The lease goes once place is done: place looks at the holder
-	// count, not at the leases, so a panic in it leaves no lease to put
-	// back.
-	sh.Save(n, shard.SavingHolders|shard.SavingHealth)
-	back := sh.LimitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
-	n.Holders--
-	sh.Holders--
-	sh.Recount(n, back)
-	failures, ejections := n.Health()
-	rest := n.RestUntil
-	switch end.how {
-	case succeeded:
-		n.ResetFailures()
-	case failed:
-		n.SetHealth(failures+1, ejections)
-	}
-	if n.State == node.Draining {
-		sh.Commit() // no comparator below
-		if n.Holders == 0 {
-			sh.SetState(n, node.Removed)
-			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
-		}
-		s.dropLease(n, i)
-		s.count(end, noEvent)
-		return noEvent
-	}
-	// A rest that is over ended before this release: restAfter would
-	// replace it unreported.
-	resumed := sh.ForgetEnded(n, s.now())
-	event := s.restAfter(sh, n, end)
-	s.place(sh, n)
-	sh.Commit()
-	if resumed {
-		s.emit(events.EventResume, n.Key)
-	}
-	s.restMoved(n, rest)
+	// The lease goes once the step is done: the step looks at the
+	// holder count, not at the leases, so a panic in it leaves no lease
+	// to put back.
 	s.dropLease(n, i)
-	s.count(end, event)
+	if end.How == shard.Failed || event != noEvent {
+		s.count(end, event)
+	}
 	return event
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
 )
 
@@ -52,7 +53,7 @@ func (l *Lease[T, ID]) Key() ID {
 // and ErrLeaseExpired if it passed its deadline first; in both cases it
 // changes nothing. Releasing a lease on a resource removed while leased
 // succeeds, and the resource leaves for good with its last lease.
-func (l *Lease[T, ID]) Release() error { return l.end(ending{how: succeeded}) }
+func (l *Lease[T, ID]) Release() error { return l.end(shard.Ending{How: shard.Succeeded}) }
 
 // Cooldown ends the lease and suspends the resource for d, in one step,
 // so no other caller can take it in between: for an API key that answered
@@ -62,15 +63,15 @@ func (l *Lease[T, ID]) Cooldown(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("cooldown %v: %w", d, crserrors.ErrInvalidDuration)
 	}
-	return l.end(ending{how: cooled, rest: d})
+	return l.end(shard.Ending{How: shard.Cooled, Rest: d})
 }
 
 // Fail ends the lease and counts a failure of the resource. With Ejection
 // configured, enough failures in a row eject it. It returns what Release
 // does.
-func (l *Lease[T, ID]) Fail() error { return l.end(ending{how: failed}) }
+func (l *Lease[T, ID]) Fail() error { return l.end(shard.Ending{How: shard.Failed}) }
 
-func (l *Lease[T, ID]) end(how ending) error {
+func (l *Lease[T, ID]) end(how shard.Ending) error {
 	if l.released || l.s == nil {
 		return crserrors.ErrLeaseReleased
 	}
@@ -186,7 +187,7 @@ func (s *Scheduler[T, ID]) lease(ctx context.Context, id acquire.AffinityIdentif
 // when the node no longer has it. A lease found past its deadline is
 // expired here rather than released, so expiry is exact whenever the
 // timer runs late.
-func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end ending) error {
+func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDeadline int64, end shard.Ending) error {
 	sh := &s.shards[n.Shard]
 	rest := noEvent
 	reclaimedHere := false
@@ -199,7 +200,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 			return false, s.leaseGone(handleDeadline)
 		}
 		if d := n.Lease(i).Deadline; d != 0 && s.now() >= d {
-			rest = s.unhold(sh, n, i, ending{how: reclaimed})
+			rest = s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
 			s.expired.Add(1)
 			reclaimedHere = true
 			return s.room.ServeAfter(sh), crserrors.ErrLeaseExpired

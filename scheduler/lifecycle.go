@@ -55,7 +55,7 @@ func (s *Scheduler[T, ID]) release(sh *shard.Shard[T, ID], n *node.Node[T, ID]) 
 	}
 	switch {
 	case n.Anonymous() > 0:
-		rest := s.unhold(sh, n, -1, ending{how: succeeded})
+		rest := s.unhold(sh, n, -1, shard.Ending{How: shard.Succeeded})
 		return rest, s.room.Len() > 0 && s.room.ServeAfter(sh), nil
 	case n.Holders > 0:
 		return noEvent, false, crserrors.ErrResourceLeased
@@ -164,7 +164,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 		} else {
 			n.Leaving.Store(true)
 		}
-		s.size.Add(-1)
+		s.pool.Size.Add(-1)
 		if s.budgeted { // in the same step, as add counts it
 			s.profiles.Change(n.Budgets().Limits(), -1)
 		}
@@ -306,7 +306,7 @@ func (s *Scheduler[T, ID]) Len() int {
 		if busy {
 			continue
 		}
-		n := s.size.Load()
+		n := s.pool.Size.Load()
 		if after, _ := shard.Versions(s.shards); after == before {
 			return int(n)
 		}
@@ -315,7 +315,7 @@ func (s *Scheduler[T, ID]) Len() int {
 		s.shards[i].Lock()
 		defer s.shards[i].Unlock()
 	}
-	return int(s.size.Load())
+	return int(s.pool.Size.Load())
 }
 
 // Get returns the current value of the resource with key id, whatever its

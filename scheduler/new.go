@@ -31,17 +31,16 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		leaseTTL:  cfg.LeaseTTL,
 		clock:     cfg.Clock,
 
-		releaseCooldown: cfg.ReleaseCooldown,
-		ejection:        cfg.Ejection,
-		rateLimit:       cfg.RateLimit,
-		limits:          cfg.Limits,
-		budgeted:        cfg.Limits != nil,
-		tenants:         cfg.Tenants,
+		rateLimit: cfg.RateLimit,
+		limits:    cfg.Limits,
+		budgeted:  cfg.Limits != nil,
+		tenants:   cfg.Tenants,
 
 		strategy: cfg.AcquireStrategy,
 		shards:   make([]shard.Shard[T, ID], cfg.HeapCount),
 		nodes:    lookup.New[T, ID](),
 	}
+	s.pool.Health = shard.Health{Ejection: cfg.Ejection, ReleaseCooldown: cfg.ReleaseCooldown}
 	if s.strategy == nil && len(s.shards) > 1 {
 		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
 	}

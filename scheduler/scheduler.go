@@ -46,10 +46,8 @@ type Scheduler[T any, ID comparable] struct {
 	clock    config.Clock
 	epoch    time.Time // the clock's zero for deadlines kept as int64
 
-	releaseCooldown time.Duration
-	ejection        config.Ejection
-	rateLimit       func(T) (float64, int) // nil: unlimited
-	limits          func(T) []config.Limit // nil: no budgets
+	rateLimit func(T) (float64, int) // nil: unlimited
+	limits    func(T) []config.Limit // nil: no budgets
 	// budgeted: Limits is set. Waiting callers are then served in strict
 	// FIFO order, and a cost that no resource covers yet is waited for
 	// through the wakes (see cover.go).
@@ -67,9 +65,6 @@ type Scheduler[T any, ID comparable] struct {
 
 	shards []shard.Shard[T, ID]
 	nodes  *lookup.Map[T, ID]
-	// size counts resources added and not removed (draining ones are
-	// removed); Len reads it.
-	size atomic.Int64
 	// assigned spreads new resources over the shards in rotation.
 	assigned atomic.Uint64
 
@@ -120,8 +115,7 @@ func (s *Scheduler[T, ID]) now() int64 {
 func (s *Scheduler[T, ID]) after(d time.Duration) int64 { return node.After(s.now(), d) }
 
 // noEvent stands for "no event to emit" where a step may call for one.
-// EventAdd is 0, so the zero value cannot.
-const noEvent events.EventType = -1
+const noEvent = shard.NoEvent
 
 func (s *Scheduler[T, ID]) emit(t events.EventType, id ID) {
 	if s.events != nil {

@@ -125,12 +125,16 @@ type Shard[T any, ID comparable] struct {
 	_ [64]byte
 }
 
-// Pool holds the scheduler-wide counts that ejection decisions need
-// across shards. They change only on exclusion, inclusion and ejection, so
-// keeping them in shared atomics costs the hot path nothing.
+// Pool holds what the shards of one scheduler share: the counts that
+// ejection decisions need across shards, and the health rules (set
+// before the shards are used, never changed). The counts change only on
+// Add, Remove, exclusion, inclusion and ejection, so keeping them in
+// shared atomics costs the hot path nothing.
 type Pool struct {
+	Size     atomic.Int64 // resources added and not removed (draining ones are removed)
 	Excluded atomic.Int64
 	Ejected  atomic.Int64
+	Health   Health
 }
 
 // Init makes s the shard at index of a scheduler whose pool counts are
