@@ -139,32 +139,7 @@ func (s *Scheduler[T, ID]) Remove(id ID) error {
 	}
 	defer s.affinity.Changed(id)
 	err := s.transition(id, events.EventRemove, func(sh *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		sh.Begin()
-		defer sh.End()
-		to := node.Removed
-		if n.Holders > 0 {
-			to = node.Draining
-		}
-		if n.State == node.Active {
-			sh.Save(n, 0)
-			sh.Deactivate(n, to)
-			sh.Commit()
-		} else {
-			sh.SetState(n, to)
-		}
-		if n.Rest == node.Ejected {
-			// The pool is smaller by one: its ejection slot goes back,
-			// or later ejections would be refused for good.
-			was := n.RestUntil
-			sh.SetRest(n, 0, node.NoRest)
-			s.restMoved(n, was)
-		}
-		if to == node.Removed {
-			s.nodes.Delete(id)
-		} else {
-			n.Leaving.Store(true)
-		}
-		s.pool.Size.Add(-1)
+		s.report(n, sh.Remove(n))
 		if s.budgeted { // in the same step, as add counts it
 			s.profiles.Change(n.Budgets().Limits(), -1)
 		}
@@ -223,38 +198,12 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	if s.budgeted {
 		was = n.Budgets().Limits()
 	}
-	if n.State == node.Active && n.Capacity == capacity && limits == nil && !n.Budgeted() {
-		// The common case, an active resource that stays active,
-		// only moves in its heap: a branch of its own, since the
-		// bookkeeping below measured to cost more than the move.
-		sh.Save(n, shard.SavingValue)
-		n.Stage(v)
-		sh.Fix(n)
-		sh.Commit()
-		return s.room.Len() > 0 && s.room.ServeAfter(sh), false, nil
+	c := sh.Update(n, v, capacity, limits, s.now)
+	if c.Resumed != 0 || c.RestWas != n.RestUntil { // not the common case
+		s.report(n, c)
 	}
-	rest := n.RestUntil
-	sh.Save(n, shard.SavingValue|shard.SavingHolders|shard.SavingBudgets)
-	// Readers without the lock see the new value once place has
-	// made the node the top, or found it there (see publishTop).
-	n.Stage(v)
-	back := sh.LimitsOnly(n)
-	n.Capacity = capacity
-	sh.Recount(n, back)
-	if limits != nil || n.Budgeted() {
-		now := s.now()
-		n.SetBudgets(n.Budgets().Retuned(limits, now, n.Extra().Issued))
-		n.SetFullAt(n.Budgets().FullAt(now))
-		// A faster rate or a larger Max brings the end of a rest
-		// forward; a wait kept from the old limits could be forever
-		// (node.Never).
-		sh.SetLimitRest(n, shard.LimitRest(n, now))
-	}
-	s.place(sh, n)
-	sh.Commit()
-	s.restMoved(n, rest)
 	moved = s.budgeted && s.profiles.Move(was, n.Budgets().Limits())
-	return s.room.ServeAfter(sh), moved, nil
+	return s.room.Len() > 0 && s.room.ServeAfter(sh), moved, nil
 }
 
 // transition runs step on the node for id under its shard's lock, then,

@@ -1,12 +1,13 @@
 package shard
 
 import (
+	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/node"
 )
 
 // The administrative transitions of one node (Exclude, Include,
-// Suspend): each takes the time as an argument and returns what its
+// Suspend, Remove, Update): each takes the time as an argument and returns what its
 // caller reports once the step is done (a Change), so that a shard
 // knows no scheduler. Each requires s.mu; the comparator may panic in
 // it, and the step's undo then puts the node back (see Save).
@@ -90,6 +91,77 @@ func (s *Shard[T, ID]) Suspend(n *node.Node[T, ID], now, until int64) Change {
 		s.SetRest(n, until, node.Suspended)
 	}
 	c.resumed(s.Place(n, now))
+	s.Commit()
+	return c
+}
+
+// Remove takes n out of the pool and the lookup map, whatever its
+// state; a node with holders drains instead, its key kept in the map
+// until the last one ends its hold (Unhold). Readers without the lock see
+// the pool's size and the shard change at once (Version).
+func (s *Shard[T, ID]) Remove(n *node.Node[T, ID]) Change {
+	s.Begin()
+	defer s.End()
+	c := Change{RestWas: n.RestUntil}
+	to := node.Removed
+	if n.Holders > 0 {
+		to = node.Draining
+	}
+	if n.State == node.Active {
+		s.Save(n, 0)
+		s.Deactivate(n, to)
+		s.Commit()
+	} else {
+		s.SetState(n, to)
+	}
+	if n.Rest == node.Ejected {
+		// The pool is smaller by one: its ejection slot goes back, or
+		// later ejections would be refused for good.
+		s.SetRest(n, 0, node.NoRest)
+	}
+	if to == node.Removed {
+		s.nodes.Delete(n.Key)
+	} else {
+		n.Leaving.Store(true)
+	}
+	s.pool.Size.Add(-1)
+	return c
+}
+
+// Update gives n the value v, the capacity and the limits (nil: keep
+// none, or those n has for a rate limit) the new value gives, and puts
+// it back where they place it. A bucket whose name stays keeps its
+// level (budget.Budgets.Retuned). now is read only if n has limits or
+// may change state.
+func (s *Shard[T, ID]) Update(n *node.Node[T, ID], v T, capacity int32, limits []config.Limit, now func() int64) Change {
+	c := Change{RestWas: n.RestUntil}
+	if n.State == node.Active && n.Capacity == capacity && limits == nil && !n.Budgeted() {
+		// The common case, an active resource that stays active, only
+		// moves in its heap: a branch of its own, since the bookkeeping
+		// below measured to cost more than the move.
+		s.Save(n, SavingValue)
+		n.Stage(v)
+		s.Fix(n)
+		s.Commit()
+		return c
+	}
+	s.Save(n, SavingValue|SavingHolders|SavingBudgets)
+	// Readers without the lock see the new value once Place has made
+	// the node the top, or found it there (see publishTop).
+	n.Stage(v)
+	back := s.LimitsOnly(n)
+	n.Capacity = capacity
+	s.Recount(n, back)
+	at := now()
+	if limits != nil || n.Budgeted() {
+		n.SetBudgets(n.Budgets().Retuned(limits, at, n.Extra().Issued))
+		n.SetFullAt(n.Budgets().FullAt(at))
+		// A faster rate or a larger Max brings the end of a rest
+		// forward; a wait kept from the old limits could be forever
+		// (node.Never).
+		s.SetLimitRest(n, LimitRest(n, at))
+	}
+	c.resumed(s.Place(n, at))
 	s.Commit()
 	return c
 }

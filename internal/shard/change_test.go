@@ -56,3 +56,42 @@ func TestAPanickingExcludeLeavesTheNodeActive(t *testing.T) {
 		t.Fatalf("after a panicking Exclude: state %v, heap %d", ns[1].State, s.Heap.Len())
 	}
 }
+
+// Remove takes a node without holders out of the heap and the map, and
+// lets one with holders drain, its key kept; either way the pool is
+// smaller by one.
+func TestRemoveTakesANodeOutOrLetsAHeldOneDrain(t *testing.T) {
+	s, ns, _ := newShard(t, 1, 2)
+	a, b := ns[0], ns[1]
+	s.nodes.Insert(a.Key, a)
+	s.nodes.Insert(b.Key, b)
+	s.pool.Size.Store(2)
+	take(s, a)
+	step(s, func() { s.Remove(a) })
+	step(s, func() { s.Remove(b) })
+	if a.State != node.Draining || !a.Leaving.Load() || b.State != node.Removed || s.Heap.Len() != 0 || s.pool.Size.Load() != 0 {
+		t.Fatalf("after Remove: held %v (leaving %v), free %v, heap %d, size %d", a.State, a.Leaving.Load(), b.State, s.Heap.Len(), s.pool.Size.Load())
+	}
+	if _, ok := s.nodes.Get(a.Key); !ok {
+		t.Fatal("a draining node's key left the map")
+	}
+	if _, ok := s.nodes.Get(b.Key); ok {
+		t.Fatal("a removed node's key stayed in the map")
+	}
+}
+
+// Update moves an active node in the heap by its new value, and a
+// capacity of more slots makes a held node active again.
+func TestUpdateMovesANodeByItsNewValueAndCapacity(t *testing.T) {
+	s, ns, _ := newShard(t, 1, 2)
+	a, b := ns[0], ns[1]
+	step(s, func() { s.Update(a, 3, 1, nil, func() int64 { return 0 }) })
+	if s.Best() != b || a.Value != 3 {
+		t.Fatalf("after updating the top to 3: top %v, value %v", s.Best().Value, a.Value)
+	}
+	take(s, b)
+	step(s, func() { s.Update(b, 2, 2, nil, func() int64 { return 0 }) })
+	if b.State != node.Active || s.Best() != b {
+		t.Fatalf("a held node given a second slot: state %v", b.State)
+	}
+}
