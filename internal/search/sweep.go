@@ -117,12 +117,12 @@ func (p *Searcher[T, ID]) coveringIn(sh *shard.Shard[T, ID], cost config.Cost) (
 	return n, v
 }
 
-// bestTop returns the shard whose top is best, that top and its value,
-// and the sum of the shards' versions at the moments their tops were
-// read; ties go to the first shard at or after start, so the strategy
-// spreads callers among equally good resources.
+// bestTop returns the shard whose top is best, that top and its value
+// (nil and 0 when every shard is empty), and the sum of the shards'
+// versions at the moments their tops were read; ties go to the first
+// shard at or after start, so the strategy spreads callers among equally
+// good resources.
 func (p *Searcher[T, ID]) bestTop(start int) (bestIdx int, best *node.Node[T, ID], bestValue T, versions uint64) {
-	bestIdx = -1
 	for i := range len(p.shards) {
 		idx := p.Wrap(start + i)
 		n, v, version := p.read(&p.shards[idx])
