@@ -54,10 +54,11 @@ func AllowUnknownLimits() AcquireOption { return allowUnknown{} }
 
 // costArgs is what an acquisition asks of the acquire script besides
 // its request: its cost, as the scripts read it (formatCost; "" for
-// the default), and "1" to let the cost name limits that no resource
-// has (AllowUnknownLimits), "0" to refuse it.
+// the default), "1" to let the cost name limits that no resource
+// has (AllowUnknownLimits), "0" to refuse it, and its class
+// (classOf; "" for none).
 type costArgs struct {
-	cost, anyName string
+	cost, anyName, class string
 }
 
 // costArgsOf checks the cost that opts give and writes it as the
@@ -65,12 +66,21 @@ type costArgs struct {
 func costArgsOf(opts []AcquireOption) (costArgs, error) {
 	var cost config.Cost
 	a := costArgs{anyName: "0"}
+	classed := false
 	for _, opt := range opts {
 		switch opt := opt.(type) {
 		case costOption:
 			cost = config.Cost(opt)
 		case allowUnknown:
 			a.anyName = "1"
+		case tenantOption, priorityOption:
+			classed = true
+		}
+	}
+	if classed {
+		var err error
+		if a.class, err = classOf(opts); err != nil {
+			return a, err
 		}
 	}
 	if len(cost) == 0 {
@@ -241,7 +251,7 @@ func (p *Pool) try(ctx context.Context, request string, cost costArgs, wait bool
 	if wait {
 		entry = millis(queueEntry * p.recheck)
 	}
-	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost.cost, cost.anyName)
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost.cost, cost.anyName, cost.class, p.shareBy)
 	if status == statusUnknown {
 		return nil, 0, false, fmt.Errorf("redispool: acquire: %w: %q", err, unknownName(reply))
 	}

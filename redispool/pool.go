@@ -2,6 +2,7 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -21,9 +22,9 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [8]string // res, avail, leases, susp, req, token, queue, profiles: see lua/prelude.lua
-	done     string    // prefix of the keys that record write requests, done + request
-	channel  string    // prefix of the processes' channels, on which grants to waiters are told
+	keys     [11]string // res, avail, leases, susp, req, token, queue, profiles, tenants, fq, ready: see lua/prelude.lua
+	done     string     // prefix of the keys that record write requests, done + request
+	channel  string     // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
 	ttlMs    int64
 	recheck  time.Duration
@@ -36,7 +37,9 @@ type Pool struct {
 	replicas int
 	waitFor  time.Duration
 	primary  func(context.Context) (*redis.Client, error)
-	hub      *hub
+	// shareBy is Options.ShareBy in hex, as the scripts take it.
+	shareBy string
+	hub     *hub
 	// bg counts what may still give a lease back: give-backs in the
 	// background, and acquire commands in flight (whose caller may
 	// leave before the grant arrives, which is then given back). Close
@@ -87,7 +90,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles"},
+		keys:     [11]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles", tag + "tenants", tag + "fq", tag + "ready"},
 		done:     tag + "done:",
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
@@ -97,6 +100,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 		ejection: opts.Ejection,
 		replicas: opts.WaitReplicas,
 		waitFor:  opts.WaitTimeout,
+		shareBy:  hex.EncodeToString([]byte(opts.ShareBy)),
 	}
 	if p.replicas > 0 {
 		// WAIT counts the replicas that have the writes of its own

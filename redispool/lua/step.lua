@@ -55,13 +55,16 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- waiter_event is next_event, or sooner the time until a listed
+-- waiter_event (fair: in a fair pool, fair_event) is next_event, or sooner the time until a listed
 -- resource's buckets cover the oldest waiter's cost (see covering), for
 -- the replies to waiters: refills are nobody's event, so a waiter
 -- re-checks then and its re-check serves the oldest. budgets: the pool
 -- has resources with buckets (without, it is next_event).
-local function waiter_event(budgets)
+local function waiter_event(budgets, fair)
   local at = next_event()
+  if fair then
+    return fair_event(at, budgets)
+  end
   local first = budgets and redis.call('ZRANGE', QUEUE, '0', '0')[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
@@ -182,7 +185,7 @@ local function tidy()
       tell(proc, request)
     end
   end
-  redis.call('DEL', QUEUE)
+  redis.call('DEL', QUEUE, FQ, RDY)
   if (tonumber(n[2]) or 0) == 0 then
     redis.call('DEL', RES, AVAIL, LEASES, SUSP, REQ, PROFILES)
   end
@@ -193,7 +196,7 @@ end
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
   RES, AVAIL, LEASES, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-  TOKEN, QUEUE, PROFILES, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+  TOKEN, QUEUE, PROFILES, TEN, FQ, RDY, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
   WAKE = ARGV[1]
   REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')

@@ -1,0 +1,40 @@
+-- tenants: make the pool's tenants exactly those of ARGV[2 .. #ARGV-3],
+-- triples of name (hex), weight and limits (as a resource's; the client
+-- checked them, and that no name repeats): a bucket whose name and PER
+-- stay keeps its level, cut to its new MAX; a new one starts full. A
+-- tenant left out has weight 1 and no limits again. Reply: {OK}.
+local want = {}
+for i = 2, #ARGV - 3, 3 do
+  local th, limits = ARGV[i], parse_limits(ARGV[i + 2])
+  want[th] = true
+  local old = load_tenant(th)
+  local t = { th = th, w = tonumber(ARGV[i + 1]) }
+  if limits then
+    local prev = {}
+    if old.b then
+      refill(old)
+      for _, b in ipairs(old.b) do
+        prev[b.n] = b
+      end
+    end
+    for _, b in ipairs(limits) do
+      local o = prev[b.n]
+      b.u, b.r = b.m, 0
+      if o and o.u < b.m then
+        b.u = o.u
+        if o.p == b.p then
+          b.r = o.r
+        end
+      end
+    end
+    t.b, t.t = limits, now
+  end
+  redis.call('HSET', TEN, 't' .. th, tenant_text(t))
+end
+for _, field in ipairs(redis.call('HKEYS', TEN)) do
+  if string.byte(field, 1) == 116 and not want[string.sub(field, 2)] then -- 't'
+    redis.call('HDEL', TEN, field)
+  end
+end
+freed = true -- a waiter held back by its tenant's limits may go now
+return { OK }

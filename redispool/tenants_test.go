@@ -1,0 +1,301 @@
+package redispool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/crsched/crs/config"
+	crserrors "github.com/crsched/crs/errors"
+)
+
+// replicas opens n Pools of one pool on c, each with its own
+// subscription, as n processes would; parked receives each time a
+// waiter of any of them is about to block.
+func replicas(t *testing.T, n int, opts Options) (ps []*Pool, parked chan struct{}) {
+	t.Helper()
+	parked = make(chan struct{}, 1024)
+	for range n {
+		p := newPool(t, newClient(t), opts)
+		opts.Name = p.name
+		p.onParked(func() { parked <- struct{}{} })
+		ps = append(ps, p)
+	}
+	for _, p := range ps {
+		startHub(t, p)
+	}
+	return ps, parked
+}
+
+func acquireWith(p *Pool, opts ...AcquireOption) <-chan acquired {
+	ch := make(chan acquired, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		l, err := p.Acquire(ctx, opts...)
+		ch <- acquired{l, err}
+	}()
+	return ch
+}
+
+type tenantGrant struct {
+	tenant string
+	lease  *Lease
+}
+
+// shareOfGrants runs, on one exclusive resource of three replicas,
+// callers[tenant] goroutines per tenant, each acquiring again as soon as
+// it has handed its lease over, and returns each tenant's share of the
+// first n grants. The test releases each lease only once every caller
+// waits, so the order is the pool's alone.
+func shareOfGrants(t *testing.T, tenants []Tenant, callers map[string]int, n int) map[string]float64 {
+	t.Helper()
+	ps, parked := replicas(t, 3, Options{RecheckInterval: time.Hour, LeaseTTL: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	add(t, ps[0], Resource{ID: "r"})
+	if err := ps[1].SyncTenants(ctx, tenants); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	held := mustAcquire(t, ps[0])
+	grants := make(chan tenantGrant)
+	total, k := 0, 0
+	for tenant, m := range callers {
+		for range m {
+			p := ps[k%len(ps)]
+			k++
+			go func() {
+				for {
+					l, err := p.Acquire(ctx, WithTenant(tenant))
+					if err != nil {
+						return
+					}
+					select {
+					case grants <- tenantGrant{tenant, l}:
+					case <-ctx.Done():
+						_ = l.Release(context.Background())
+						return
+					}
+				}
+			}()
+		}
+		total += m
+	}
+	for range total {
+		receive(t, parked, "every caller to wait")
+	}
+	count := map[string]int{}
+	for range n {
+		mustRelease(t, held)
+		var g tenantGrant
+		select {
+		case g = <-grants:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no grant")
+		}
+		count[g.tenant]++
+		held = g.lease
+		receive(t, parked, "the served caller to wait again")
+	}
+	cancel()
+	mustRelease(t, held)
+	shares := map[string]float64{}
+	for tenant, c := range count {
+		shares[tenant] = float64(c) / float64(n)
+	}
+	return shares
+}
+
+func TestTenantsShareAScarceResourceByWeightAcrossReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tenants []Tenant
+		want    float64 // a's share
+	}{
+		{"equal weights", nil, 0.5},
+		{"weights 3 to 1", []Tenant{{Name: "a", Weight: 3}, {Name: "b", Weight: 1}}, 0.75},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shares := shareOfGrants(t, tc.tenants, map[string]int{"a": 12, "b": 2}, 200)
+			if math.Abs(shares["a"]-tc.want) > 0.03 {
+				t.Fatalf("shares %v, want a's within 0.03 of %v", shares, tc.want)
+			}
+		})
+	}
+}
+
+func TestAHigherPriorityIsServedAheadOfOlderWaiters(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour})
+	add(t, ps[0], Resource{ID: "r"})
+	held := mustAcquire(t, ps[0])
+	batch := acquireWith(ps[0], WithTenant("batch"))
+	receive(t, parked, "the batch waiter to block")
+	plain := acquireWith(ps[1])
+	receive(t, parked, "the plain waiter to block")
+	interactive := acquireWith(ps[1], WithTenant("web"), WithPriority(5))
+	receive(t, parked, "the interactive waiter to block")
+	mustRelease(t, held)
+	l := expectOnly(t, interactive, batch, plain)
+	mustRelease(t, l)
+	l = expectOnly(t, batch, plain) // the default tenant is a tenant too
+	mustRelease(t, l)
+	l = expectOnly(t, plain)
+	checkInvariants(t, newClient(t), ps[0])
+	mustRelease(t, l)
+}
+
+func TestATenantAtItsLimitDoesNotHoldBackAnotherTenant(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour})
+	ctx := context.Background()
+	add(t, ps[0], Resource{ID: "r", Capacity: 4})
+	limits := []config.Limit{{Name: "requests", Max: 1, Per: time.Hour}}
+	if err := ps[0].SyncTenants(ctx, []Tenant{{Name: "a", Limits: limits}}); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	first, err := ps[0].Acquire(ctx, WithTenant("a"))
+	if err != nil {
+		t.Fatalf("a's first Acquire: %v", err)
+	}
+	if l, err := ps[1].TryAcquire(ctx, WithTenant("a")); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("a's TryAcquire past its limit: %v, %v; want ErrNoResourceAvailable", l, err)
+	}
+	blocked := acquireWith(ps[0], WithTenant("a"))
+	receive(t, parked, "a's second caller to wait")
+	other, err := ps[1].Acquire(ctx, WithTenant("b"))
+	if err != nil {
+		t.Fatalf("b's Acquire behind a's waiter: %v", err)
+	}
+	if l, err := ps[1].TryAcquire(ctx); err != nil {
+		t.Fatalf("TryAcquire of the default tenant behind a's waiter: %v", err)
+	} else {
+		mustRelease(t, l)
+	}
+	select {
+	case r := <-blocked:
+		t.Fatalf("a served past its limit: %v, %v", r.lease, r.err)
+	default:
+	}
+	if s := stats(t, ps[0]); s.Queued != 1 {
+		t.Fatalf("stats %+v, want a's waiter alone", s)
+	}
+	checkInvariants(t, newClient(t), ps[0])
+	mustRelease(t, first)
+	mustRelease(t, other)
+}
+
+func TestACostAboveItsTenantsMaxFailsAtOnce(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "r", Limits: []config.Limit{{Name: "tokens", Max: 1000, Per: time.Minute}}})
+	tenants := []Tenant{{Name: "a", Limits: []config.Limit{{Name: "tokens", Max: 10, Per: time.Minute}}}}
+	if err := p.SyncTenants(ctx, tenants); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	cost := WithCost(config.Cost{"tokens": 11})
+	if l, err := p.Acquire(ctx, cost, WithTenant("a")); !errors.Is(err, crserrors.ErrCostExceedsLimits) {
+		t.Fatalf("Acquire above a's Max: %v, %v; want ErrCostExceedsLimits", l, err)
+	}
+	l, err := p.Acquire(ctx, cost, WithTenant("b"))
+	if err != nil {
+		t.Fatalf("the same cost for b: %v", err)
+	}
+	mustRelease(t, l)
+}
+
+func TestAGrantSpendsItsTenantsLimitsWithTheResources(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "r", Capacity: 8, Limits: []config.Limit{{Name: "tokens", Max: 1000, Per: time.Hour}}})
+	tenants := []Tenant{{Name: "a", Limits: []config.Limit{{Name: "tokens", Max: 100, Per: time.Hour}}}}
+	if err := p.SyncTenants(ctx, tenants); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	cost := WithCost(config.Cost{"tokens": 60})
+	l, err := p.TryAcquire(ctx, cost, WithTenant("a"))
+	if err != nil {
+		t.Fatalf("a's first call: %v", err)
+	}
+	if _, err := p.TryAcquire(ctx, cost, WithTenant("a")); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("a's second call, 120 of 100: %v; want ErrNoResourceAvailable", err)
+	}
+	if err := l.Settle(ctx, config.Cost{"tokens": 20}); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	l2, err := p.TryAcquire(ctx, cost, WithTenant("a"))
+	if err != nil {
+		t.Fatalf("a's call after a refund of 40: %v", err)
+	}
+	left, err := p.Remaining(ctx, "r")
+	if err != nil || left["tokens"] != 1000-20-60 {
+		t.Fatalf("resource's tokens %v, %v; want %d", left, err, 1000-20-60)
+	}
+	mustRelease(t, l)
+	mustRelease(t, l2)
+}
+
+func TestSettleCorrectsATenantsShare(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour, ShareBy: "tokens"})
+	ctx := context.Background()
+	add(t, ps[0], Resource{ID: "r", Limits: []config.Limit{{Name: "tokens", Max: 1 << 40, Per: time.Hour}}})
+	big, err := ps[0].Acquire(ctx, WithTenant("a"), WithCost(config.Cost{"tokens": 100}))
+	if err != nil {
+		t.Fatalf("a's Acquire: %v", err)
+	}
+	if err := big.Settle(ctx, config.Cost{"tokens": 10}); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	mustRelease(t, big)
+	held, err := ps[1].Acquire(ctx, WithTenant("b"), WithCost(config.Cost{"tokens": 50}))
+	if err != nil {
+		t.Fatalf("b's Acquire: %v", err)
+	}
+	b := acquireWith(ps[1], WithTenant("b"))
+	receive(t, parked, "b's waiter to block")
+	a := acquireWith(ps[0], WithTenant("a"))
+	receive(t, parked, "a's waiter to block")
+	mustRelease(t, held)
+	// a spent 10 tokens, b 50: a first, though b waited longer (an
+	// estimate of 100 would have put b first).
+	l := expectOnly(t, a, b)
+	mustRelease(t, l)
+	mustRelease(t, expectOnly(t, b))
+}
+
+func TestSyncTenantsRefusesBadInputAndChangesNothing(t *testing.T) {
+	c := newClient(t)
+	p := newPool(t, c, Options{})
+	ctx := context.Background()
+	good := []Tenant{{Name: "a", Weight: 2}}
+	if err := p.SyncTenants(ctx, good); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	before, err := c.HGetAll(ctx, p.keys[8]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]Tenant{
+		{{Name: "a"}, {Name: "a"}},
+		{{Name: "a", Weight: -1}},
+		{{Name: "a", Weight: config.MaxUnits + 1}},
+		{{Name: "a", Limits: []config.Limit{{Name: "x", Max: 0, Per: time.Second}}}},
+		{{Name: "a", Limits: []config.Limit{{Name: "x", Max: MaxLimitMax + 1, Per: time.Second}}}},
+	} {
+		if err := p.SyncTenants(ctx, bad); !errors.Is(err, crserrors.ErrInvalidTenant) {
+			t.Errorf("SyncTenants(%+v): %v, want ErrInvalidTenant", bad, err)
+		}
+	}
+	after, err := c.HGetAll(ctx, p.keys[8]).Result()
+	if err != nil || fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("tenants %v, %v; want %v", after, err, before)
+	}
+}
+
+func TestAPriorityOutOfRangeIsRefused(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	if _, err := p.TryAcquire(context.Background(), WithPriority(math.MaxInt32+1)); !errors.Is(err, ErrInvalidPriority) {
+		t.Fatalf("TryAcquire: %v, want ErrInvalidPriority", err)
+	}
+}
