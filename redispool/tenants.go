@@ -39,7 +39,7 @@ func (priorityOption) acquireOption() {}
 func WithPriority(p int) AcquireOption { return priorityOption(p) }
 
 // classOf is the class that opts give, as the scripts name it
-// (lua/classes.lua): 10 digits, MaxInt32 minus the priority, then the
+// (lua/fair.lua): 10 digits, MaxInt32 minus the priority, then the
 // tenant's name in hex; "" for the default tenant at priority 0, so
 // that a caller without options takes the plain path.
 func classOf(opts []AcquireOption) (string, error) {
@@ -81,7 +81,10 @@ type Tenant struct {
 // level (cut to a lower Max); a new one starts full. Every replica may
 // call it with its configured tenants at start and on a timer, as with
 // Sync. ErrInvalidTenant, wrapped, changing nothing: a repeated name, a
-// Weight below 0 or above config.MaxUnits, invalid Limits.
+// Weight below 0 or above config.MaxUnits, invalid Limits, Limits for
+// the default tenant "" (a call without options reads no tenant, so
+// that it costs what it did before tenants; its Weight counts when
+// other tenants wait).
 func (p *Pool) SyncTenants(ctx context.Context, ts []Tenant) error {
 	if p.closed.Load() {
 		return p.errClosed("sync tenants")
@@ -108,6 +111,11 @@ func tenantArgs(ts []Tenant) ([]any, error) {
 		seen[t.Name] = true
 		if err := (config.Tenant{Weight: t.Weight, Limits: t.Limits}).Validate(); err != nil {
 			return nil, fmt.Errorf("tenant %q: %w", t.Name, err)
+		}
+		if t.Name == "" && len(t.Limits) > 0 {
+			// A call without options reads no tenant, so that it costs
+			// what it did before tenants.
+			return nil, fmt.Errorf("%w: the default tenant has no limits", crserrors.ErrInvalidTenant)
 		}
 		limits, err := formatLimits(t.Limits)
 		if err != nil {

@@ -282,6 +282,7 @@ func TestSyncTenantsRefusesBadInputAndChangesNothing(t *testing.T) {
 		{{Name: "a", Weight: config.MaxUnits + 1}},
 		{{Name: "a", Limits: []config.Limit{{Name: "x", Max: 0, Per: time.Second}}}},
 		{{Name: "a", Limits: []config.Limit{{Name: "x", Max: MaxLimitMax + 1, Per: time.Second}}}},
+		{{Name: "", Limits: []config.Limit{{Name: "x", Max: 1, Per: time.Second}}}},
 	} {
 		if err := p.SyncTenants(ctx, bad); !errors.Is(err, crserrors.ErrInvalidTenant) {
 			t.Errorf("SyncTenants(%+v): %v, want ErrInvalidTenant", bad, err)
@@ -298,4 +299,33 @@ func TestAPriorityOutOfRangeIsRefused(t *testing.T) {
 	if _, err := p.TryAcquire(context.Background(), WithPriority(math.MaxInt32+1)); !errors.Is(err, ErrInvalidPriority) {
 		t.Fatalf("TryAcquire: %v, want ErrInvalidPriority", err)
 	}
+}
+
+func TestAWaiterWhoseCostNothingCoversHoldsBackOnlyItsOwnTenant(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour})
+	ctx := context.Background()
+	add(t, ps[0], Resource{ID: "r", Capacity: 4, Limits: []config.Limit{{Name: "tokens", Max: 100, Per: time.Hour}}})
+	cost := func(n int64) AcquireOption { return WithCost(config.Cost{"tokens": n}) }
+	first, err := ps[0].TryAcquire(ctx, WithTenant("a"), cost(90))
+	if err != nil {
+		t.Fatalf("a's first call: %v", err)
+	}
+	big := acquireWith(ps[0], WithTenant("a"), cost(50))
+	receive(t, parked, "a's large call to wait")
+	small := acquireWith(ps[0], WithTenant("a"), cost(5))
+	receive(t, parked, "a's small call to wait behind it")
+	other, err := ps[1].Acquire(ctx, WithTenant("b"), cost(5))
+	if err != nil {
+		t.Fatalf("b's call beside a's waiters: %v", err)
+	}
+	for name, ch := range map[string]<-chan acquired{"large": big, "small": small} {
+		select {
+		case r := <-ch:
+			t.Fatalf("a's %s call served: %v, %v", name, r.lease, r.err)
+		default:
+		}
+	}
+	checkInvariants(t, newClient(t), ps[0])
+	mustRelease(t, first)
+	mustRelease(t, other)
 }

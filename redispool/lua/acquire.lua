@@ -20,7 +20,7 @@
 -- resource has (hex)}.
 local request, ttl, entry, proc, costv = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local any_name = ARGV[6] == '1'
--- cid: the request's class ('' for none: see classes.lua); share_name:
+-- cid: the request's class ('' for none: see fair.lua); share_name:
 -- Options.ShareBy, in hex ('' for none).
 local cid, share_name = ARGV[7], ARGV[8]
 local cost = parse_cost(costv)
@@ -62,17 +62,18 @@ local function acquire_fair(head)
   if empty() then
     return { EMPTY }
   end
-  local c = cid ~= '' and cid or CID0
-  if never() or tenant_exceeds(c, cost) then
+  local f = fair()
+  local c = cid ~= '' and cid or f.CID0
+  if never() or f.tenant_exceeds(c, cost) then
     return { EXCEEDS }
   end
   if head then
     local _, _, _, _, cls = waiting(redis.call('HGET', REQ, head))
     if not cls then
-      go_fair(share_name)
+      f.go_fair(share_name)
     end
   end
-  local cls = enqueue(request, c, num(share_of(cost, share_name)))
+  local cls = f.enqueue(request, c, num(f.share_of(cost, share_name)))
   redis.call('HSET', REQ, request, waiting_entry(now + math.max(entry, 0), ttl, proc, costv, cls))
   own_request = request
   serve(true)
@@ -103,7 +104,7 @@ if prior and waiting(prior) then
     prior = redis.call('HGET', REQ, request)
   end
   if waiting(prior) then
-    if never() or (pcls and tenant_exceeds(split_class(pcls), cost)) then
+    if never() or (pcls and fair().tenant_exceeds(fair().split_class(pcls), cost)) then
       -- Its resources' or its tenant's limits lowered below its cost
       -- (Sync, SyncTenants).
       unqueue(request, pcls)

@@ -1,181 +1,401 @@
--- Part of the pool's helpers (see scripts.go): the order of service of
--- a fair pool (classes.lua): strict priority, then start-time fair
+-- Part of the pool's helpers (see scripts.go): tenants, the classes of
+-- waiters (WithTenant, WithPriority) and the fair order of service.
+--
+-- A class is a tenant at a priority, named by its cid: 10 digits,
+-- 2147483647 minus the priority (so that the highest sorts first), then
+-- the tenant's name in hex. CID0 is the default class (tenant '',
+-- priority 0). The pool is in one of two modes:
+--   - plain: no waiter is in a class; QUEUE is served first come,
+--     first served, as if there were no classes (grant.lua's serve).
+--   - fair: every waiter in QUEUE is also in FQ, under its class (a
+--     default waiter under CID0), and its entry in REQ says so ('@'
+--     field, see waiting_entry); each class with waiters is in RDY.
+-- A waiter that names a class turns a plain pool fair (go_fair); the
+-- pool is plain again once the queue is empty. So the oldest waiter's
+-- entry tells the mode, and a pool whose callers never name a class
+-- pays nothing for them.
+--
+-- TEN (hash):
+--   't' .. TENANT  'WEIGHT' or 'WEIGHT MS NAME,MAX,PER,UNITS,REM;...':
+--                  a tenant that SyncTenants gave (none: weight 1, no
+--                  limits), with its buckets' levels as of MS
+--   'c' .. CID     the class's virtual time: its usage over its weight,
+--                  never below its level's (start-time fair queuing)
+--   'r' .. CID     the class's member of RDY, while it has waiters
+--   'v' .. PRIO    the level's virtual time: the start of the last
+--                  grant at that priority (PRIO the cid's 10 digits)
+-- FQ (zset, all scores 0, in lexical order): CID .. ' ' .. 16-digit
+-- arrival .. ' ' .. request, so that a class's oldest waiter is the
+-- first member from 'CID '.
+-- RDY (zset, all scores 0): PRIO .. 30-char virtual time .. 16-digit
+-- arrival of its first waiter .. TENANT for each class with waiters,
+-- so that the first member is the class to serve next: the highest
+-- priority, then the least virtual time, then the longest wait.
+--
+-- The order of service of a fair pool: strict priority, then start-time fair
 -- queuing between the tenants of a priority, first come, first served
 -- within a class. A class whose first waiter cannot be served (its cost
 -- not covered, its tenant's buckets short) is passed over: it holds
 -- back only itself.
+--
+-- Built on first use (fair): a script runs every definition of the
+-- helpers at each call, and a pool whose callers name no class uses
+-- none of these.
+local function build_fair()
+  local CID0 = '2147483647'
 
--- account counts a grant of share units to class cid, whose tenant
--- has weight w: the level's virtual time moves to the class's (the
--- start of this grant), the class's on by share / w.
-local function account(cid, share, w)
-  local f, level = class_time(cid)
-  f = math.max(f, level)
-  redis.call('HSET', TEN, 'v' .. string.sub(cid, 1, 10), string.format('%.17g', f))
-  set_class_time(cid, f + share / w)
-end
+  -- tenants caches the tenants this call read (load_tenant).
+  local tenants = {}
 
--- share_of is what a grant of cost counts in the tenants' shares: its
--- amount of the limit named name (Options.ShareBy, hex), or 1.
-local function share_of(cost, name)
-  if name == '' then
-    return 1
+  -- load_tenant reads the tenant th (hex name): {th, w, and for one with
+  -- limits, t and b as a resource's buckets (bucket.lua works on it)}.
+  local function load_tenant(th)
+    local t = tenants[th]
+    if t then
+      return t
+    end
+    t = { th = th, w = 1 }
+    local v = redis.call('HGET', TEN, 't' .. th)
+    if v then
+      local w, at, bs = string.match(v, '^(%d+) ?(%d*) ?(.*)$')
+      t.w = tonumber(w)
+      if bs ~= '' then
+        t.t, t.b = tonumber(at), {}
+        for n, m, p, u, rem in string.gmatch(bs, '(%x+),(%d+),(%d+),(%-?%d+),(%d+)') do
+          t.b[#t.b + 1] = { n = n, m = tonumber(m), p = tonumber(p), u = tonumber(u), r = tonumber(rem), born = 0 }
+        end
+      end
+    end
+    tenants[th] = t
+    return t
   end
-  return of(cost, name)
-end
 
--- class_head returns the first waiter of class cid whose entry holds
--- (request, lease TTL, process, cost, class field), or nil; the
--- entries before it that expired or went go.
-local function class_head(cid)
-  while true do
-    local m = class_first(cid)
-    if not m then
-      return nil
+  -- tenant_text is t as TEN keeps it.
+  local function tenant_text(t)
+    local v = num(t.w)
+    if t.b then
+      local out = {}
+      for i, b in ipairs(t.b) do
+        out[i] = b.n .. ',' .. num(b.m) .. ',' .. num(b.p) .. ',' .. num(b.u) .. ',' .. num(b.r)
+      end
+      v = v .. ' ' .. num(t.t) .. ' ' .. table.concat(out, ';')
     end
-    local request = string.sub(m, #cid + 19)
-    local exp, ttl, proc, cost, cls = waiting(redis.call('HGET', REQ, request))
-    if exp and exp >= now then
-      return request, ttl, proc, cost, cls
-    end
-    redis.call('ZREM', FQ, m)
-    redis.call('ZREM', QUEUE, request)
-    if exp then
-      redis.call('HDEL', REQ, request)
-    end
+    return v
   end
-end
 
--- serve_class serves the first waiter of class cid if it can: true when
--- it did, or the class had no waiter left; false when that waiter is
--- held back (by its tenant's buckets, or no listed resource covers its
--- cost); nil when no slot is free at all.
-local function serve_class(cid, quiet)
-  local request, ttl, proc, costv, cls = class_head(cid)
-  if not request then
-    list_class(cid, (class_time(cid)))
-    return true
+  -- tenant_of is the tenant of class cid.
+  local function tenant_of(cid)
+    return load_tenant(string.sub(cid, 11))
   end
-  local cost = parse_cost(costv)
-  local t = tenant_of(cid)
-  if t.b and not fits(t, cost) then
-    return false
-  end
-  local r, m = covering(cost)
-  if not r then
-    if not cost then
-      return nil
-    end
-    if m and not quiet then
-      tell(proc, request)
+
+  -- tenant_exceeds reports whether cost is above a bucket's MAX of the
+  -- tenant of cid: no wait would end.
+  local function tenant_exceeds(cid, cost)
+    local t = tenant_of(cid)
+    for _, b in ipairs(t.b or {}) do
+      if of(cost, b.n) > b.m then
+        return true
+      end
     end
     return false
   end
-  local _, _, share = split_class(cls)
-  local tpaid = tenant_charge(t, cost)
-  account(cid, share, t.w)
-  hand(r, request, ttl, proc, lease_to(r, m, cost), cls, cid .. '~' .. num(share) .. '~' .. (tpaid or ''))
-  return true
-end
 
--- serve_fair hands the leasable slots to the waiters in the fair order
--- as long as both last. The classes held back stay first in RDY (each
--- grant moves its class back), so they are the first skipped ones.
-serve_fair = function(quiet)
-  local skipped = 0
-  while true do
-    local m = redis.call('ZRANGE', RDY, num(skipped), num(skipped))[1]
-    if not m then
-      return
+  -- tenant_charge takes cost from t's buckets, which cover it (fits), and
+  -- returns what it took ('NAME=AMOUNT,...'), or nil for a tenant without
+  -- limits.
+  local function tenant_charge(t, cost)
+    if not t.b then
+      return nil
     end
-    local got = serve_class(ready_cid(m), quiet)
-    if got == nil then
-      return
-    end
-    if not got then
-      skipped = skipped + 1
-    end
-  end
-end
-
--- go_fair makes a plain pool fair: each waiter joins the default class,
--- in the order it came; share_name is Options.ShareBy (hex).
-local function go_fair(share_name)
-  local all = redis.call('ZRANGE', QUEUE, '0', '-1', 'WITHSCORES')
-  for i = 1, #all, 2 do
-    local request, arrival = all[i], tonumber(all[i + 1])
-    local exp, ttl, proc, cost = waiting(redis.call('HGET', REQ, request))
-    if exp then
-      local share = share_of(parse_cost(cost), share_name)
-      redis.call('ZADD', FQ, '0', queued_member(CID0, arrival, request))
-      redis.call('HSET', REQ, request, waiting_entry(exp, ttl, proc, cost, CID0 .. '/' .. num(arrival) .. '/' .. num(share)))
-    else
-      redis.call('ZREM', QUEUE, request)
-    end
-  end
-  set_class_time(CID0, (class_time(CID0)))
-end
-
--- FAIR_LOOK bounds the classes whose tenants' refills fair_event looks
--- at: those first in the order.
-local FAIR_LOOK = 16
-
--- fair_event is at (the next event, or -1), or sooner the time until
--- the tenant's buckets of one of the first classes cover its first
--- waiter's cost, or (with budgets) a listed resource covers the cost of
--- the first class's: refills are nobody's event, so a waiter re-checks
--- then, and its re-check serves them.
-local function fair_event(at, budgets)
-  for i, m in ipairs(redis.call('ZRANGE', RDY, '0', num(FAIR_LOOK - 1))) do
-    local cid = ready_cid(m)
-    local head = class_first(cid)
-    if head then
-      local _, _, _, costv = waiting(redis.call('HGET', REQ, string.sub(head, #cid + 19)))
-      local cost = parse_cost(costv)
-      local t = tenant_of(cid)
-      local w = nil
-      if t.b and not fits(t, cost) then
-        w = cover_wait(t, cost)
-      elseif i == 1 and budgets and cost then
-        local r, rw = covering(cost)
-        w = r and 0 or rw
-      end
-      if w and (at < 0 or w < at) then
-        at = w
-      end
-    end
-  end
-  return at
-end
-
--- settle_fair corrects a lease's class part (lease_entry) for what it
--- spent, actual: its class's usage by the difference in its share
--- (when actual names share_name), its tenant's buckets as settle does
--- a resource's; and returns the new part.
-local function settle_fair(fair, actual, share_name)
-  local cid, share, tpaid = string.match(fair, '^(%d+%x*)~(%d+)~(.*)$')
-  share = tonumber(share)
-  local t = tenant_of(cid)
-  if share_name ~= '' and actual and actual[share_name] and actual[share_name] ~= share then
-    local f = class_time(cid)
-    set_class_time(cid, f + (actual[share_name] - share) / t.w)
-    share = actual[share_name]
-  end
-  if tpaid ~= '' and t.b and actual then
     refill(t)
-    local before, now_paid = parse_cost(tpaid), {}
-    for _, b in ipairs(t.b) do
-      local est, act = before[b.n], actual[b.n]
-      if est and act then
-        settle_bucket(b, est, act)
-        freed = freed or act < est
-      end
-      if est then
-        now_paid[#now_paid + 1] = b.n .. '=' .. num(act or est)
-      end
+    local paid = {}
+    for i, b in ipairs(t.b) do
+      local c = of(cost, b.n)
+      b.u = b.u - c
+      paid[i] = b.n .. '=' .. num(c)
     end
     redis.call('HSET', TEN, 't' .. t.th, tenant_text(t))
-    tpaid = table.concat(now_paid, ',')
+    return table.concat(paid, ',')
   end
-  return cid .. '~' .. num(share) .. '~' .. tpaid
+
+  -- class_time is the virtual time of class cid and of its level.
+  local function class_time(cid)
+    local v = redis.call('HMGET', TEN, 'c' .. cid, 'v' .. string.sub(cid, 1, 10))
+    return tonumber(v[1]) or 0, tonumber(v[2]) or 0
+  end
+
+  -- ready_cid is the cid of a member of RDY.
+  local function ready_cid(m)
+    return string.sub(m, 1, 10) .. string.sub(m, 57)
+  end
+
+  -- queued_member is the member of FQ of request, of class cid, which
+  -- arrived arrival-th.
+  local function queued_member(cid, arrival, request)
+    return cid .. ' ' .. string.format('%016d', arrival) .. ' ' .. request
+  end
+
+  -- class_first is the first member of FQ of class cid, or nil.
+  local function class_first(cid)
+    return redis.call('ZRANGEBYLEX', FQ, '[' .. cid .. ' ', '(' .. cid .. '!', 'LIMIT', '0', '1')[1]
+  end
+
+  -- list_class lists class cid, at virtual time f, in RDY if it has
+  -- waiters, by its first waiter's arrival; and unlists it if not.
+  local function list_class(cid, f)
+    local old = redis.call('HGET', TEN, 'r' .. cid)
+    if old then
+      redis.call('ZREM', RDY, old)
+    end
+    local first = class_first(cid)
+    if not first then
+      if old then
+        redis.call('HDEL', TEN, 'r' .. cid)
+      end
+      return
+    end
+    local m = string.sub(cid, 1, 10) .. string.format('%030.6f', f) .. string.sub(first, #cid + 2, #cid + 17) .. string.sub(cid, 11)
+    redis.call('ZADD', RDY, '0', m)
+    redis.call('HSET', TEN, 'r' .. cid, m)
+  end
+
+  -- set_class_time makes f the virtual time of class cid, kept at least
+  -- its level's (a class back from idle, or held back by its own
+  -- tenant's limits, banks no credit), and lists it (list_class).
+  local function set_class_time(cid, f)
+    local _, level = class_time(cid)
+    f = math.max(f, level)
+    redis.call('HSET', TEN, 'c' .. cid, string.format('%.17g', f))
+    list_class(cid, f)
+  end
+
+  -- enqueue puts request, of class cid (nil: plain) and share share, at
+  -- the back of the queue and returns its entry's class field (nil when
+  -- plain).
+  local function enqueue(request, cid, share)
+    local arrival = redis.call('HINCRBY', RES, '#q', '1')
+    redis.call('ZADD', QUEUE, num(arrival), request)
+    if not cid then
+      return nil
+    end
+    redis.call('ZADD', FQ, '0', queued_member(cid, arrival, request))
+    set_class_time(cid, (class_time(cid)))
+    return cid .. '/' .. num(arrival) .. '/' .. share
+  end
+
+  -- split_class returns the cid, arrival and share of a class field.
+  local function split_class(cls)
+    local cid, arrival, share = string.match(cls, '^(%d+%x*)/(%d+)/(%d+)$')
+    return cid, tonumber(arrival), tonumber(share)
+  end
+
+  -- unqueue_class takes request, whose entry's class field is cls, out
+  -- of its class (unqueue in grant.lua).
+  local function unqueue_class(request, cls)
+    local cid, arrival = split_class(cls)
+    redis.call('ZREM', FQ, queued_member(cid, arrival, request))
+    list_class(cid, (class_time(cid)))
+  end
+
+  -- account counts a grant of share units to class cid, whose tenant
+  -- has weight w: the level's virtual time moves to the class's (the
+  -- start of this grant), the class's on by share / w.
+  local function account(cid, share, w)
+    local f, level = class_time(cid)
+    f = math.max(f, level)
+    redis.call('HSET', TEN, 'v' .. string.sub(cid, 1, 10), string.format('%.17g', f))
+    set_class_time(cid, f + share / w)
+  end
+
+  -- share_of is what a grant of cost counts in the tenants' shares: its
+  -- amount of the limit named name (Options.ShareBy, hex), or 1.
+  local function share_of(cost, name)
+    if name == '' then
+      return 1
+    end
+    return of(cost, name)
+  end
+
+  -- class_head returns the first waiter of class cid whose entry holds
+  -- (request, lease TTL, process, cost, class field), or nil; the
+  -- entries before it that expired or went go.
+  local function class_head(cid)
+    while true do
+      local m = class_first(cid)
+      if not m then
+        return nil
+      end
+      local request = string.sub(m, #cid + 19)
+      local exp, ttl, proc, cost, cls = waiting(redis.call('HGET', REQ, request))
+      if exp and exp >= now then
+        return request, ttl, proc, cost, cls
+      end
+      redis.call('ZREM', FQ, m)
+      redis.call('ZREM', QUEUE, request)
+      if exp then
+        redis.call('HDEL', REQ, request)
+      end
+    end
+  end
+
+  -- serve_class serves the first waiter of class cid if it can: true when
+  -- it did, or the class had no waiter left; false when that waiter is
+  -- held back (by its tenant's buckets, or no listed resource covers its
+  -- cost); nil when no slot is free at all.
+  local function serve_class(cid, quiet)
+    local request, ttl, proc, costv, cls = class_head(cid)
+    if not request then
+      list_class(cid, (class_time(cid)))
+      return true
+    end
+    local cost = parse_cost(costv)
+    local t = tenant_of(cid)
+    if t.b and not fits(t, cost) then
+      return false
+    end
+    local r, m = covering(cost)
+    if not r then
+      if not cost then
+        return nil
+      end
+      if m and not quiet then
+        tell(proc, request)
+      end
+      return false
+    end
+    local _, _, share = split_class(cls)
+    local tpaid = tenant_charge(t, cost)
+    account(cid, share, t.w)
+    hand(r, request, ttl, proc, lease_to(r, m, cost), cls, cid .. '~' .. num(share) .. '~' .. (tpaid or ''))
+    return true
+  end
+
+  -- serve_fair hands the leasable slots to the waiters in the fair order
+  -- as long as both last. The classes held back stay first in RDY (each
+  -- grant moves its class back), so they are the first skipped ones.
+  local function serve_fair(quiet)
+    local skipped = 0
+    while true do
+      local m = redis.call('ZRANGE', RDY, num(skipped), num(skipped))[1]
+      if not m then
+        return
+      end
+      local got = serve_class(ready_cid(m), quiet)
+      if got == nil then
+        return
+      end
+      if not got then
+        skipped = skipped + 1
+      end
+    end
+  end
+
+  -- go_fair makes a plain pool fair: each waiter joins the default class,
+  -- in the order it came; share_name is Options.ShareBy (hex).
+  local function go_fair(share_name)
+    local all = redis.call('ZRANGE', QUEUE, '0', '-1', 'WITHSCORES')
+    for i = 1, #all, 2 do
+      local request, arrival = all[i], tonumber(all[i + 1])
+      local exp, ttl, proc, cost = waiting(redis.call('HGET', REQ, request))
+      if exp then
+        local share = share_of(parse_cost(cost), share_name)
+        redis.call('ZADD', FQ, '0', queued_member(CID0, arrival, request))
+        redis.call('HSET', REQ, request, waiting_entry(exp, ttl, proc, cost, CID0 .. '/' .. num(arrival) .. '/' .. num(share)))
+      else
+        redis.call('ZREM', QUEUE, request)
+      end
+    end
+    set_class_time(CID0, (class_time(CID0)))
+  end
+
+  -- FAIR_LOOK bounds the classes whose tenants' refills fair_event looks
+  -- at: those first in the order.
+  local FAIR_LOOK = 16
+
+  -- fair_event is at (the next event, or -1), or sooner the time until
+  -- the tenant's buckets of one of the first classes cover its first
+  -- waiter's cost, or (with budgets) a listed resource covers the cost of
+  -- the first class's: refills are nobody's event, so a waiter re-checks
+  -- then, and its re-check serves them.
+  local function fair_event(at, budgets)
+    for i, m in ipairs(redis.call('ZRANGE', RDY, '0', num(FAIR_LOOK - 1))) do
+      local cid = ready_cid(m)
+      local head = class_first(cid)
+      if head then
+        local _, _, _, costv = waiting(redis.call('HGET', REQ, string.sub(head, #cid + 19)))
+        local cost = parse_cost(costv)
+        local t = tenant_of(cid)
+        local w = nil
+        if t.b and not fits(t, cost) then
+          w = cover_wait(t, cost)
+        elseif i == 1 and budgets and cost then
+          local r, rw = covering(cost)
+          w = r and 0 or rw
+        end
+        if w and (at < 0 or w < at) then
+          at = w
+        end
+      end
+    end
+    return at
+  end
+
+  -- settle_fair corrects a lease's class part (lease_entry) for what it
+  -- spent, actual: its class's usage by the difference in its share
+  -- (when actual names share_name), its tenant's buckets as settle does
+  -- a resource's; and returns the new part.
+  local function settle_fair(part, actual, share_name)
+    local cid, share, tpaid = string.match(part, '^(%d+%x*)~(%d+)~(.*)$')
+    share = tonumber(share)
+    local t = tenant_of(cid)
+    if share_name ~= '' and actual and actual[share_name] and actual[share_name] ~= share then
+      local f = class_time(cid)
+      set_class_time(cid, f + (actual[share_name] - share) / t.w)
+      share = actual[share_name]
+    end
+    if tpaid ~= '' and t.b and actual then
+      refill(t)
+      local before, now_paid = parse_cost(tpaid), {}
+      for _, b in ipairs(t.b) do
+        local est, act = before[b.n], actual[b.n]
+        if est and act then
+          settle_bucket(b, est, act)
+          freed = freed or act < est
+        end
+        if est then
+          now_paid[#now_paid + 1] = b.n .. '=' .. num(act or est)
+        end
+      end
+      redis.call('HSET', TEN, 't' .. t.th, tenant_text(t))
+      tpaid = table.concat(now_paid, ',')
+    end
+    return cid .. '~' .. num(share) .. '~' .. tpaid
+  end
+
+  return {
+    CID0 = CID0,
+    tenants = tenants,
+    load_tenant = load_tenant,
+    tenant_text = tenant_text,
+    tenant_exceeds = tenant_exceeds,
+    split_class = split_class,
+    enqueue = enqueue,
+    unqueue_class = unqueue_class,
+    share_of = share_of,
+    serve = serve_fair,
+    go_fair = go_fair,
+    fair_event = fair_event,
+    settle_fair = settle_fair,
+  }
+end
+
+local fair_helpers = nil
+
+-- fair returns the helpers of a fair pool (build_fair), built once per
+-- call.
+fair = function()
+  if not fair_helpers then
+    fair_helpers = build_fair()
+  end
+  return fair_helpers
 end

@@ -34,16 +34,16 @@ local function split_lease(lease)
 end
 
 -- lease_entry is the entry in REQ of the lease token on resource id
--- that paid paid from its buckets (nil: it has none); fair, for a
--- grant to a class (classes.lua), is 'CID~SHARE~TENANT PAID' (see
+-- that paid paid from its buckets (nil: it has none); part, for a
+-- grant to a class (fair.lua), is 'CID~SHARE~TENANT PAID' (see
 -- account), which Settle corrects.
-local function lease_entry(token, id, paid, fair)
+local function lease_entry(token, id, paid, part)
   local head = token
   if paid then
     head = head .. '+' .. paid
   end
-  if fair then
-    head = head .. '~' .. fair
+  if part then
+    head = head .. '~' .. part
   end
   return head .. ':' .. id
 end
@@ -58,25 +58,25 @@ local function split_entry(entry)
   end
   local sep = string.find(entry, ':', 1, true)
   local head = string.sub(entry, 1, sep - 1)
-  local fair = nil
+  local part = nil
   local tilde = string.find(head, '~', 1, true)
   if tilde then
-    head, fair = string.sub(head, 1, tilde - 1), string.sub(head, tilde + 1)
+    head, part = string.sub(head, 1, tilde - 1), string.sub(head, tilde + 1)
   end
   local plus = string.find(head, '+', 1, true)
   if plus then
-    return string.sub(head, 1, plus - 1), string.sub(entry, sep + 1), string.sub(head, plus + 1), fair
+    return string.sub(head, 1, plus - 1), string.sub(entry, sep + 1), string.sub(head, plus + 1), part
   end
-  return head, string.sub(entry, sep + 1), nil, fair
+  return head, string.sub(entry, sep + 1), nil, part
 end
 
 -- grant leases a slot of r, already counted in its holders, to request
 -- for ttl ms, and returns the token; paid is what it took from r's
--- buckets (charge), fair its class's part (lease_entry).
-local function grant(r, request, ttl, paid, fair)
+-- buckets (charge), part its class's part (lease_entry).
+local function grant(r, request, ttl, paid, part)
   local token = next_token()
   redis.call('ZADD', LEASES, num(now + ttl), lease_member(token, request, r.id))
-  redis.call('HSET', REQ, request, lease_entry(token, r.id, paid, fair))
+  redis.call('HSET', REQ, request, lease_entry(token, r.id, paid, part))
   return token
 end
 
@@ -107,6 +107,19 @@ local function waiting_entry(exp, ttl, proc, cost, cls)
   return v
 end
 
+-- fair returns the helpers of a fair pool (fair.lua).
+local fair
+
+-- unqueue takes request, whose entry's class field is cls (nil:
+-- plain), out of the queue; the caller deletes its entry or replaces
+-- it.
+local function unqueue(request, cls)
+  redis.call('ZREM', QUEUE, request)
+  if cls then
+    fair().unqueue_class(request, cls)
+  end
+end
+
 -- oldest returns the oldest waiter whose entry holds (request, lease
 -- TTL, process, cost, class field), or nil; the expired entries before
 -- it go (their waiters left without a word, or missed their re-check
@@ -129,8 +142,6 @@ local function oldest()
   end
 end
 
--- serve_fair is serve for a fair pool (fair.lua).
-local serve_fair
 
 -- own_request is a request that the call itself answers: serve grants
 -- it without a message (see the fair path of acquire.lua).
@@ -150,9 +161,9 @@ end
 -- script that applied its change and then raised an error would report
 -- a failure for a change made, and its retry the wrong outcome). The
 -- waiter finds the grant at its next re-check then.
-local function hand(r, request, ttl, proc, paid, cls, fair)
+local function hand(r, request, ttl, proc, paid, cls, part)
   unqueue(request, cls)
-  local token = grant(r, request, ttl, paid, fair)
+  local token = grant(r, request, ttl, paid, part)
   if request ~= own_request then
     tell(proc, request .. ' ' .. token .. ' ' .. r.id)
   end
@@ -228,7 +239,7 @@ local function serve(quiet)
       return
     end
     if cls then
-      return serve_fair(quiet)
+      return fair().serve(quiet)
     end
     -- m is r's listing, or without r the time until a refill covers
     -- the cost, if one will.

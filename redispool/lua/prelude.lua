@@ -58,8 +58,8 @@
 --             a limit's NAME (hex) -> how many of those fields have it,
 --             so that a cost's unknown name is known (count_profile)
 --   9 tenants hash: tenants (SyncTenants) and the virtual times of
---             the classes of waiters (see classes.lua)
---  10 fq      zset: the waiters of a fair pool by class (classes.lua)
+--             the classes of waiters (see fair.lua)
+--  10 fq      zset: the waiters of a fair pool by class (fair.lua)
 --  11 ready   zset: the classes with waiters, in the order of service
 --  12 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),

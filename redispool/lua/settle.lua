@@ -9,15 +9,15 @@
 -- Reply: {OK}, or {NONE} when the pool does not have the lease.
 local token, request = split_lease(ARGV[2])
 local entry = redis.call('HGET', REQ, request)
-local granted, id, paid, fair = split_entry(entry)
+local granted, id, paid, part = split_entry(entry)
 if granted ~= token then -- REQ keeps the lease's entry while it runs
   return { NONE }
 end
-if fair then
+if part then
   -- A grant to a class: its usage (ARGV[4]: Options.ShareBy, hex) and
   -- its tenant's buckets too.
-  fair = settle_fair(fair, parse_cost(ARGV[3]), ARGV[4])
-  redis.call('HSET', REQ, request, lease_entry(token, id, paid, fair))
+  part = fair().settle_fair(part, parse_cost(ARGV[3]), ARGV[4])
+  redis.call('HSET', REQ, request, lease_entry(token, id, paid, part))
 end
 local r = load(id)
 if not paid or not r or not r.b then
@@ -38,7 +38,7 @@ local now_paid = {}
 for n, a in string.gmatch(paid, '(%x+)=(%d+)') do
   now_paid[#now_paid + 1] = n .. '=' .. (actual[n] and num(actual[n]) or a)
 end
-redis.call('HSET', REQ, request, lease_entry(token, id, table.concat(now_paid, ','), fair))
+redis.call('HSET', REQ, request, lease_entry(token, id, table.concat(now_paid, ','), part))
 local old = listing(r)
 set_rest(r, budget_rest(r))
 store(r)

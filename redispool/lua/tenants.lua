@@ -3,11 +3,12 @@
 -- checked them, and that no name repeats): a bucket whose name and PER
 -- stay keeps its level, cut to its new MAX; a new one starts full. A
 -- tenant left out has weight 1 and no limits again. Reply: {OK}.
+local f = fair()
 local want = {}
 for i = 2, #ARGV - 3, 3 do
   local th, limits = ARGV[i], parse_limits(ARGV[i + 2])
   want[th] = true
-  local old = load_tenant(th)
+  local old = f.load_tenant(th)
   local t = { th = th, w = tonumber(ARGV[i + 1]) }
   if limits then
     local prev = {}
@@ -29,11 +30,13 @@ for i = 2, #ARGV - 3, 3 do
     end
     t.b, t.t = limits, now
   end
-  redis.call('HSET', TEN, 't' .. th, tenant_text(t))
+  redis.call('HSET', TEN, 't' .. th, f.tenant_text(t))
+  f.tenants[th] = t -- what serve reads after this (load_tenant's cache)
 end
 for _, field in ipairs(redis.call('HKEYS', TEN)) do
   if string.byte(field, 1) == 116 and not want[string.sub(field, 2)] then -- 't'
     redis.call('HDEL', TEN, field)
+    f.tenants[string.sub(field, 2)] = nil
   end
 end
 freed = true -- a waiter held back by its tenant's limits may go now
