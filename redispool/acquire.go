@@ -147,6 +147,11 @@ func (p *Pool) TryAcquire(ctx context.Context, opts ...AcquireOption) (*Lease, e
 // leaves (ctx ends, Close) is taken out of the queue, and a slot granted
 // to it meanwhile goes to the next.
 //
+// With WithTenant or WithPriority, waiters are served by priority, then
+// by fair shares between tenants, then in the order they came (see
+// WithTenant); until one of them waits, calls without these options
+// take exactly the path described here.
+//
 // With limits (Resource.Limits), the queue stays strictly first come,
 // first served: a waiter whose cost (WithCost) no resource covers yet
 // holds back those behind it, even smaller ones, until a refill or a

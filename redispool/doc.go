@@ -35,6 +35,14 @@
 //     provider reports, and Pool.Remaining reads the buckets. A cost
 //     that names a limit no resource of the pool has is refused
 //     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
+//   - WithTenant and WithPriority order the waiters: the highest
+//     priority first, then weighted fair shares between tenants (their
+//     usage in Options.ShareBy over their weight, no credit banked while
+//     idle), first come, first served within a tenant. SyncTenants sets
+//     the tenants' weights and own limits for every process; a waiter
+//     held back by its cost or its tenant's limits holds back only its
+//     own tenant and priority. Without these options the queue is first
+//     come, first served, as before.
 //   - Pool.Stats counts resources by state, leases and waiters.
 //
 // The package Example is a complete program. Errors are the core's

@@ -22,9 +22,9 @@ import (
 type Pool struct {
 	client   redis.UniversalClient
 	name     string
-	keys     [11]string // res, avail, leases, susp, req, token, queue, profiles, tenants, fq, ready: see lua/prelude.lua
-	done     string     // prefix of the keys that record write requests, done + request
-	channel  string     // prefix of the processes' channels, on which grants to waiters are told
+	keys     [9]string // res, avail, leases, susp, req, token, queue, profiles, fair: see lua/prelude.lua
+	done     string    // prefix of the keys that record write requests, done + request
+	channel  string    // prefix of the processes' channels, on which grants to waiters are told
 	ttl      time.Duration
 	ttlMs    int64
 	recheck  time.Duration
@@ -90,7 +90,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [11]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles", tag + "tenants", tag + "fq", tag + "ready"},
+		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles", tag + "fair"},
 		done:     tag + "done:",
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,

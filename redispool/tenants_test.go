@@ -272,7 +272,7 @@ func TestSyncTenantsRefusesBadInputAndChangesNothing(t *testing.T) {
 	if err := p.SyncTenants(ctx, good); err != nil {
 		t.Fatalf("SyncTenants: %v", err)
 	}
-	before, err := c.HGetAll(ctx, p.keys[8]).Result()
+	before, err := c.ZRange(ctx, p.keys[8], 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSyncTenantsRefusesBadInputAndChangesNothing(t *testing.T) {
 			t.Errorf("SyncTenants(%+v): %v, want ErrInvalidTenant", bad, err)
 		}
 	}
-	after, err := c.HGetAll(ctx, p.keys[8]).Result()
+	after, err := c.ZRange(ctx, p.keys[8], 0, -1).Result()
 	if err != nil || fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("tenants %v, %v; want %v", after, err, before)
 	}
@@ -328,4 +328,28 @@ func TestAWaiterWhoseCostNothingCoversHoldsBackOnlyItsOwnTenant(t *testing.T) {
 	checkInvariants(t, newClient(t), ps[0])
 	mustRelease(t, first)
 	mustRelease(t, other)
+}
+
+// Refills are nobody's event: the waiter's reply says when its tenant's
+// bucket covers it, and a re-check then serves it, though the pool's
+// waiters re-check by themselves only once an hour.
+func TestAWaiterOnItsTenantsLimitIsServedAtTheRefill(t *testing.T) {
+	p := newPool(t, newClient(t), Options{RecheckInterval: time.Hour})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "r", Capacity: 2})
+	limits := []config.Limit{{Name: "requests", Max: 1, Per: 200 * time.Millisecond}}
+	if err := p.SyncTenants(ctx, []Tenant{{Name: "a", Limits: limits}}); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	first, err := p.Acquire(ctx, WithTenant("a"))
+	if err != nil {
+		t.Fatalf("a's first Acquire: %v", err)
+	}
+	startHub(t, p)
+	second := expectOnly(t, acquireWith(p, WithTenant("a")))
+	if second.Token <= first.Token {
+		t.Fatalf("token %d after %d", second.Token, first.Token)
+	}
+	mustRelease(t, first)
+	mustRelease(t, second)
 }

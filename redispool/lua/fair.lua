@@ -7,30 +7,34 @@
 -- priority 0). The pool is in one of two modes:
 --   - plain: no waiter is in a class; QUEUE is served first come,
 --     first served, as if there were no classes (grant.lua's serve).
---   - fair: every waiter in QUEUE is also in FQ, under its class (a
---     default waiter under CID0), and its entry in REQ says so ('@'
---     field, see waiting_entry); each class with waiters is in RDY.
+--   - fair: every waiter in QUEUE also has a 'w' record in FAIR, under
+--     its class (a default waiter under CID0), and its entry in REQ
+--     says so ('@' field, see waiting_entry); each class with waiters
+--     has an 'r' record.
 -- A waiter that names a class turns a plain pool fair (go_fair); the
 -- pool is plain again once the queue is empty. So the oldest waiter's
 -- entry tells the mode, and a pool whose callers never name a class
 -- pays nothing for them.
 --
--- TEN (hash):
---   't' .. TENANT  'WEIGHT' or 'WEIGHT MS NAME,MAX,PER,UNITS,REM;...':
---                  a tenant that SyncTenants gave (none: weight 1, no
---                  limits), with its buckets' levels as of MS
---   'c' .. CID     the class's virtual time: its usage over its weight,
---                  never below its level's (start-time fair queuing)
---   'r' .. CID     the class's member of RDY, while it has waiters
---   'v' .. PRIO    the level's virtual time: the start of the last
---                  grant at that priority (PRIO the cid's 10 digits)
--- FQ (zset, all scores 0, in lexical order): CID .. ' ' .. 16-digit
--- arrival .. ' ' .. request, so that a class's oldest waiter is the
--- first member from 'CID '.
--- RDY (zset, all scores 0): PRIO .. 30-char virtual time .. 16-digit
--- arrival of its first waiter .. TENANT for each class with waiters,
--- so that the first member is the class to serve next: the highest
--- priority, then the least virtual time, then the longest wait.
+-- FAIR is one zset, all scores 0, read in lexical order (one key more
+-- for every call, not three: each key is a conversion in the client),
+-- whose members are records of these kinds, by their first letter:
+--   't' .. TENANT .. ' ' .. 'WEIGHT', or for one with limits
+--            'WEIGHT MS NAME,MAX,PER,UNITS,REM;...': a tenant that SyncTenants gave (none: weight 1, no
+--            limits), with its buckets' levels as of MS
+--   'c' .. CID .. ' ' .. the class's virtual time: its usage over its
+--            weight, never below its level's (start-time fair queuing)
+--   'm' .. CID .. ' ' .. its 'r' record, while it has waiters
+--   'v' .. PRIO .. ' ' .. the level's virtual time: the start of the
+--            last grant at that priority (PRIO the cid's 10 digits)
+--   'w' .. CID .. ' ' .. 16-digit arrival .. ' ' .. request: a waiter,
+--            so that a class's oldest is its first 'w' record
+--   'r' .. PRIO .. 30-char virtual time .. 16-digit arrival of its
+--            first waiter .. TENANT: a class with waiters, so that the
+--            first 'r' record is the class to serve next: the highest
+--            priority, then the least virtual time, then the longest
+--            wait
+-- get and put read and write the records that have a value.
 --
 -- The order of service of a fair pool: strict priority, then start-time fair
 -- queuing between the tenants of a priority, first come, first served
@@ -47,6 +51,26 @@ local function build_fair()
   -- tenants caches the tenants this call read (load_tenant).
   local tenants = {}
 
+  -- get is the value of record name (kind and key) in FAIR, or nil.
+  local function get(name)
+    local m = redis.call('ZRANGEBYLEX', FAIR, '[' .. name .. ' ', '(' .. name .. '!', 'LIMIT', '0', '1')[1]
+    return m and string.sub(m, #name + 2)
+  end
+
+  -- put makes v the value of record name (nil: deletes it).
+  local function put(name, v)
+    local old = get(name)
+    if old == v then
+      return
+    end
+    if old then
+      redis.call('ZREM', FAIR, name .. ' ' .. old)
+    end
+    if v then
+      redis.call('ZADD', FAIR, '0', name .. ' ' .. v)
+    end
+  end
+
   -- load_tenant reads the tenant th (hex name): {th, w, and for one with
   -- limits, t and b as a resource's buckets (bucket.lua works on it)}.
   local function load_tenant(th)
@@ -55,7 +79,7 @@ local function build_fair()
       return t
     end
     t = { th = th, w = 1 }
-    local v = redis.call('HGET', TEN, 't' .. th)
+    local v = get('t' .. th)
     if v then
       local w, at, bs = string.match(v, '^(%d+) ?(%d*) ?(.*)$')
       t.w = tonumber(w)
@@ -70,7 +94,7 @@ local function build_fair()
     return t
   end
 
-  -- tenant_text is t as TEN keeps it.
+  -- tenant_text is t as its record keeps it.
   local function tenant_text(t)
     local v = num(t.w)
     if t.b then
@@ -114,49 +138,55 @@ local function build_fair()
       b.u = b.u - c
       paid[i] = b.n .. '=' .. num(c)
     end
-    redis.call('HSET', TEN, 't' .. t.th, tenant_text(t))
+    put('t' .. t.th, tenant_text(t))
     return table.concat(paid, ',')
   end
 
   -- class_time is the virtual time of class cid and of its level.
   local function class_time(cid)
-    local v = redis.call('HMGET', TEN, 'c' .. cid, 'v' .. string.sub(cid, 1, 10))
-    return tonumber(v[1]) or 0, tonumber(v[2]) or 0
+    return tonumber(get('c' .. cid)) or 0, tonumber(get('v' .. string.sub(cid, 1, 10))) or 0
   end
 
-  -- ready_cid is the cid of a member of RDY.
+  -- ready_cid is the cid of an 'r' record.
   local function ready_cid(m)
-    return string.sub(m, 1, 10) .. string.sub(m, 57)
+    return string.sub(m, 2, 11) .. string.sub(m, 58)
   end
 
-  -- queued_member is the member of FQ of request, of class cid, which
+  -- queued_member is the 'w' record of request, of class cid, which
   -- arrived arrival-th.
   local function queued_member(cid, arrival, request)
-    return cid .. ' ' .. string.format('%016d', arrival) .. ' ' .. request
+    return 'w' .. cid .. ' ' .. string.format('%016d', arrival) .. ' ' .. request
   end
 
-  -- class_first is the first member of FQ of class cid, or nil.
+  -- class_first is the first 'w' record of class cid, or nil.
   local function class_first(cid)
-    return redis.call('ZRANGEBYLEX', FQ, '[' .. cid .. ' ', '(' .. cid .. '!', 'LIMIT', '0', '1')[1]
+    return redis.call('ZRANGEBYLEX', FAIR, '[w' .. cid .. ' ', '(w' .. cid .. '!', 'LIMIT', '0', '1')[1]
   end
 
-  -- list_class lists class cid, at virtual time f, in RDY if it has
-  -- waiters, by its first waiter's arrival; and unlists it if not.
+  -- request_of is the request of a 'w' record of class cid.
+  local function request_of(cid, m)
+    return string.sub(m, #cid + 20)
+  end
+
+  -- ready returns count 'r' records from the offset-th.
+  local function ready(offset, count)
+    return redis.call('ZRANGEBYLEX', FAIR, '[r', '(s', 'LIMIT', num(offset), num(count))
+  end
+
+  -- list_class gives class cid, at virtual time f, its 'r' record if it
+  -- has waiters, by its first waiter's arrival; and takes it if not.
   local function list_class(cid, f)
-    local old = redis.call('HGET', TEN, 'r' .. cid)
+    local old = get('m' .. cid)
     if old then
-      redis.call('ZREM', RDY, old)
+      redis.call('ZREM', FAIR, old)
     end
     local first = class_first(cid)
-    if not first then
-      if old then
-        redis.call('HDEL', TEN, 'r' .. cid)
-      end
-      return
+    local m = nil
+    if first then
+      m = 'r' .. string.sub(cid, 1, 10) .. string.format('%030.6f', f) .. string.sub(first, #cid + 3, #cid + 18) .. string.sub(cid, 11)
+      redis.call('ZADD', FAIR, '0', m)
     end
-    local m = string.sub(cid, 1, 10) .. string.format('%030.6f', f) .. string.sub(first, #cid + 2, #cid + 17) .. string.sub(cid, 11)
-    redis.call('ZADD', RDY, '0', m)
-    redis.call('HSET', TEN, 'r' .. cid, m)
+    put('m' .. cid, m)
   end
 
   -- set_class_time makes f the virtual time of class cid, kept at least
@@ -165,7 +195,7 @@ local function build_fair()
   local function set_class_time(cid, f)
     local _, level = class_time(cid)
     f = math.max(f, level)
-    redis.call('HSET', TEN, 'c' .. cid, string.format('%.17g', f))
+    put('c' .. cid, string.format('%.17g', f))
     list_class(cid, f)
   end
 
@@ -178,7 +208,7 @@ local function build_fair()
     if not cid then
       return nil
     end
-    redis.call('ZADD', FQ, '0', queued_member(cid, arrival, request))
+    redis.call('ZADD', FAIR, '0', queued_member(cid, arrival, request))
     set_class_time(cid, (class_time(cid)))
     return cid .. '/' .. num(arrival) .. '/' .. share
   end
@@ -193,7 +223,7 @@ local function build_fair()
   -- of its class (unqueue in grant.lua).
   local function unqueue_class(request, cls)
     local cid, arrival = split_class(cls)
-    redis.call('ZREM', FQ, queued_member(cid, arrival, request))
+    redis.call('ZREM', FAIR, queued_member(cid, arrival, request))
     list_class(cid, (class_time(cid)))
   end
 
@@ -203,7 +233,7 @@ local function build_fair()
   local function account(cid, share, w)
     local f, level = class_time(cid)
     f = math.max(f, level)
-    redis.call('HSET', TEN, 'v' .. string.sub(cid, 1, 10), string.format('%.17g', f))
+    put('v' .. string.sub(cid, 1, 10), string.format('%.17g', f))
     set_class_time(cid, f + share / w)
   end
 
@@ -225,12 +255,12 @@ local function build_fair()
       if not m then
         return nil
       end
-      local request = string.sub(m, #cid + 19)
+      local request = request_of(cid, m)
       local exp, ttl, proc, cost, cls = waiting(redis.call('HGET', REQ, request))
       if exp and exp >= now then
         return request, ttl, proc, cost, cls
       end
-      redis.call('ZREM', FQ, m)
+      redis.call('ZREM', FAIR, m)
       redis.call('ZREM', QUEUE, request)
       if exp then
         redis.call('HDEL', REQ, request)
@@ -271,12 +301,12 @@ local function build_fair()
   end
 
   -- serve_fair hands the leasable slots to the waiters in the fair order
-  -- as long as both last. The classes held back stay first in RDY (each
+  -- as long as both last. The classes held back stay first (each
   -- grant moves its class back), so they are the first skipped ones.
   local function serve_fair(quiet)
     local skipped = 0
     while true do
-      local m = redis.call('ZRANGE', RDY, num(skipped), num(skipped))[1]
+      local m = ready(skipped, 1)[1]
       if not m then
         return
       end
@@ -299,7 +329,7 @@ local function build_fair()
       local exp, ttl, proc, cost = waiting(redis.call('HGET', REQ, request))
       if exp then
         local share = share_of(parse_cost(cost), share_name)
-        redis.call('ZADD', FQ, '0', queued_member(CID0, arrival, request))
+        redis.call('ZADD', FAIR, '0', queued_member(CID0, arrival, request))
         redis.call('HSET', REQ, request, waiting_entry(exp, ttl, proc, cost, CID0 .. '/' .. num(arrival) .. '/' .. num(share)))
       else
         redis.call('ZREM', QUEUE, request)
@@ -318,11 +348,11 @@ local function build_fair()
   -- the first class's: refills are nobody's event, so a waiter re-checks
   -- then, and its re-check serves them.
   local function fair_event(at, budgets)
-    for i, m in ipairs(redis.call('ZRANGE', RDY, '0', num(FAIR_LOOK - 1))) do
+    for i, m in ipairs(ready(0, FAIR_LOOK)) do
       local cid = ready_cid(m)
       local head = class_first(cid)
       if head then
-        local _, _, _, costv = waiting(redis.call('HGET', REQ, string.sub(head, #cid + 19)))
+        local _, _, _, costv = waiting(redis.call('HGET', REQ, request_of(cid, head)))
         local cost = parse_cost(costv)
         local t = tenant_of(cid)
         local w = nil
@@ -366,7 +396,7 @@ local function build_fair()
           now_paid[#now_paid + 1] = b.n .. '=' .. num(act or est)
         end
       end
-      redis.call('HSET', TEN, 't' .. t.th, tenant_text(t))
+      put('t' .. t.th, tenant_text(t))
       tpaid = table.concat(now_paid, ',')
     end
     return cid .. '~' .. num(share) .. '~' .. tpaid
@@ -377,6 +407,8 @@ local function build_fair()
     tenants = tenants,
     load_tenant = load_tenant,
     tenant_text = tenant_text,
+    get = get,
+    put = put,
     tenant_exceeds = tenant_exceeds,
     split_class = split_class,
     enqueue = enqueue,

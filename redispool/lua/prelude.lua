@@ -57,11 +57,10 @@
 --             cover is known without reading every resource; and '#' ..
 --             a limit's NAME (hex) -> how many of those fields have it,
 --             so that a cost's unknown name is known (count_profile)
---   9 tenants hash: tenants (SyncTenants) and the virtual times of
---             the classes of waiters (see fair.lua)
---  10 fq      zset: the waiters of a fair pool by class (fair.lua)
---  11 ready   zset: the classes with waiters, in the order of service
---  12 done    string, the call's own: the status recorded for its
+--   9 fair    zset: the tenants (SyncTenants), the classes of waiters
+--             (WithTenant, WithPriority) and their order of service,
+--             as records in lexical order (see fair.lua)
+--  10 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),
 --             expiring a window after it was written, so that the same
 --             request sent again (go-redis resends a command whose
@@ -82,7 +81,7 @@
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
 local KEYS, ARGV -- the call's, set by begin
-local RES, AVAIL, LEASES, SUSP, REQ, TOKEN, QUEUE, PROFILES, TEN, FQ, RDY, DONE
+local RES, AVAIL, LEASES, SUSP, REQ, TOKEN, QUEUE, PROFILES, FAIR, DONE
 local WAKE, REQUEST, WINDOW, RECORD
 -- now is the server's time in ms; now_text the same as text, and
 -- now_us_text the time in microseconds as text, so that the common

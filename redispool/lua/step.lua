@@ -185,7 +185,12 @@ local function tidy()
       tell(proc, request)
     end
   end
-  redis.call('DEL', QUEUE, FQ, RDY)
+  redis.call('DEL', QUEUE)
+  -- The waiters' records of a fair pool (see fair.lua); the tenants'
+  -- and classes' stay.
+  for _, kind in ipairs({ 'm', 'r', 'w' }) do
+    redis.call('ZREMRANGEBYLEX', FAIR, '[' .. kind, '(' .. string.char(string.byte(kind) + 1))
+  end
   if (tonumber(n[2]) or 0) == 0 then
     redis.call('DEL', RES, AVAIL, LEASES, SUSP, REQ, PROFILES)
   end
@@ -196,7 +201,7 @@ end
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
   RES, AVAIL, LEASES, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-  TOKEN, QUEUE, PROFILES, TEN, FQ, RDY, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+  TOKEN, QUEUE, PROFILES, FAIR, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
   WAKE = ARGV[1]
   REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')

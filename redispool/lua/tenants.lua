@@ -30,13 +30,14 @@ for i = 2, #ARGV - 3, 3 do
     end
     t.b, t.t = limits, now
   end
-  redis.call('HSET', TEN, 't' .. th, f.tenant_text(t))
+  f.put('t' .. th, f.tenant_text(t))
   f.tenants[th] = t -- what serve reads after this (load_tenant's cache)
 end
-for _, field in ipairs(redis.call('HKEYS', TEN)) do
-  if string.byte(field, 1) == 116 and not want[string.sub(field, 2)] then -- 't'
-    redis.call('HDEL', TEN, field)
-    f.tenants[string.sub(field, 2)] = nil
+for _, m in ipairs(redis.call('ZRANGEBYLEX', FAIR, '[t', '(u')) do
+  local th = string.match(m, '^t(%x*) ')
+  if not want[th] then
+    redis.call('ZREM', FAIR, m)
+    f.tenants[th] = nil
   end
 end
 freed = true -- a waiter held back by its tenant's limits may go now
