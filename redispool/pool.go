@@ -20,17 +20,20 @@ import (
 // (and every Pool value) opened with the same Options.Name on the same
 // Redis shares one pool. All methods are safe for concurrent use.
 type Pool struct {
-	client   redis.UniversalClient
-	name     string
-	keys     [9]string // res, avail, leases, susp, req, token, queue, profiles, fair: see lua/prelude.lua
-	done     string    // prefix of the keys that record write requests, done + request
-	channel  string    // prefix of the processes' channels, on which grants to waiters are told
-	ttl      time.Duration
-	ttlMs    int64
-	recheck  time.Duration
-	proc     string // this handle's id in the waiter queue: see hub
-	clock    config.Clock
-	ejection config.Ejection
+	client  redis.UniversalClient
+	name    string
+	keys    [9]string // res, avail, leases, susp, req, token, queue, profiles, fair: see lua/prelude.lua
+	done    string    // prefix of the keys that record write requests, done + request
+	channel string    // prefix of the processes' channels, on which grants to waiters are told
+	// channelArg is channel as a script argument, boxed once: each
+	// boxing of a string is an allocation per call.
+	channelArg any
+	ttl        time.Duration
+	ttlMs      int64
+	recheck    time.Duration
+	proc       string // this handle's id in the waiter queue: see hub
+	clock      config.Clock
+	ejection   config.Ejection
 	// replicas (Options.WaitReplicas) > 0: grants and extensions wait
 	// for that many replicas, up to waitFor, on the connection of the
 	// write, which primary finds.
@@ -116,6 +119,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	}
 	// The process id names this handle's channel: a grant handed to one
 	// of its waiters is told to it alone.
+	p.channelArg = p.channel
 	p.proc = fmt.Sprintf("%016x", rand.Uint64())
 	p.hub = newHub(client, p.channel+":"+p.proc)
 	return p, nil
