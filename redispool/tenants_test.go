@@ -120,6 +120,7 @@ func TestTenantsShareAScarceResourceByWeightAcrossReplicas(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shares := shareOfGrants(t, tc.tenants, map[string]int{"a": 12, "b": 2}, 200)
+			t.Logf("shares of 200 grants: %v", shares)
 			if math.Abs(shares["a"]-tc.want) > 0.03 {
 				t.Fatalf("shares %v, want a's within 0.03 of %v", shares, tc.want)
 			}

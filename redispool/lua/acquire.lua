@@ -54,42 +54,6 @@ local function never()
   local r, soon = covering(cost)
   return not r and not soon and exceeds(cost)
 end
--- acquire_fair is the new request's step in a fair pool, or for a
--- class: it queues in its class, fair.lua's order serves what it can,
--- and a request not served then waits, or, not to wait, leaves: so it
--- never takes a slot that a waiter it would pass could have.
-local function acquire_fair(head)
-  if empty() then
-    return { EMPTY }
-  end
-  local f = fair()
-  local c = cid ~= '' and cid or f.CID0
-  if never() or f.tenant_exceeds(c, cost) then
-    return { EXCEEDS }
-  end
-  if head then
-    local _, _, _, _, cls = waiting(redis.call('HGET', REQ, head))
-    if not cls then
-      f.go_fair(share_name)
-    end
-  end
-  local cls = f.enqueue(request, c, num(f.share_of(cost, share_name)))
-  redis.call('HSET', REQ, request, waiting_entry(now + math.max(entry, 0), ttl, proc, costv, cls))
-  own_request = request
-  serve(true)
-  own_request = nil
-  local v = redis.call('HGET', REQ, request)
-  if not waiting(v) then
-    local token, id = split_entry(v)
-    return { OK, token, id, ttl }
-  end
-  if entry <= 0 then
-    unqueue(request, cls)
-    redis.call('HDEL', REQ, request)
-    return { NONE, next_event() }
-  end
-  return { QUEUED, waiter_event(budgets(), true) }
-end
 local prior = redis.call('HGET', REQ, request)
 local _, _, _, _, pcls = waiting(prior)
 if prior and waiting(prior) then
@@ -138,8 +102,45 @@ if cost and not any_name and not empty() then
   end
 end
 local head, _, _, _, head_cls = oldest()
+-- A new request in a fair pool, or for a class, queues in its class;
+-- fair.lua's order serves what it can, and a request not served then
+-- waits, or, not to wait, leaves: so it never takes a slot that a
+-- waiter it would pass could have. (Inline: a function here would be
+-- created at each call, a search for each outer local it uses.)
 if cid ~= '' or head_cls then
-  return acquire_fair(head)
+  if empty() then
+    return { EMPTY }
+  end
+  local f = fair()
+  local c = cid ~= '' and cid or f.CID0
+  if never() or f.tenant_exceeds(c, cost) then
+    return { EXCEEDS }
+  end
+  if head then
+    local _, _, _, _, cls = waiting(redis.call('HGET', REQ, head))
+    if not cls then
+      f.go_fair(share_name)
+    end
+  end
+  local cls = f.enqueue(request, c, num(f.share_of(cost, share_name)))
+  redis.call('HSET', REQ, request, waiting_entry(now + math.max(entry, 0), ttl, proc, costv, cls))
+  own_request = request
+  serve(true)
+  own_request = nil
+  local v = redis.call('HGET', REQ, request)
+  if not waiting(v) then
+    local token, id = split_entry(v)
+    return { OK, token, id, ttl }
+  end
+  if entry <= 0 then
+    unqueue(request, cls)
+    redis.call('HDEL', REQ, request)
+    return { NONE, next_event() }
+  end
+  if budgets() and (redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0) then
+    redis.call('HINCRBY', RES, '#w', '1') -- the limits' doing (Stats.LimitWaits)
+  end
+  return { QUEUED, waiter_event(budgets(), true) }
 end
 local r, old = nil, nil
 if not head then

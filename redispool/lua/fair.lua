@@ -44,8 +44,21 @@
 --
 -- Built on first use (fair): a script runs every definition of the
 -- helpers at each call, and a pool whose callers name no class uses
--- none of these.
+-- none of these. What build_fair uses of the helpers before it comes in
+-- one table (fair_deps), so that creating it searches for one outer
+-- local, not for each (see call_state).
+local fair_deps = {
+  num = num, state = call_state, free = free, parse_cost = parse_cost, of = of, fits = fits,
+  refill = refill, cover_wait = cover_wait, settle_bucket = settle_bucket, waiting = waiting,
+  waiting_entry = waiting_entry, covering = covering, hand = hand, lease_to = lease_to, tell = tell,
+}
+
 local function build_fair()
+  local d = fair_deps
+  local now, RES, REQ, QUEUE, FAIR = d.state()
+  local num, parse_cost, of, fits, refill = d.num, d.parse_cost, d.of, d.fits, d.refill
+  local cover_wait, settle_bucket, waiting, waiting_entry = d.cover_wait, d.settle_bucket, d.waiting, d.waiting_entry
+  local covering, hand, lease_to, tell = d.covering, d.hand, d.lease_to, d.tell
   local CID0 = '2147483647'
 
   -- tenants caches the tenants this call read (load_tenant).
@@ -390,7 +403,9 @@ local function build_fair()
         local est, act = before[b.n], actual[b.n]
         if est and act then
           settle_bucket(b, est, act)
-          freed = freed or act < est
+          if act < est then
+            d.free() -- the refund may cover a waiter
+          end
         end
         if est then
           now_paid[#now_paid + 1] = b.n .. '=' .. num(act or est)
