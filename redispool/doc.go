@@ -43,7 +43,9 @@
 //     held back by its cost or its tenant's limits holds back only its
 //     own tenant and priority. Without these options the queue is first
 //     come, first served, as before.
-//   - Pool.Stats counts resources by state, leases and waiters.
+//   - Pool.Stats counts resources by state, leases and waiters;
+//     Pool.Tenants adds waiters, grants and usage per tenant and
+//     priority.
 //
 // The package Example is a complete program. Errors are the core's
 // sentinels (github.com/crsched/crs/errors) where the meaning is the

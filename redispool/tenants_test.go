@@ -354,3 +354,27 @@ func TestAWaiterOnItsTenantsLimitIsServedAtTheRefill(t *testing.T) {
 	mustRelease(t, first)
 	mustRelease(t, second)
 }
+
+func TestStatsCountEachTenantsWaitersGrantsAndSettledUsage(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour, ShareBy: "tokens"})
+	ctx := context.Background()
+	add(t, ps[0], Resource{ID: "r", Limits: []config.Limit{{Name: "tokens", Max: 1000, Per: time.Hour}}})
+	l, err := ps[0].Acquire(ctx, WithTenant("a"), WithCost(config.Cost{"tokens": 100}))
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if err := l.Settle(ctx, config.Cost{"tokens": 30}); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	waiter := acquireWith(ps[1], WithTenant("b"), WithPriority(2))
+	receive(t, parked, "b's waiter to block")
+	want := []TenantStats{
+		{Tenant: "b", Priority: 2, Queued: 1},
+		{Tenant: "a", Grants: 1, Usage: 30},
+	}
+	if _, got, err := ps[1].Tenants(ctx); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Tenants: %+v, %v; want %+v", got, err, want)
+	}
+	mustRelease(t, l)
+	mustRelease(t, expectOnly(t, waiter))
+}

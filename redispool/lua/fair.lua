@@ -22,6 +22,8 @@
 --   't' .. TENANT .. ' ' .. 'WEIGHT', or for one with limits
 --            'WEIGHT MS NAME,MAX,PER,UNITS,REM;...': a tenant that SyncTenants gave (none: weight 1, no
 --            limits), with its buckets' levels as of MS
+--   'n' .. CID .. ' ' .. GRANTS .. ' ' .. USAGE: the class's figures
+--            (Stats.Tenants), since its first grant in a class
 --   'c' .. CID .. ' ' .. the class's virtual time: its usage over its
 --            weight, never below its level's (start-time fair queuing)
 --   'm' .. CID .. ' ' .. its 'r' record, while it has waiters
@@ -240,6 +242,42 @@ local function build_fair()
     list_class(cid, (class_time(cid)))
   end
 
+  -- tally adds grants and usage to the figures of class cid (Stats).
+  local function tally(cid, grants, usage)
+    local g, u = string.match(get('n' .. cid) or '0 0', '^(%d+) (%-?%d+)$')
+    put('n' .. cid, num(tonumber(g) + grants) .. ' ' .. num(tonumber(u) + usage))
+  end
+
+  -- class_stats is, for each class with figures or waiters, in the order
+  -- of its cid: cid, waiters, grants, usage (Stats.Tenants).
+  local function class_stats()
+    local by, order = {}, {}
+    local function of_class(cid)
+      if not by[cid] then
+        by[cid] = { cid, 0, 0, 0 }
+        order[#order + 1] = cid
+      end
+      return by[cid]
+    end
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', FAIR, '[n', '(o')) do
+      local cid, g, u = string.match(m, '^n(%S+) (%d+) (%-?%d+)$')
+      local c = of_class(cid)
+      c[3], c[4] = tonumber(g), tonumber(u)
+    end
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', FAIR, '[w', '(x')) do
+      local c = of_class(string.match(m, '^w(%S+) '))
+      c[2] = c[2] + 1
+    end
+    table.sort(order)
+    local out = {}
+    for _, cid in ipairs(order) do
+      for _, v in ipairs(by[cid]) do
+        out[#out + 1] = v
+      end
+    end
+    return out
+  end
+
   -- account counts a grant of share units to class cid, whose tenant
   -- has weight w: the level's virtual time moves to the class's (the
   -- start of this grant), the class's on by share / w.
@@ -248,6 +286,7 @@ local function build_fair()
     f = math.max(f, level)
     put('v' .. string.sub(cid, 1, 10), string.format('%.17g', f))
     set_class_time(cid, f + share / w)
+    tally(cid, 1, share)
   end
 
   -- share_of is what a grant of cost counts in the tenants' shares: its
@@ -394,6 +433,7 @@ local function build_fair()
     if share_name ~= '' and actual and actual[share_name] and actual[share_name] ~= share then
       local f = class_time(cid)
       set_class_time(cid, f + (actual[share_name] - share) / t.w)
+      tally(cid, 0, actual[share_name] - share)
       share = actual[share_name]
     end
     if tpaid ~= '' and t.b and actual then
@@ -433,6 +473,7 @@ local function build_fair()
     go_fair = go_fair,
     fair_event = fair_event,
     settle_fair = settle_fair,
+    class_stats = class_stats,
   }
 end
 
