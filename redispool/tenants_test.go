@@ -47,29 +47,31 @@ type tenantGrant struct {
 }
 
 // shareOfGrants runs, on one exclusive resource of three replicas,
-// callers[tenant] goroutines per tenant, each acquiring again as soon as
-// it has handed its lease over, and returns each tenant's share of the
-// first n grants. The test releases each lease only once every caller
-// waits, so the order is the pool's alone.
-func shareOfGrants(t *testing.T, tenants []Tenant, callers map[string]int, n int) map[string]float64 {
+// callers[tenant] goroutines per tenant, each acquiring again (at
+// cost[tenant] tokens, if given) as soon as it has handed its lease
+// over, and returns each tenant's share of the tokens (of the grants,
+// without costs) of the first n grants. The test releases each lease
+// only once every caller waits, so the order is the pool's alone.
+func shareOfGrants(t *testing.T, shareBy string, tenants []Tenant, callers map[string]int, cost map[string]int64, n int) map[string]float64 {
 	t.Helper()
-	ps, parked := replicas(t, 3, Options{RecheckInterval: time.Hour, LeaseTTL: time.Hour})
+	ps, parked := replicas(t, 3, Options{RecheckInterval: time.Hour, LeaseTTL: time.Hour, ShareBy: shareBy})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	add(t, ps[0], Resource{ID: "r"})
+	add(t, ps[0], Resource{ID: "r", Limits: []config.Limit{{Name: "tokens", Max: MaxLimitMax, Per: time.Hour}}})
 	if err := ps[1].SyncTenants(ctx, tenants); err != nil {
 		t.Fatalf("SyncTenants: %v", err)
 	}
 	held := mustAcquire(t, ps[0])
 	grants := make(chan tenantGrant)
-	total, k := 0, 0
+	waiting, k := 0, 0
 	for tenant, m := range callers {
 		for range m {
 			p := ps[k%len(ps)]
 			k++
+			opts := []AcquireOption{WithTenant(tenant), WithCost(config.Cost{"tokens": max(cost[tenant], 1)})}
 			go func() {
 				for {
-					l, err := p.Acquire(ctx, WithTenant(tenant))
+					l, err := p.Acquire(ctx, opts...)
 					if err != nil {
 						return
 					}
@@ -82,12 +84,12 @@ func shareOfGrants(t *testing.T, tenants []Tenant, callers map[string]int, n int
 				}
 			}()
 		}
-		total += m
+		waiting += m
 	}
-	for range total {
+	for range waiting {
 		receive(t, parked, "every caller to wait")
 	}
-	count := map[string]int{}
+	count := map[string]int64{}
 	for range n {
 		mustRelease(t, held)
 		var g tenantGrant
@@ -96,15 +98,19 @@ func shareOfGrants(t *testing.T, tenants []Tenant, callers map[string]int, n int
 		case <-time.After(30 * time.Second):
 			t.Fatal("no grant")
 		}
-		count[g.tenant]++
+		count[g.tenant] += max(cost[g.tenant], 1)
 		held = g.lease
 		receive(t, parked, "the served caller to wait again")
 	}
 	cancel()
 	mustRelease(t, held)
+	var total int64
+	for _, c := range count {
+		total += c
+	}
 	shares := map[string]float64{}
 	for tenant, c := range count {
-		shares[tenant] = float64(c) / float64(n)
+		shares[tenant] = float64(c) / float64(total)
 	}
 	return shares
 }
@@ -112,17 +118,21 @@ func shareOfGrants(t *testing.T, tenants []Tenant, callers map[string]int, n int
 func TestTenantsShareAScarceResourceByWeightAcrossReplicas(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		shareBy string
 		tenants []Tenant
+		cost    map[string]int64
 		want    float64 // a's share
+		within  float64
 	}{
-		{"equal weights", nil, 0.5},
-		{"weights 3 to 1", []Tenant{{Name: "a", Weight: 3}, {Name: "b", Weight: 1}}, 0.75},
+		{"equal weights", "", nil, nil, 0.5, 0.03},
+		{"weights 3 to 1", "", []Tenant{{Name: "a", Weight: 3}, {Name: "b", Weight: 1}}, nil, 0.75, 0.03},
+		{"shared by tokens, a's calls costing 10 times b's", "tokens", nil, map[string]int64{"a": 10, "b": 1}, 0.5, 0.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			shares := shareOfGrants(t, tc.tenants, map[string]int{"a": 12, "b": 2}, 200)
+			shares := shareOfGrants(t, tc.shareBy, tc.tenants, map[string]int{"a": 12, "b": 2}, tc.cost, 200)
 			t.Logf("shares of 200 grants: %v", shares)
-			if math.Abs(shares["a"]-tc.want) > 0.03 {
-				t.Fatalf("shares %v, want a's within 0.03 of %v", shares, tc.want)
+			if math.Abs(shares["a"]-tc.want) > tc.within {
+				t.Fatalf("shares %v, want a's within %v of %v", shares, tc.within, tc.want)
 			}
 		})
 	}
