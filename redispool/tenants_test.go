@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,7 @@ func TestATenantAtItsLimitDoesNotHoldBackAnotherTenant(t *testing.T) {
 		t.Fatalf("stats %+v, want a's waiter alone", s)
 	}
 	checkInvariants(t, newClient(t), ps[0])
+	checkFair(t, ps[0])
 	mustRelease(t, first)
 	mustRelease(t, other)
 }
@@ -337,6 +339,7 @@ func TestAWaiterWhoseCostNothingCoversHoldsBackOnlyItsOwnTenant(t *testing.T) {
 		}
 	}
 	checkInvariants(t, newClient(t), ps[0])
+	checkFair(t, ps[0])
 	mustRelease(t, first)
 	mustRelease(t, other)
 }
@@ -387,4 +390,134 @@ func TestStatsCountEachTenantsWaitersGrantsAndSettledUsage(t *testing.T) {
 	}
 	mustRelease(t, l)
 	mustRelease(t, expectOnly(t, waiter))
+}
+
+// checkFair checks the fair pool's records (lua/fair.lua) against the
+// queue: each waiter of a class has its 'w' record and each 'w' record
+// a waiter; each class with waiters has one 'r' record, which its 'm'
+// record names, and no other class has one.
+func checkFair(t *testing.T, p *Pool) {
+	t.Helper()
+	c := newClient(t)
+	ctx := context.Background()
+	records, err := c.ZRange(ctx, p.keys[8], 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, _ := c.ZRange(ctx, p.keys[6], 0, -1).Result()
+	req, _ := c.HGetAll(ctx, p.keys[4]).Result()
+	waiters := map[string]bool{}   // 'w' records: cid + " " + request
+	classes := map[string]string{} // cid -> its 'm' record's value
+	ready := map[string]bool{}
+	for _, m := range records {
+		kind, rest := m[:1], m[1:]
+		switch kind {
+		case "w":
+			f := strings.Fields(rest)
+			waiters[f[0]+" "+f[2]] = true
+		case "m":
+			cid, v, _ := strings.Cut(rest, " ")
+			classes[cid] = v
+		case "r":
+			ready[m] = true
+		}
+	}
+	classed := map[string]bool{}
+	for _, request := range queue {
+		_, cls, ok := strings.Cut(req[request], " @")
+		if !ok {
+			continue
+		}
+		cid, _, _ := strings.Cut(cls, "/")
+		classed[cid] = true
+		if !waiters[cid+" "+request] {
+			t.Errorf("waiter %s of class %s has no record", request, cid)
+		}
+		delete(waiters, cid+" "+request)
+	}
+	for w := range waiters {
+		t.Errorf("record of no waiter: %s", w)
+	}
+	for cid := range classed {
+		if !ready[classes[cid]] {
+			t.Errorf("class %s with waiters is not ready (%q)", cid, classes[cid])
+		}
+		delete(ready, classes[cid])
+	}
+	for m := range ready {
+		t.Errorf("ready record of a class without waiters: %s", m)
+	}
+}
+
+func TestPlainWaitersKeepTheirOrderWhenATenantJoins(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour})
+	add(t, ps[0], Resource{ID: "r"})
+	held := mustAcquire(t, ps[0])
+	first := acquireWith(ps[0])
+	receive(t, parked, "the first plain waiter to block")
+	second := acquireWith(ps[1])
+	receive(t, parked, "the second plain waiter to block")
+	tenant := acquireWith(ps[1], WithTenant("a"))
+	receive(t, parked, "the tenant's waiter to block")
+	checkFair(t, ps[0])
+	mustRelease(t, held)
+	// The plain waiters are tenant "" now: the first, then tenant a
+	// (which has used less), then the second.
+	l := expectOnly(t, first, second, tenant)
+	mustRelease(t, l)
+	l = expectOnly(t, tenant, second)
+	checkFair(t, ps[0])
+	mustRelease(t, l)
+	l = expectOnly(t, second)
+	checkFair(t, ps[0])
+	checkInvariants(t, newClient(t), ps[0])
+	mustRelease(t, l)
+}
+
+func TestACancelledTenantWaiterLeavesItsClass(t *testing.T) {
+	p := newPool(t, newClient(t), Options{RecheckInterval: time.Hour})
+	parked := parkings(p)
+	startHub(t, p)
+	add(t, p, Resource{ID: "r"})
+	held := mustAcquire(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() {
+		_, err := p.Acquire(ctx, WithTenant("a"), WithPriority(1))
+		gone <- err
+	}()
+	receive(t, parked, "the waiter to block")
+	checkFair(t, p)
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire: %v, want context.Canceled", err)
+	}
+	p.bg.Wait() // the give-up
+	if s := stats(t, p); s.Queued != 0 {
+		t.Fatalf("stats %+v, want nobody queued", s)
+	}
+	checkFair(t, p)
+	checkInvariants(t, newClient(t), p)
+	mustRelease(t, held)
+}
+
+// A slot that the server frees by itself goes to the tenant's waiter,
+// not to a call without options that makes the server notice.
+func TestANonWaitingCallDoesNotTakeASlotFromATenantsWaiter(t *testing.T) {
+	ps, parked := replicas(t, 2, Options{RecheckInterval: time.Hour})
+	c := newClient(t)
+	add(t, ps[0], Resource{ID: "r"})
+	expiring := mustAcquire(t, ps[1])
+	waiter := acquireWith(ps[0], WithTenant("a"))
+	receive(t, parked, "the tenant's waiter to block")
+	if err := expiring.Extend(context.Background(), 50*time.Millisecond); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	waitServerTime(t, c, serverMillis(t, c)+60)
+	if l, err := ps[1].TryAcquire(context.Background()); !errors.Is(err, crserrors.ErrNoResourceAvailable) {
+		t.Fatalf("TryAcquire while a tenant waits: %v, %v; want ErrNoResourceAvailable", l, err)
+	}
+	l := expectOnly(t, waiter)
+	checkFair(t, ps[0])
+	mustRelease(t, l)
 }
