@@ -142,7 +142,6 @@ local function oldest()
   end
 end
 
-
 -- own_request is a request that the call itself answers: serve grants
 -- it without a message (see the fair path of acquire.lua).
 local own_request = nil
@@ -156,7 +155,9 @@ local function tell(proc, message)
 end
 
 -- hand grants a slot of r (counted in its holders) to the waiter
--- request and tells its process. PUBLISH, which an ACL can deny, goes
+-- request (its class field cls, its class's part of the lease part:
+-- nil for a plain waiter) and tells its process, unless the call
+-- answers it (own_request). PUBLISH, which an ACL can deny, goes
 -- through pcall: nothing after the change may fail the script (a
 -- script that applied its change and then raised an error would report
 -- a failure for a change made, and its retry the wrong outcome). The
@@ -230,7 +231,9 @@ end
 -- for ever. A slot freed for such a waiter, which a refill of the
 -- slot's buckets will cover, is nobody's event when it is due: unless
 -- quiet (the waiter's own re-check, which learns it from the reply),
--- the waiter is told to look again, and its re-check learns when.
+-- the waiter is told to look again, and its re-check learns when. In a
+-- fair pool (its oldest waiter in a class), fair.lua's order serves
+-- instead.
 local function serve(quiet)
   freed = false
   while true do
