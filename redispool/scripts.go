@@ -51,7 +51,7 @@ func operation(op string) string {
 // they must be defined (a Lua local is seen only after it).
 var helpers = func() string {
 	var b strings.Builder
-	for _, file := range []string{"prelude", "resource", "bucket", "grant", "fair", "health", "lifecycle", "step", "epilogue"} {
+	for _, file := range []string{"prelude", "resource", "bucket", "grant", "health", "lifecycle", "step", "fair", "epilogue"} {
 		b.WriteString(luaSource(file))
 		b.WriteString("\n")
 	}
