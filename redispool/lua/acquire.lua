@@ -10,7 +10,7 @@
 -- cost a refill may cover by now. A new request whose cost names a
 -- limit that no resource of the pool has is refused, unless ARGV[6] is
 -- '1' (AllowUnknownLimits). ARGV[7] is the request's class, ARGV[8]
--- Options.ShareBy (see acquire_fair).
+-- Options.ShareBy (see the new request in a fair pool, below).
 -- Reply: {OK, token, id, ms left of the lease}, {QUEUED, ms until the
 -- server frees something by itself or a refill covers the oldest
 -- waiter, or -1}, {NONE, ms until the server frees something, or -1}
@@ -55,8 +55,8 @@ local function never()
   return not r and not soon and exceeds(cost)
 end
 local prior = redis.call('HGET', REQ, request)
-local _, _, _, _, pcls = waiting(prior)
-if prior and waiting(prior) then
+local pexp, _, _, _, pcls = waiting(prior)
+if pexp then
   if empty() then
     -- Removed while this request waited (its last resources drain).
     unqueue(request, pcls)

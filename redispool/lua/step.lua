@@ -55,11 +55,12 @@ local function next_event()
   return math.max(at - now, 0)
 end
 
--- waiter_event (in_class: in a fair pool, fair_event) is next_event, or sooner the time until a listed
+-- waiter_event is next_event, or sooner the time until a listed
 -- resource's buckets cover the oldest waiter's cost (see covering), for
 -- the replies to waiters: refills are nobody's event, so a waiter
 -- re-checks then and its re-check serves the oldest. budgets: the pool
--- has resources with buckets (without, it is next_event).
+-- has resources with buckets (without, it is next_event). in_class:
+-- the pool is fair, and fair_event (fair.lua) answers.
 local function waiter_event(budgets, in_class)
   local at = next_event()
   if in_class then
