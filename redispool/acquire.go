@@ -30,8 +30,8 @@ func (costOption) acquireOption() {}
 // is an estimate: Lease.Settle replaces it by what the call really
 // spent. A limit the cost does not name costs 1; a name that a resource
 // has no limit for is ignored by that resource, but one that no
-// resource of the pool has is refused (ErrUnknownLimit; see
-// AllowUnknownLimits). A negative amount, or one above
+// resource of the pool has, nor the caller's tenant (WithTenant), is
+// refused (ErrUnknownLimit; see AllowUnknownLimits). A negative amount, or one above
 // config.MaxUnits, makes the call fail with ErrInvalidCost before
 // anything is sent.
 func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }

@@ -40,7 +40,7 @@ func TestHandlesRacingForATenantsBudgetGetExactlyItsMax(t *testing.T) {
 			defer wg.Done()
 			p := handles[g%len(handles)]
 			cost := int64(1 + g%3)
-			opts := []AcquireOption{WithTenant("t"), WithPriority(g % 2), WithCost(config.Cost{"tokens": cost}), AllowUnknownLimits()}
+			opts := []AcquireOption{WithTenant("t"), WithPriority(g % 2), WithCost(config.Cost{"tokens": cost})}
 			for {
 				l, err := p.TryAcquire(context.Background(), opts...)
 				if errors.Is(err, crserrors.ErrNoResourceAvailable) {

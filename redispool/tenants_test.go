@@ -521,3 +521,22 @@ func TestANonWaitingCallDoesNotTakeASlotFromATenantsWaiter(t *testing.T) {
 	checkFair(t, ps[0])
 	mustRelease(t, l)
 }
+
+func TestACostNamingOnlyItsTenantsLimitIsKnown(t *testing.T) {
+	p := newPool(t, newClient(t), Options{})
+	ctx := context.Background()
+	add(t, p, Resource{ID: "r"})
+	budget := []config.Limit{{Name: "requests", Max: 10, Per: time.Minute}}
+	if err := p.SyncTenants(ctx, []Tenant{{Name: "a", Limits: budget}}); err != nil {
+		t.Fatalf("SyncTenants: %v", err)
+	}
+	cost := WithCost(config.Cost{"requests": 2})
+	l, err := p.TryAcquire(ctx, cost, WithTenant("a"))
+	if err != nil {
+		t.Fatalf("a's call naming its own limit: %v", err)
+	}
+	mustRelease(t, l)
+	if _, err := p.TryAcquire(ctx, cost, WithTenant("b")); !errors.Is(err, crserrors.ErrUnknownLimit) {
+		t.Fatalf("b's call naming a's limit: %v, want ErrUnknownLimit", err)
+	}
+}

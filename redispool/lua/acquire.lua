@@ -97,6 +97,9 @@ if recorded() then
 end
 if cost and not any_name and not empty() then
   local name = unknown(costv)
+  if name and cid ~= '' then
+    name = fair().unknown_to(cid, costv) -- its tenant's limits count too
+  end
   if name then
     return { UNKNOWN_LIMIT, name }
   end

@@ -53,6 +53,7 @@ local fair_deps = {
   num = num, state = call_state, free = free, parse_cost = parse_cost, of = of, fits = fits,
   refill = refill, cover_wait = cover_wait, settle_bucket = settle_bucket, waiting = waiting,
   waiting_entry = waiting_entry, covering = covering, hand = hand, lease_to = lease_to, tell = tell,
+  unknown = unknown,
 }
 
 local function build_fair()
@@ -60,7 +61,7 @@ local function build_fair()
   local now, RES, REQ, QUEUE, FAIR = d.state()
   local num, parse_cost, of, fits, refill = d.num, d.parse_cost, d.of, d.fits, d.refill
   local cover_wait, settle_bucket, waiting, waiting_entry = d.cover_wait, d.settle_bucket, d.waiting, d.waiting_entry
-  local covering, hand, lease_to, tell = d.covering, d.hand, d.lease_to, d.tell
+  local covering, hand, lease_to, tell, unknown = d.covering, d.hand, d.lease_to, d.tell, d.unknown
   local CID0 = '2147483647'
 
   -- tenants caches the tenants this call read (load_tenant).
@@ -137,6 +138,21 @@ local function build_fair()
       end
     end
     return false
+  end
+
+  -- unknown_to is the first name of costv (sorted) that neither a
+  -- resource of the pool nor the tenant of cid has a limit for, or nil.
+  local function unknown_to(cid, costv)
+    local own = {}
+    for _, b in ipairs(tenant_of(cid).b or {}) do
+      own[b.n] = true
+    end
+    for n in string.gmatch(costv, '(%x+)=%d+') do
+      if not own[n] and unknown(n .. '=0') then
+        return n
+      end
+    end
+    return nil
   end
 
   -- tenant_charge takes cost from t's buckets, which cover it (fits), and
@@ -465,6 +481,7 @@ local function build_fair()
     get = get,
     put = put,
     tenant_exceeds = tenant_exceeds,
+    unknown_to = unknown_to,
     split_class = split_class,
     enqueue = enqueue,
     unqueue_class = unqueue_class,
