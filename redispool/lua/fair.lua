@@ -336,13 +336,17 @@ local function build_fair()
     end
   end
 
-  -- serve_class serves the first waiter of class cid if it can: true when
-  -- it did, or the class had no waiter left; false when that waiter is
-  -- held back (by its tenant's buckets, or no listed resource covers its
-  -- cost); nil when no slot is free at all.
-  local function serve_class(cid, quiet)
+  -- serve_class serves the first waiter of the class whose 'r' record
+  -- is m if it can: true when it did, or the class had no waiter left;
+  -- false when that waiter is held back (by its tenant's buckets, or no
+  -- listed resource covers its cost); nil when no slot is free at all.
+  local function serve_class(m, quiet)
+    local cid = ready_cid(m)
     local request, ttl, proc, costv, cls = class_head(cid)
     if not request then
+      -- m goes, whatever its 'm' record says: serve_fair must not meet
+      -- it again.
+      redis.call('ZREM', FAIR, m)
       list_class(cid, (class_time(cid)))
       return true
     end
@@ -378,7 +382,7 @@ local function build_fair()
       if not m then
         return
       end
-      local got = serve_class(ready_cid(m), quiet)
+      local got = serve_class(m, quiet)
       if got == nil then
         return
       end
