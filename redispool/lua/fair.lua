@@ -47,21 +47,18 @@
 -- Built on first use (fair): a script runs every definition of the
 -- helpers at each call, and a pool whose callers name no class uses
 -- none of these. What build_fair uses of the helpers before it comes in
--- one table (fair_deps), so that creating it searches for one outer
--- local, not for each (see call_state).
+-- one list (fair_deps), so that creating it searches for one outer
+-- local, not for each (see call_state): a list, as a table of names
+-- costs a hash each.
 local fair_deps = {
-  num = num, state = call_state, free = free, parse_cost = parse_cost, of = of, fits = fits,
-  refill = refill, cover_wait = cover_wait, settle_bucket = settle_bucket, waiting = waiting,
-  waiting_entry = waiting_entry, covering = covering, hand = hand, lease_to = lease_to, tell = tell,
-  unknown = unknown,
+  call_state, free, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
+  waiting, waiting_entry, covering, hand, lease_to, tell, unknown,
 }
 
 local function build_fair()
-  local d = fair_deps
-  local now, RES, REQ, QUEUE, FAIR = d.state()
-  local num, parse_cost, of, fits, refill = d.num, d.parse_cost, d.of, d.fits, d.refill
-  local cover_wait, settle_bucket, waiting, waiting_entry = d.cover_wait, d.settle_bucket, d.waiting, d.waiting_entry
-  local covering, hand, lease_to, tell, unknown = d.covering, d.hand, d.lease_to, d.tell, d.unknown
+  local state, free, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
+    waiting, waiting_entry, covering, hand, lease_to, tell, unknown = unpack(fair_deps)
+  local now, RES, REQ, QUEUE, FAIR = state()
   local CID0 = '2147483647'
 
   -- tenants caches the tenants this call read (load_tenant).
@@ -464,7 +461,7 @@ local function build_fair()
         if est and act then
           settle_bucket(b, est, act)
           if act < est then
-            d.free() -- the refund may cover a waiter
+            free() -- the refund may cover a waiter
           end
         end
         if est then
