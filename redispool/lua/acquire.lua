@@ -127,9 +127,9 @@ if cid ~= '' or head_cls then
   end
   local cls = f.enqueue(request, c, num(f.share_of(cost, share_name)))
   redis.call('HSET', REQ, request, waiting_entry(now + math.max(entry, 0), ttl, proc, costv, cls))
-  own_request = request
+  f.own = request
   serve(true)
-  own_request = nil
+  f.own = nil
   local v = redis.call('HGET', REQ, request)
   if not waiting(v) then
     local token, id = split_entry(v)

@@ -51,14 +51,18 @@
 -- local, not for each (see call_state): a list, as a table of names
 -- costs a hash each.
 local fair_deps = {
-  call_state, free, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
+  call_state, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
   waiting, waiting_entry, covering, hand, lease_to, tell, unknown,
 }
 
 local function build_fair()
-  local state, free, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
+  local state, num, parse_cost, of, fits, refill, cover_wait, settle_bucket,
     waiting, waiting_entry, covering, hand, lease_to, tell, unknown = unpack(fair_deps)
   local now, RES, REQ, QUEUE, FAIR = state()
+  -- self is what build_fair returns; self.own is a request that the
+  -- call itself answers, which serve grants without a message (see the
+  -- fair path of acquire.lua).
+  local self = {}
   local CID0 = '2147483647'
 
   -- tenants caches the tenants this call read (load_tenant).
@@ -365,7 +369,8 @@ local function build_fair()
     local _, _, share = split_class(cls)
     local tpaid = tenant_charge(t, cost)
     account(cid, share, t.w)
-    hand(r, request, ttl, proc, lease_to(r, m, cost), cls, cid .. '~' .. num(share) .. '~' .. (tpaid or ''))
+    unqueue_class(request, cls)
+    hand(r, request, ttl, proc, lease_to(r, m, cost), cid .. '~' .. num(share) .. '~' .. (tpaid or ''), request == self.own)
     return true
   end
 
@@ -444,6 +449,7 @@ local function build_fair()
   -- (when actual names share_name), its tenant's buckets as settle does
   -- a resource's; and returns the new part.
   local function settle_fair(part, actual, share_name)
+    local refunded = false
     local cid, share, tpaid = string.match(part, '^(%d+%x*)~(%d+)~(.*)$')
     share = tonumber(share)
     local t = tenant_of(cid)
@@ -460,9 +466,7 @@ local function build_fair()
         local est, act = before[b.n], actual[b.n]
         if est and act then
           settle_bucket(b, est, act)
-          if act < est then
-            free() -- the refund may cover a waiter
-          end
+          refunded = refunded or act < est
         end
         if est then
           now_paid[#now_paid + 1] = b.n .. '=' .. num(act or est)
@@ -471,10 +475,10 @@ local function build_fair()
       put('t' .. t.th, tenant_text(t))
       tpaid = table.concat(now_paid, ',')
     end
-    return cid .. '~' .. num(share) .. '~' .. tpaid
+    return cid .. '~' .. num(share) .. '~' .. tpaid, refunded
   end
 
-  return {
+  for k, v in pairs({
     CID0 = CID0,
     tenants = tenants,
     load_tenant = load_tenant,
@@ -492,10 +496,23 @@ local function build_fair()
     fair_event = fair_event,
     settle_fair = settle_fair,
     class_stats = class_stats,
-  }
+  }) do
+    self[k] = v
+  end
+  return self
 end
 
 local fair_helpers = nil
+
+-- unqueue takes request, whose entry's class field is cls (nil:
+-- plain), out of the queue; the caller deletes its entry or replaces
+-- it.
+local function unqueue(request, cls)
+  redis.call('ZREM', QUEUE, request)
+  if cls then
+    fair().unqueue_class(request, cls)
+  end
+end
 
 -- fair returns the helpers of a fair pool (build_fair), built once per
 -- call.

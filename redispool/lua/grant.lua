@@ -110,16 +110,6 @@ end
 -- fair returns the helpers of a fair pool (fair.lua).
 local fair
 
--- unqueue takes request, whose entry's class field is cls (nil:
--- plain), out of the queue; the caller deletes its entry or replaces
--- it.
-local function unqueue(request, cls)
-  redis.call('ZREM', QUEUE, request)
-  if cls then
-    fair().unqueue_class(request, cls)
-  end
-end
-
 -- oldest returns the oldest waiter whose entry holds (request, lease
 -- TTL, process, cost, class field), or nil; the expired entries before
 -- it go (their waiters left without a word, or missed their re-check
@@ -135,16 +125,15 @@ local function oldest()
     if exp and exp >= now then
       return first, ttl, proc, cost, cls
     end
-    unqueue(first, cls)
+    redis.call('ZREM', QUEUE, first)
+    if cls then
+      fair().unqueue_class(first, cls)
+    end
     if exp then
       redis.call('HDEL', REQ, first)
     end
   end
 end
-
--- own_request is a request that the call itself answers: serve grants
--- it without a message (see the fair path of acquire.lua).
-local own_request = nil
 
 -- tell publishes message to process proc, through pcall as hand says.
 local function tell(proc, message)
@@ -155,17 +144,17 @@ local function tell(proc, message)
 end
 
 -- hand grants a slot of r (counted in its holders) to the waiter
--- request (its class field cls, its class's part of the lease part:
--- nil for a plain waiter) and tells its process, unless the call
--- answers it (own_request). PUBLISH, which an ACL can deny, goes
+-- request (part: its class's part of the lease, nil for a plain
+-- waiter) and tells its process, unless silent (the call answers it).
+-- PUBLISH, which an ACL can deny, goes
 -- through pcall: nothing after the change may fail the script (a
 -- script that applied its change and then raised an error would report
 -- a failure for a change made, and its retry the wrong outcome). The
 -- waiter finds the grant at its next re-check then.
-local function hand(r, request, ttl, proc, paid, cls, part)
-  unqueue(request, cls)
+local function hand(r, request, ttl, proc, paid, part, silent)
+  redis.call('ZREM', QUEUE, request)
   local token = grant(r, request, ttl, paid, part)
-  if request ~= own_request then
+  if not silent then
     tell(proc, request .. ' ' .. token .. ' ' .. r.id)
   end
 end

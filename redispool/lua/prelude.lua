@@ -106,15 +106,11 @@ local function num(x)
 end
 
 -- call_state returns the call's state for the helpers built on first
--- use (fair.lua), and free marks that a slot may have become leasable.
--- Defined among the first: each call creates every helper anew, and
--- that costs a search per outer local a helper uses, the longer the
--- more helpers come between the two.
+-- use (fair.lua). Defined among the first: each call creates every
+-- helper anew, and that costs a search per outer local a helper uses,
+-- the longer the more helpers come between the two.
 local function call_state()
   return now, RES, REQ, QUEUE, FAIR
-end
-local function free()
-  freed = true
 end
 
 -- recorded is the status recorded for the call's request, or nil.

@@ -16,7 +16,11 @@ end
 if part then
   -- A grant to a class: its usage (ARGV[4]: Options.ShareBy, hex) and
   -- its tenant's buckets too.
-  part = fair().settle_fair(part, parse_cost(ARGV[3]), ARGV[4])
+  local refunded
+  part, refunded = fair().settle_fair(part, parse_cost(ARGV[3]), ARGV[4])
+  if refunded then
+    freed = true -- a refund to the tenant may cover a waiter
+  end
   redis.call('HSET', REQ, request, lease_entry(token, id, paid, part))
 end
 local r = load(id)
