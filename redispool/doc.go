@@ -33,8 +33,9 @@
 //     estimated cost in the grant's step, Lease.Settle replaces it by
 //     what the call spent, Lease.Observe lowers a bucket to what the
 //     provider reports, and Pool.Remaining reads the buckets. A cost
-//     that names a limit no resource of the pool has is refused
-//     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
+//     that names a limit no resource of the pool has, nor the caller's
+//     tenant, is refused (errors.ErrUnknownLimit) unless
+//     AllowUnknownLimits is given.
 //   - WithTenant and WithPriority order the waiters: the highest
 //     priority first, then weighted fair shares between tenants (their
 //     usage in Options.ShareBy over their weight, no credit banked while
