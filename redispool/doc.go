@@ -33,17 +33,17 @@
 //     estimated cost in the grant's step, Lease.Settle replaces it by
 //     what the call spent, Lease.Observe lowers a bucket to what the
 //     provider reports, and Pool.Remaining reads the buckets. A cost
-//     that names a limit no resource of the pool has, nor the caller's
-//     tenant, is refused (errors.ErrUnknownLimit) unless
-//     AllowUnknownLimits is given.
+//     that names a limit no resource of the pool has is refused
+//     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
 //   - WithTenant and WithPriority order the waiters: the highest
 //     priority first, then weighted fair shares between tenants (their
 //     usage in Options.ShareBy over their weight, no credit banked while
 //     idle), first come, first served within a tenant. SyncTenants sets
 //     the tenants' weights and own limits for every process; a waiter
 //     held back by its cost or its tenant's limits holds back only its
-//     own tenant and priority. Without these options the queue is first
-//     come, first served, as before.
+//     own tenant and priority, and a cost may name its tenant's limits.
+//     Without these options the queue is first come, first served, as
+//     before.
 //   - Pool.Stats counts resources by state, leases and waiters;
 //     Pool.Tenants adds waiters, grants and usage per tenant and
 //     priority.
