@@ -30,8 +30,8 @@ func (costOption) acquireOption() {}
 // is an estimate: Lease.Settle replaces it by what the call really
 // spent. A limit the cost does not name costs 1; a name that a resource
 // has no limit for is ignored by that resource, but one that no
-// resource of the pool has is refused (ErrUnknownLimit; see
-// AllowUnknownLimits). A negative amount, or one above
+// resource of the pool has, nor the caller's tenant (WithTenant), is
+// refused (ErrUnknownLimit; see AllowUnknownLimits). A negative amount, or one above
 // config.MaxUnits, makes the call fail with ErrInvalidCost before
 // anything is sent.
 func WithCost(cost config.Cost) AcquireOption { return costOption(cost) }
@@ -54,10 +54,11 @@ func AllowUnknownLimits() AcquireOption { return allowUnknown{} }
 
 // costArgs is what an acquisition asks of the acquire script besides
 // its request: its cost, as the scripts read it (formatCost; "" for
-// the default), and "1" to let the cost name limits that no resource
-// has (AllowUnknownLimits), "0" to refuse it.
+// the default), "1" to let the cost name limits that no resource
+// has (AllowUnknownLimits), "0" to refuse it, and its class
+// (classOf; "" for none).
 type costArgs struct {
-	cost, anyName string
+	cost, anyName, class string
 }
 
 // costArgsOf checks the cost that opts give and writes it as the
@@ -65,12 +66,21 @@ type costArgs struct {
 func costArgsOf(opts []AcquireOption) (costArgs, error) {
 	var cost config.Cost
 	a := costArgs{anyName: "0"}
+	classed := false
 	for _, opt := range opts {
 		switch opt := opt.(type) {
 		case costOption:
 			cost = config.Cost(opt)
 		case allowUnknown:
 			a.anyName = "1"
+		case tenantOption, priorityOption:
+			classed = true
+		}
+	}
+	if classed {
+		var err error
+		if a.class, err = classOf(opts); err != nil {
+			return a, err
 		}
 	}
 	if len(cost) == 0 {
@@ -136,6 +146,11 @@ func (p *Pool) TryAcquire(ctx context.Context, opts ...AcquireOption) (*Lease, e
 // Options.RecheckInterval, in case a message was lost. A waiter that
 // leaves (ctx ends, Close) is taken out of the queue, and a slot granted
 // to it meanwhile goes to the next.
+//
+// With WithTenant or WithPriority, waiters are served by priority, then
+// by fair shares between tenants, then in the order they came (see
+// WithTenant); until one of them waits, calls without these options
+// take exactly the path described here.
 //
 // With limits (Resource.Limits), the queue stays strictly first come,
 // first served: a waiter whose cost (WithCost) no resource covers yet
@@ -241,7 +256,7 @@ func (p *Pool) try(ctx context.Context, request string, cost costArgs, wait bool
 	if wait {
 		entry = millis(queueEntry * p.recheck)
 	}
-	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost.cost, cost.anyName)
+	status, reply, err := p.run(ctx, scriptAcquire, request, p.ttlMs, entry, p.proc, cost.cost, cost.anyName, cost.class, p.shareBy)
 	if status == statusUnknown {
 		return nil, 0, false, fmt.Errorf("redispool: acquire: %w: %q", err, unknownName(reply))
 	}

@@ -38,7 +38,18 @@
 //     of those answers, in any process, as in the core. A cost
 //     that names a limit no resource of the pool has is refused
 //     (errors.ErrUnknownLimit) unless AllowUnknownLimits is given.
-//   - Pool.Stats counts resources by state, leases and waiters.
+//   - WithTenant and WithPriority order the waiters: the highest
+//     priority first, then weighted fair shares between tenants (their
+//     usage in Options.ShareBy over their weight, no credit banked while
+//     idle), first come, first served within a tenant. SyncTenants sets
+//     the tenants' weights and own limits for every process; a waiter
+//     held back by its cost or its tenant's limits holds back only its
+//     own tenant and priority, and a cost may name its tenant's limits.
+//     Without these options the queue is first come, first served, as
+//     before.
+//   - Pool.Stats counts resources by state, leases and waiters;
+//     Pool.Tenants adds waiters, grants and usage per tenant and
+//     priority.
 //
 // The package Example is a complete program. Errors are the core's
 // sentinels (github.com/crsched/crs/errors) where the meaning is the

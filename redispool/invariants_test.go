@@ -285,6 +285,7 @@ func invariantProblems(s rawState) []string {
 		request, id, _ := strings.Cut(rest, ":")
 		entry := s.req[request]
 		head, entryID, _ := strings.Cut(entry, ":")
+		head, _, _ = strings.Cut(head, "~")     // its class's part
 		granted, _, _ := strings.Cut(head, "+") // what the lease paid
 		if len(request) != 32 || granted != token || entryID != id {
 			fail("lease %q, its request's entry %q", lease, entry)

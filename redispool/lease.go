@@ -136,6 +136,9 @@ func (l *Lease) Fail(ctx context.Context) error {
 // are buckets added (by Sync) after the grant, even under a name that
 // an earlier Sync dropped. Settling again corrects
 // what the last settlement recorded. Settle does not end the lease.
+// For a lease of a tenant (WithTenant, WithPriority), it corrects the
+// tenant's buckets alike, and its share to the settled amount of
+// Options.ShareBy, if actual names it.
 //
 // ErrInvalidCost: a negative amount or one above config.MaxUnits,
 // before anything is sent; otherwise the errors of Release: settle
@@ -145,7 +148,11 @@ func (l *Lease) Settle(ctx context.Context, actual config.Cost) error {
 	if err := actual.Validate(); err != nil {
 		return fmt.Errorf("redispool: settle %q: %w", l.ID, err)
 	}
-	return l.write(ctx, "settle", scriptSettle, formatCost(actual))
+	shareBy := ""
+	if l.pool != nil {
+		shareBy = l.pool.shareBy
+	}
+	return l.write(ctx, "settle", scriptSettle, formatCost(actual), shareBy)
 }
 
 // Observe lowers the lease's resource's bucket called name to what the

@@ -245,7 +245,7 @@ func TestAResentSettleAppliesOnce(t *testing.T) {
 	// same command, request included, twice.
 	request := newRequest()
 	for range 2 {
-		if _, _, err := p.run(ctx, scriptSettle, request, l.member, formatCost(config.Cost{"tokens": 30})); err != nil {
+		if _, _, err := p.run(ctx, scriptSettle, request, l.member, formatCost(config.Cost{"tokens": 30}), ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -80,6 +80,12 @@ type Options struct {
 	// pool for a while, with the core's meaning (config.Ejection); the
 	// zero value is off. Every process of a pool must use the same.
 	Ejection config.Ejection
+	// ShareBy names the limit whose amount in a grant's cost (WithCost;
+	// Cost.Of: 1 when it does not name it) counts in its tenant's share
+	// (WithTenant); "" counts one per grant. Lease.Settle corrects the
+	// count to the settled amount. Every process of a pool must use the
+	// same.
+	ShareBy string
 	// Clock times the waits of Acquire (tests inject one); nil means
 	// config.SystemClock. Lease deadlines and suspensions use the Redis
 	// server's clock, never this one.

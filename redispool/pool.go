@@ -2,6 +2,7 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -19,24 +20,29 @@ import (
 // (and every Pool value) opened with the same Options.Name on the same
 // Redis shares one pool. All methods are safe for concurrent use.
 type Pool struct {
-	client   redis.UniversalClient
-	name     string
-	keys     [8]string // res, avail, leases, susp, req, token, queue, profiles: see lua/prelude.lua
-	done     string    // prefix of the keys that record write requests, done + request
-	channel  string    // prefix of the processes' channels, on which grants to waiters are told
-	ttl      time.Duration
-	ttlMs    int64
-	recheck  time.Duration
-	proc     string // this handle's id in the waiter queue: see hub
-	clock    config.Clock
-	ejection config.Ejection
+	client  redis.UniversalClient
+	name    string
+	keys    [9]string // res, avail, leases, susp, req, token, queue, profiles, fair: see lua/prelude.lua
+	done    string    // prefix of the keys that record write requests, done + request
+	channel string    // prefix of the processes' channels, on which grants to waiters are told
+	// channelArg is channel as a script argument, boxed once: each
+	// boxing of a string is an allocation per call.
+	channelArg any
+	ttl        time.Duration
+	ttlMs      int64
+	recheck    time.Duration
+	proc       string // this handle's id in the waiter queue: see hub
+	clock      config.Clock
+	ejection   config.Ejection
 	// replicas (Options.WaitReplicas) > 0: grants and extensions wait
 	// for that many replicas, up to waitFor, on the connection of the
 	// write, which primary finds.
 	replicas int
 	waitFor  time.Duration
 	primary  func(context.Context) (*redis.Client, error)
-	hub      *hub
+	// shareBy is Options.ShareBy in hex, as the scripts take it.
+	shareBy string
+	hub     *hub
 	// bg counts what may still give a lease back: give-backs in the
 	// background, and acquire commands in flight (whose caller may
 	// leave before the grant arrives, which is then given back). Close
@@ -87,7 +93,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	p := &Pool{
 		client:   client,
 		name:     opts.Name,
-		keys:     [8]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles"},
+		keys:     [9]string{tag + "res", tag + "avail", tag + "leases", tag + "susp", tag + "req", tag + "token", tag + "queue", tag + "profiles", tag + "fair"},
 		done:     tag + "done:",
 		channel:  tag + "wake",
 		ttl:      opts.LeaseTTL,
@@ -97,6 +103,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 		ejection: opts.Ejection,
 		replicas: opts.WaitReplicas,
 		waitFor:  opts.WaitTimeout,
+		shareBy:  hex.EncodeToString([]byte(opts.ShareBy)),
 	}
 	if p.replicas > 0 {
 		// WAIT counts the replicas that have the writes of its own
@@ -112,6 +119,7 @@ func New(client redis.UniversalClient, opts Options) (*Pool, error) {
 	}
 	// The process id names this handle's channel: a grant handed to one
 	// of its waiters is told to it alone.
+	p.channelArg = p.channel
 	p.proc = fmt.Sprintf("%016x", rand.Uint64())
 	p.hub = newHub(client, p.channel+":"+p.proc)
 	return p, nil

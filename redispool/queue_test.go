@@ -141,7 +141,7 @@ func TestACancelledWaiterLeavesTheQueue(t *testing.T) {
 // grant would.
 func queueRequest(t *testing.T, p *Pool, request, proc string, entry time.Duration) {
 	t.Helper()
-	status, _, err := p.run(context.Background(), scriptAcquire, request, p.ttlMs, millis(entry), proc, "", "0")
+	status, _, err := p.run(context.Background(), scriptAcquire, request, p.ttlMs, millis(entry), proc, "", "0", "", "")
 	if err != nil || status != statusQueued {
 		t.Fatalf("queueing %s: status %d, %v", request, status, err)
 	}

@@ -309,10 +309,10 @@ func TestAResentGrantOrExtendWaitsForItsFirstWrites(t *testing.T) {
 	stopServer(t, replica)
 
 	request := newRequest()
-	if status, _, err := plain.run(ctx, scriptAcquire, request, plain.ttlMs, 0, plain.proc, "", "0"); err != nil || status != statusOK {
+	if status, _, err := plain.run(ctx, scriptAcquire, request, plain.ttlMs, 0, plain.proc, "", "0", "", ""); err != nil || status != statusOK {
 		t.Fatalf("acquire: %d, %v", status, err)
 	}
-	if _, _, err := waiting.run(ctx, scriptAcquire, request, waiting.ttlMs, 0, waiting.proc, "", "0"); !errors.Is(err, ErrNotReplicated) {
+	if _, _, err := waiting.run(ctx, scriptAcquire, request, waiting.ttlMs, 0, waiting.proc, "", "0", "", ""); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("the resent acquire, its grant not on the stopped replica: %v, want ErrNotReplicated", err)
 	}
 	request = newRequest()

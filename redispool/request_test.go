@@ -58,7 +58,7 @@ func TestARepeatedAcquireRequestGetsTheSameLease(t *testing.T) {
 	add(t, p, Resource{ID: "a", Capacity: 2})
 	ctx := context.Background()
 	grant := func() []any {
-		_, reply, err := p.run(ctx, scriptAcquire, "000000000000000000000000000000ff", p.ttlMs, 0, p.proc, "", "0")
+		_, reply, err := p.run(ctx, scriptAcquire, "000000000000000000000000000000ff", p.ttlMs, 0, p.proc, "", "0", "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestAnAcquireArrivingAfterItsAbandonTakesNothing(t *testing.T) {
 	if _, _, err := p.run(ctx, scriptAbandon, request, request); err != nil {
 		t.Fatal(err)
 	}
-	status, _, err := p.run(ctx, scriptAcquire, request, p.ttlMs, 0, p.proc, "", "0")
+	status, _, err := p.run(ctx, scriptAcquire, request, p.ttlMs, 0, p.proc, "", "0", "", "")
 	if err != nil || status != statusNone {
 		t.Fatalf("the abandoned request, arriving late: status %d, %v; want none", status, err)
 	}

@@ -103,7 +103,7 @@ func want(t *testing.T, ok bool, what string, s Stats) {
 // allScripts are the pool's scripts.
 var allScripts = []script{scriptAcquire, scriptAbandon, scriptRelease, scriptCooldown, scriptExtend,
 	scriptAdd, scriptUpdate, scriptRemove, scriptExclude, scriptInclude, scriptSuspend, scriptSync,
-	scriptSynced, scriptStats, scriptSettle, scriptFail, scriptRemain, scriptObserve}
+	scriptSynced, scriptStats, scriptSettle, scriptFail, scriptRemain, scriptObserve, scriptTenants}
 
 // loadScripts loads every script of the pool on c's server.
 func loadScripts(t *testing.T, c redis.UniversalClient) {

@@ -29,7 +29,7 @@ import (
 // again.
 func (p *Pool) run(ctx context.Context, s script, request string, args ...any) (status int64, reply []any, err error) {
 	argv := make([]any, 0, len(args)+4)
-	argv = append(argv, p.channel)
+	argv = append(argv, p.channelArg)
 	argv = append(argv, args...)
 	record := 0
 	if s.record && request != "" {

@@ -51,7 +51,7 @@ func operation(op string) string {
 // they must be defined (a Lua local is seen only after it).
 var helpers = func() string {
 	var b strings.Builder
-	for _, file := range []string{"prelude", "resource", "bucket", "grant", "health", "lifecycle", "step", "epilogue"} {
+	for _, file := range []string{"prelude", "resource", "bucket", "grant", "health", "lifecycle", "step", "fair", "epilogue"} {
 		b.WriteString(luaSource(file))
 		b.WriteString("\n")
 	}
@@ -95,6 +95,7 @@ var (
 	scriptFail     = newScript("fail", true)
 	scriptRemain   = newScript("remaining", false)
 	scriptObserve  = newScript("observe", true)
+	scriptTenants  = newScript("tenants", true)
 )
 
 func waiting(s script) script {

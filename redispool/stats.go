@@ -2,7 +2,10 @@ package redispool
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"math"
+	"strconv"
 )
 
 // Stats is a snapshot of a pool, taken in one step on the server (after
@@ -56,17 +59,43 @@ type Stats struct {
 	WakeFailures int64
 }
 
+// TenantStats are the figures of a tenant at a priority (Pool.Tenants).
+type TenantStats struct {
+	Tenant   string
+	Priority int
+	// Queued is its waiters now, of every process.
+	Queued int
+	// Grants and Usage (in Options.ShareBy, corrected by Lease.Settle;
+	// 1 per grant without it) count its leases since the first.
+	Grants, Usage int64
+}
+
 // Stats returns a snapshot of the pool.
 func (p *Pool) Stats(ctx context.Context) (Stats, error) {
+	s, _, err := p.stats(ctx)
+	return s, err
+}
+
+// Tenants returns the figures of each tenant at each priority that has
+// waited or been granted a lease with WithTenant or WithPriority (while
+// such a call waits, calls without them count as tenant "" at priority
+// 0), by priority, highest first, then name, in the same step as Stats.
+// Tenant names are the callers': a collector that makes them label
+// values has as many series as the pool has names.
+func (p *Pool) Tenants(ctx context.Context) (Stats, []TenantStats, error) {
+	return p.stats(ctx)
+}
+
+func (p *Pool) stats(ctx context.Context) (Stats, []TenantStats, error) {
 	_, r, err := p.run(ctx, scriptStats, "")
 	if err != nil {
-		return Stats{}, fmt.Errorf("redispool: stats: %w", err)
+		return Stats{}, nil, fmt.Errorf("redispool: stats: %w", err)
 	}
-	if len(r) != 10 {
-		return Stats{}, fmt.Errorf("redispool: stats: unexpected reply %v", r)
+	if len(r) < 10 || (len(r)-10)%4 != 0 {
+		return Stats{}, nil, fmt.Errorf("redispool: stats: unexpected reply %v", r)
 	}
-	n := make([]int64, len(r))
-	for i, v := range r {
+	n := make([]int64, 10)
+	for i, v := range r[:10] {
 		n[i], _ = v.(int64)
 	}
 	s := Stats{
@@ -84,5 +113,26 @@ func (p *Pool) Stats(ctx context.Context) (Stats, error) {
 		WakeFailures:  p.wakeFailures.Load(),
 	}
 	s.Held = s.Resources - s.Available - s.Excluded - s.Suspended
-	return s, nil
+	return s, tenantStats(r[10:]), nil
+}
+
+// tenantStats reads the stats script's figures of the classes: cid
+// (classOf), waiters, grants, usage for each.
+func tenantStats(r []any) []TenantStats {
+	var ts []TenantStats
+	for i := 0; i+3 < len(r); i += 4 {
+		cid, _ := r[i].(string)
+		if len(cid) < 10 {
+			continue
+		}
+		level, _ := strconv.ParseInt(cid[:10], 10, 64)
+		name, _ := hex.DecodeString(cid[10:])
+		t := TenantStats{Tenant: string(name), Priority: int(math.MaxInt32 - level)}
+		queued, _ := r[i+1].(int64)
+		t.Queued = int(queued)
+		t.Grants, _ = r[i+2].(int64)
+		t.Usage, _ = r[i+3].(int64)
+		ts = append(ts, t)
+	}
+	return ts
 }

@@ -7,7 +7,7 @@
 -- arriving after) to take nothing. Reply: {OK}.
 local v = redis.call('HGET', REQ, ARGV[2])
 if waiting(v) then
-  redis.call('ZREM', QUEUE, ARGV[2])
+  unqueue(ARGV[2], select(5, waiting(v)))
   redis.call('HDEL', REQ, ARGV[2])
   freed = true -- the waiters behind it may wait for it alone (serve)
 elseif v then

@@ -9,7 +9,8 @@
 -- granted meanwhile. A re-check also serves the oldest waiter, whose
 -- cost a refill may cover by now. A new request whose cost names a
 -- limit that no resource of the pool has is refused, unless ARGV[6] is
--- '1' (AllowUnknownLimits).
+-- '1' (AllowUnknownLimits). ARGV[7] is the request's class, ARGV[8]
+-- Options.ShareBy (see the new request in a fair pool, below).
 -- Reply: {OK, token, id, ms left of the lease}, {QUEUED, ms until the
 -- server frees something by itself or a refill covers the oldest
 -- waiter, or -1}, {NONE, ms until the server frees something, or -1}
@@ -19,6 +20,9 @@
 -- resource has (hex)}.
 local request, ttl, entry, proc, costv = REQUEST, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local any_name = ARGV[6] == '1'
+-- cid: the request's class ('' for none: see fair.lua); share_name:
+-- Options.ShareBy, in hex ('' for none).
+local cid, share_name = ARGV[7], ARGV[8]
 local cost = parse_cost(costv)
 -- counts are the pool's resources and those with buckets, read once.
 local counts = nil
@@ -51,27 +55,29 @@ local function never()
   return not r and not soon and exceeds(cost)
 end
 local prior = redis.call('HGET', REQ, request)
-if prior and waiting(prior) then
+local pexp, _, _, _, pcls = waiting(prior)
+if pexp then
   if empty() then
     -- Removed while this request waited (its last resources drain).
-    redis.call('ZREM', QUEUE, request)
+    unqueue(request, pcls)
     redis.call('HDEL', REQ, request)
     return { EMPTY }
   end
-  if budgets() then
+  if budgets() or pcls then
     serve(true)
     prior = redis.call('HGET', REQ, request)
   end
   if waiting(prior) then
-    if never() then
-      -- Its resources' limits lowered below its cost (Sync).
-      redis.call('ZREM', QUEUE, request)
+    if never() or (pcls and fair().tenant_exceeds(fair().split_class(pcls), cost)) then
+      -- Its resources' or its tenant's limits lowered below its cost
+      -- (Sync, SyncTenants).
+      unqueue(request, pcls)
       redis.call('HDEL', REQ, request)
       freed = true -- the waiters behind it may wait for it alone (serve)
       return { EXCEEDS }
     end
-    redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv))
-    return { QUEUED, waiter_event(budgets()) }
+    redis.call('HSET', REQ, request, waiting_entry(now + entry, ttl, proc, costv, pcls))
+    return { QUEUED, waiter_event(budgets(), pcls) }
   end
 end
 if prior then
@@ -91,12 +97,56 @@ if recorded() then
 end
 if cost and not any_name and not empty() then
   local name = unknown(costv)
+  if name and cid ~= '' then
+    name = fair().unknown_to(cid, costv) -- its tenant's limits count too
+  end
   if name then
     return { UNKNOWN_LIMIT, name }
   end
 end
+local head, _, _, _, head_cls = oldest()
+-- A new request in a fair pool, or for a class, queues in its class;
+-- fair.lua's order serves what it can, and a request not served then
+-- waits, or, not to wait, leaves: so it never takes a slot that a
+-- waiter it would pass could have. (Inline: a function here would be
+-- created at each call, a search for each outer local it uses.)
+if cid ~= '' or head_cls then
+  if empty() then
+    return { EMPTY }
+  end
+  local f = fair()
+  local c = cid ~= '' and cid or f.CID0
+  if never() or f.tenant_exceeds(c, cost) then
+    return { EXCEEDS }
+  end
+  if head then
+    local _, _, _, _, cls = waiting(redis.call('HGET', REQ, head))
+    if not cls then
+      f.go_fair(share_name)
+    end
+  end
+  local cls = f.enqueue(request, c, num(f.share_of(cost, share_name)))
+  redis.call('HSET', REQ, request, waiting_entry(now + math.max(entry, 0), ttl, proc, costv, cls))
+  f.own = request
+  serve(true)
+  f.own = nil
+  local v = redis.call('HGET', REQ, request)
+  if not waiting(v) then
+    local token, id = split_entry(v)
+    return { OK, token, id, ttl }
+  end
+  if entry <= 0 then
+    unqueue(request, cls)
+    redis.call('HDEL', REQ, request)
+    return { NONE, next_event() }
+  end
+  if budgets() and (redis.call('ZCARD', AVAIL) > 0 or (tonumber(redis.call('HGET', RES, '#l')) or 0) > 0) then
+    redis.call('HINCRBY', RES, '#w', '1') -- the limits' doing (Stats.LimitWaits)
+  end
+  return { QUEUED, waiter_event(budgets(), true) }
+end
 local r, old = nil, nil
-if not oldest() then
+if not head then
   r, old = covering(cost)
 end
 if r then

@@ -34,64 +34,86 @@ local function split_lease(lease)
 end
 
 -- lease_entry is the entry in REQ of the lease token on resource id
--- that paid paid from its buckets (nil: it has none).
-local function lease_entry(token, id, paid)
+-- that paid paid from its buckets (nil: it has none); part, for a
+-- grant to a class (fair.lua), is 'CID~SHARE~TENANT PAID' (see
+-- account), which Settle corrects.
+local function lease_entry(token, id, paid, part)
+  local head = token
   if paid then
-    return token .. '+' .. paid .. ':' .. id
+    head = head .. '+' .. paid
   end
-  return token .. ':' .. id
+  if part then
+    head = head .. '~' .. part
+  end
+  return head .. ':' .. id
 end
 
--- split_entry returns the token, the resource ID and what the lease
--- paid from its buckets (nil: none) of a lease's entry in REQ; nil for
--- no entry or a waiter's ('q ...': a token is digits).
+-- split_entry returns the token, the resource ID, what the lease
+-- paid from its buckets (nil: none) and its class's part (lease_entry;
+-- nil: none) of a lease's entry in REQ; nil for no entry or a waiter's
+-- ('q ...': a token is digits).
 local function split_entry(entry)
   if not entry or string.byte(entry, 1) == 113 then
     return nil
   end
   local sep = string.find(entry, ':', 1, true)
   local head = string.sub(entry, 1, sep - 1)
+  local part = nil
+  local tilde = string.find(head, '~', 1, true)
+  if tilde then
+    head, part = string.sub(head, 1, tilde - 1), string.sub(head, tilde + 1)
+  end
   local plus = string.find(head, '+', 1, true)
   if plus then
-    return string.sub(head, 1, plus - 1), string.sub(entry, sep + 1), string.sub(head, plus + 1)
+    return string.sub(head, 1, plus - 1), string.sub(entry, sep + 1), string.sub(head, plus + 1), part
   end
-  return head, string.sub(entry, sep + 1), nil
+  return head, string.sub(entry, sep + 1), nil, part
 end
 
 -- grant leases a slot of r, already counted in its holders, to request
 -- for ttl ms, and returns the token; paid is what it took from r's
--- buckets (charge).
-local function grant(r, request, ttl, paid)
+-- buckets (charge), part its class's part (lease_entry).
+local function grant(r, request, ttl, paid, part)
   local token = next_token()
   redis.call('ZADD', LEASES, num(now + ttl), lease_member(token, request, r.id))
-  redis.call('HSET', REQ, request, lease_entry(token, r.id, paid))
+  redis.call('HSET', REQ, request, lease_entry(token, r.id, paid, part))
   return token
 end
 
 -- waiting parses REQ's entry of a waiting request: the expiry of its
--- queue entry, its lease TTL, its process and its cost ('' for the
--- default); nil for another entry.
+-- queue entry, its lease TTL, its process, its cost ('' for the
+-- default) and its class field (nil: plain; see enqueue); nil for
+-- another entry.
 local function waiting(v)
   if v and string.byte(v, 1) == 113 then -- 'q'
-    local exp, ttl, proc, cost = string.match(v, '^q (%d+) (%d+) (%S+) ?(%S*)$')
-    return tonumber(exp), tonumber(ttl), proc, cost
+    local exp, ttl, proc, cost, cls = string.match(v, '^q (%d+) (%d+) (%S+) ?([^@ ]*) ?@?(%S*)$')
+    if cls == '' then
+      cls = nil
+    end
+    return tonumber(exp), tonumber(ttl), proc, cost, cls
   end
   return nil
 end
 
 -- waiting_entry is REQ's entry of a request waiting until exp.
-local function waiting_entry(exp, ttl, proc, cost)
+local function waiting_entry(exp, ttl, proc, cost, cls)
   local v = 'q ' .. num(exp) .. ' ' .. num(ttl) .. ' ' .. proc
   if cost ~= '' then
     v = v .. ' ' .. cost
   end
+  if cls then
+    v = v .. ' @' .. cls
+  end
   return v
 end
 
+-- fair returns the helpers of a fair pool (fair.lua).
+local fair
+
 -- oldest returns the oldest waiter whose entry holds (request, lease
--- TTL, process, cost), or nil; the expired entries before it go (their
--- waiters left without a word, or missed their re-check and queue
--- again when they make it).
+-- TTL, process, cost, class field), or nil; the expired entries before
+-- it go (their waiters left without a word, or missed their re-check
+-- and queue again when they make it).
 local function oldest()
   while true do
     local first = redis.call('ZRANGE', QUEUE, '0', '0')[1]
@@ -99,11 +121,14 @@ local function oldest()
       return nil
     end
     local v = redis.call('HGET', REQ, first)
-    local exp, ttl, proc, cost = waiting(v)
+    local exp, ttl, proc, cost, cls = waiting(v)
     if exp and exp >= now then
-      return first, ttl, proc, cost
+      return first, ttl, proc, cost, cls
     end
     redis.call('ZREM', QUEUE, first)
+    if cls then
+      fair().unqueue_class(first, cls)
+    end
     if exp then
       redis.call('HDEL', REQ, first)
     end
@@ -119,15 +144,19 @@ local function tell(proc, message)
 end
 
 -- hand grants a slot of r (counted in its holders) to the waiter
--- request and tells its process. PUBLISH, which an ACL can deny, goes
+-- request (part: its class's part of the lease, nil for a plain
+-- waiter) and tells its process, unless silent (the call answers it).
+-- PUBLISH, which an ACL can deny, goes
 -- through pcall: nothing after the change may fail the script (a
 -- script that applied its change and then raised an error would report
 -- a failure for a change made, and its retry the wrong outcome). The
 -- waiter finds the grant at its next re-check then.
-local function hand(r, request, ttl, proc, paid)
+local function hand(r, request, ttl, proc, paid, part, silent)
   redis.call('ZREM', QUEUE, request)
-  local token = grant(r, request, ttl, paid)
-  tell(proc, request .. ' ' .. token .. ' ' .. r.id)
+  local token = grant(r, request, ttl, paid, part)
+  if not silent then
+    tell(proc, request .. ' ' .. token .. ' ' .. r.id)
+  end
 end
 
 -- SCAN_DEPTH bounds the search of AVAIL for a resource whose buckets
@@ -191,13 +220,18 @@ end
 -- for ever. A slot freed for such a waiter, which a refill of the
 -- slot's buckets will cover, is nobody's event when it is due: unless
 -- quiet (the waiter's own re-check, which learns it from the reply),
--- the waiter is told to look again, and its re-check learns when.
+-- the waiter is told to look again, and its re-check learns when. In a
+-- fair pool (its oldest waiter in a class), fair.lua's order serves
+-- instead.
 local function serve(quiet)
   freed = false
   while true do
-    local request, ttl, proc, cost = oldest()
+    local request, ttl, proc, cost, cls = oldest()
     if not request then
       return
+    end
+    if cls then
+      return fair().serve(quiet)
     end
     -- m is r's listing, or without r the time until a refill covers
     -- the cost, if one will.

@@ -82,7 +82,11 @@ local function end_lease(lease, cool, how)
     suspend(r, now + cool)
   end
   if eligible(r) then
-    local waiter, ttl, proc, cost = oldest()
+    local waiter, ttl, proc, cost, cls = oldest()
+    if cls then
+      waiter = nil -- a fair pool: serve chooses (fair.lua)
+      freed = true
+    end
     if waiter and not r.b then
       -- Straight to the waiter: r's holders and listing stay as they
       -- were.
@@ -99,7 +103,7 @@ local function end_lease(lease, cool, how)
     end
     store(r)
     relist(r, old)
-    if not waiter then
+    if not waiter and not cls then
       freed = false -- nothing to serve
     end
     return

@@ -57,7 +57,10 @@
 --             cover is known without reading every resource; and '#' ..
 --             a limit's NAME (hex) -> how many of those fields have it,
 --             so that a cost's unknown name is known (count_profile)
---   9 done    string, the call's own: the status recorded for its
+--   9 fair    zset: the tenants (SyncTenants), the classes of waiters
+--             (WithTenant, WithPriority) and their order of service,
+--             as records in lexical order (see fair.lua)
+--  10 done    string, the call's own: the status recorded for its
 --             request (for an acquire request, that it was abandoned),
 --             expiring a window after it was written, so that the same
 --             request sent again (go-redis resends a command whose
@@ -78,7 +81,7 @@
 -- 7, the default since 5) a script that reads TIME replicates its
 -- writes, not itself, so replicas and the AOF stay exact.
 local KEYS, ARGV -- the call's, set by begin
-local RES, AVAIL, LEASES, SUSP, REQ, TOKEN, QUEUE, PROFILES, DONE
+local RES, AVAIL, LEASES, SUSP, REQ, TOKEN, QUEUE, PROFILES, FAIR, DONE
 local WAKE, REQUEST, WINDOW, RECORD
 -- now is the server's time in ms; now_text the same as text, and
 -- now_us_text the time in microseconds as text, so that the common
@@ -100,6 +103,14 @@ local wake_err -- the error of a refused PUBLISH (or 0), for the client to count
 -- more.
 local function num(x)
   return string.format('%d', x)
+end
+
+-- call_state returns the call's state for the helpers built on first
+-- use (fair.lua). Defined among the first: each call creates every
+-- helper anew, and that costs a search per outer local a helper uses,
+-- the longer the more helpers come between the two.
+local function call_state()
+  return now, RES, REQ, QUEUE, FAIR
 end
 
 -- recorded is the status recorded for the call's request, or nil.

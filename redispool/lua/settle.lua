@@ -10,9 +10,19 @@
 -- Reply: {OK}, or {NONE} when the pool does not have the lease.
 local token, request = split_lease(ARGV[2])
 local entry = redis.call('HGET', REQ, request)
-local granted, id, paid = split_entry(entry)
+local granted, id, paid, part = split_entry(entry)
 if granted ~= token then -- REQ keeps the lease's entry while it runs
   return { NONE }
+end
+if part then
+  -- A grant to a class: its usage (ARGV[4]: Options.ShareBy, hex) and
+  -- its tenant's buckets too.
+  local refunded
+  part, refunded = fair().settle_fair(part, parse_cost(ARGV[3]), ARGV[4])
+  if refunded then
+    freed = true -- a refund to the tenant may cover a waiter
+  end
+  redis.call('HSET', REQ, request, lease_entry(token, id, paid, part))
 end
 local r = load(id)
 if not r or not r.b then
@@ -39,7 +49,7 @@ local now_paid = {}
 for n, a in string.gmatch(paid, '(%x+)=(%d+)') do
   now_paid[#now_paid + 1] = n .. '=' .. (actual[n] and num(actual[n]) or a)
 end
-redis.call('HSET', REQ, request, lease_entry(token, id, table.concat(now_paid, ',')))
+redis.call('HSET', REQ, request, lease_entry(token, id, table.concat(now_paid, ','), part))
 local old = listing(r)
 set_rest(r, budget_rest(r))
 store(r)

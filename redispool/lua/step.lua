@@ -59,9 +59,13 @@ end
 -- resource's buckets cover the oldest waiter's cost (see covering), for
 -- the replies to waiters: refills are nobody's event, so a waiter
 -- re-checks then and its re-check serves the oldest. budgets: the pool
--- has resources with buckets (without, it is next_event).
-local function waiter_event(budgets)
+-- has resources with buckets (without, it is next_event). in_class:
+-- the pool is fair, and fair_event (fair.lua) answers.
+local function waiter_event(budgets, in_class)
   local at = next_event()
+  if in_class then
+    return fair().fair_event(at, budgets)
+  end
   local first = budgets and redis.call('ZRANGE', QUEUE, '0', '0')[1]
   if first then
     local _, _, _, cost = waiting(redis.call('HGET', REQ, first))
@@ -183,6 +187,11 @@ local function tidy()
     end
   end
   redis.call('DEL', QUEUE)
+  -- The waiters' records of a fair pool (see fair.lua); the tenants'
+  -- and classes' stay.
+  for _, kind in ipairs({ 'm', 'r', 'w' }) do
+    redis.call('ZREMRANGEBYLEX', FAIR, '[' .. kind, '(' .. string.char(string.byte(kind) + 1))
+  end
   if (tonumber(n[2]) or 0) == 0 then
     redis.call('DEL', RES, AVAIL, LEASES, SUSP, REQ, PROFILES)
   end
@@ -193,7 +202,7 @@ end
 local function begin(keys, argv)
   KEYS, ARGV = keys, argv
   RES, AVAIL, LEASES, SUSP, REQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-  TOKEN, QUEUE, PROFILES, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+  TOKEN, QUEUE, PROFILES, FAIR, DONE = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
   WAKE = ARGV[1]
   REQUEST, WINDOW, RECORD = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV] == '1'
   local clock = redis.call('TIME')
