@@ -69,6 +69,9 @@ counters, every process's calls, at the end. See the package documentation
 			return openLLMClient(ctx, cfg, keys, *f, log)
 		},
 		LLMTitle: "its keys leased WithCost, settled to the usage",
+		Tenants: func(ctx context.Context, cfg loadtest.Config, fair bool) (loadtest.TenantsPool, error) {
+			return openTenantsPool(ctx, cfg, *f, log, fair)
+		},
 		// Redis keeps suspensions in whole milliseconds (server clock).
 		CooldownSlack: time.Millisecond,
 	}
