@@ -198,7 +198,7 @@ func (s *Scheduler[T, ID]) update(sh *shard.Shard[T, ID], n *node.Node[T, ID], v
 	if s.budgeted {
 		was = n.Budgets().Limits()
 	}
-	c := sh.Update(n, v, capacity, limits, s.now)
+	c := sh.Update(n, v, capacity, limits, (*host[T, ID])(s))
 	if c.Resumed != 0 || c.RestWas != n.RestUntil { // not the common case
 		s.report(n, c)
 	}

@@ -28,7 +28,6 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		policy:    cfg.AcquirePolicy,
 		global:    cfg.Ordering == config.GlobalOrder,
 		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil && cfg.Tenants == nil,
-		leaseTTL:  cfg.LeaseTTL,
 		clock:     cfg.Clock,
 
 		rateLimit: cfg.RateLimit,
@@ -41,6 +40,7 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		nodes:    lookup.New[T, ID](),
 	}
 	s.pool.Health = shard.Health{Ejection: cfg.Ejection, ReleaseCooldown: cfg.ReleaseCooldown}
+	s.pool.LeaseTTL = cfg.LeaseTTL
 	if s.strategy == nil && len(s.shards) > 1 {
 		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
 	}

@@ -42,7 +42,6 @@ type Scheduler[T any, ID comparable] struct {
 	// (Shared policy, no rate limits or budgets: a shared acquisition then
 	// changes nothing).
 	lockFree bool
-	leaseTTL time.Duration
 	clock    config.Clock
 	epoch    time.Time // the clock's zero for deadlines kept as int64
 

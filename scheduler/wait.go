@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"github.com/crsched/crs/acquire"
-	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
@@ -50,8 +48,12 @@ type host[T any, ID comparable] Scheduler[T, ID]
 
 func (h *host[T, ID]) Now() int64 { return (*Scheduler[T, ID])(h).now() }
 
-func (h *host[T, ID]) Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, cost config.Cost, t *budget.Tenant, prio int) (uint64, int64) {
-	return (*Scheduler[T, ID])(h).hold(sh, n, lease, cost, t, prio)
+func (h *host[T, ID]) LeaseDue(n *node.Node[T, ID], token uint64, deadline int64) {
+	h.deadlines.Schedule(deadline, leaseEnd(n, token))
+}
+
+func (h *host[T, ID]) Report(n *node.Node[T, ID], c shard.Change) {
+	(*Scheduler[T, ID])(h).report(n, c)
 }
 
 func (h *host[T, ID]) Acquired(n *node.Node[T, ID]) { (*Scheduler[T, ID])(h).acquired(n) }

@@ -12,6 +12,10 @@ import (
 // knows no scheduler. Each requires s.mu; the comparator may panic in
 // it, and the step's undo then puts the node back (see Save).
 
+// Clock is the time of a step that may need it: a transition reads it
+// only when it needs it, as a node that rests or has limits does.
+type Clock interface{ Now() int64 }
+
 // Change is what a transition leaves its caller to report: the rests it
 // found over (Resumed, one EventResume each), and the deadline of the
 // node's rest before it (RestWas), which the caller's timer moves to the
@@ -133,7 +137,7 @@ func (s *Shard[T, ID]) Remove(n *node.Node[T, ID]) Change {
 // it back where they place it. A bucket whose name stays keeps its
 // level (budget.Budgets.Retuned). now is read only if n has limits or
 // may change state.
-func (s *Shard[T, ID]) Update(n *node.Node[T, ID], v T, capacity int32, limits []config.Limit, now func() int64) Change {
+func (s *Shard[T, ID]) Update(n *node.Node[T, ID], v T, capacity int32, limits []config.Limit, now Clock) Change {
 	c := Change{RestWas: n.RestUntil}
 	if n.State == node.Active && n.Capacity == capacity && limits == nil && !n.Budgeted() {
 		// The common case, an active resource that stays active, only
@@ -152,7 +156,7 @@ func (s *Shard[T, ID]) Update(n *node.Node[T, ID], v T, capacity int32, limits [
 	back := s.LimitsOnly(n)
 	n.Capacity = capacity
 	s.Recount(n, back)
-	at := now()
+	at := now.Now()
 	if limits != nil || n.Budgeted() {
 		n.SetBudgets(n.Budgets().Retuned(limits, at, n.Extra().Issued))
 		n.SetFullAt(n.Budgets().FullAt(at))

@@ -85,13 +85,18 @@ func TestRemoveTakesANodeOutOrLetsAHeldOneDrain(t *testing.T) {
 func TestUpdateMovesANodeByItsNewValueAndCapacity(t *testing.T) {
 	s, ns, _ := newShard(t, 1, 2)
 	a, b := ns[0], ns[1]
-	step(s, func() { s.Update(a, 3, 1, nil, func() int64 { return 0 }) })
+	step(s, func() { s.Update(a, 3, 1, nil, at(0)) })
 	if s.Best() != b || a.Value != 3 {
 		t.Fatalf("after updating the top to 3: top %v, value %v", s.Best().Value, a.Value)
 	}
 	take(s, b)
-	step(s, func() { s.Update(b, 2, 2, nil, func() int64 { return 0 }) })
+	step(s, func() { s.Update(b, 2, 2, nil, at(0)) })
 	if b.State != node.Active || s.Best() != b {
 		t.Fatalf("a held node given a second slot: state %v", b.State)
 	}
 }
+
+// at is a Clock stopped at its value.
+type at int64
+
+func (a at) Now() int64 { return int64(a) }

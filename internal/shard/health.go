@@ -8,8 +8,8 @@ import (
 	"github.com/crsched/crs/internal/node"
 )
 
-// What the end of a hold does to its resource: the release cooldown,
-// the failure count and ejection (Unhold), by the pool's rules (Health).
+// The pool's rules for a resource whose hold ends (Health): the release
+// cooldown, the failure count and ejection, which Unhold applies.
 
 // Health is the pool's rules for a resource whose hold ends.
 type Health struct {
@@ -37,59 +37,6 @@ type Ending struct {
 // NoEvent stands for "no event to emit" where a step may call for one.
 // EventAdd is 0, so the zero value cannot.
 const NoEvent events.EventType = -1
-
-// Unhold ends one hold on n, applying the pool's health rules in the
-// same step; the caller drops the hold's lease record, if any, once it
-// returns. A draining node whose last hold this was leaves the pool
-// (and the lookup map). It returns what to report, and the event a
-// resulting rest calls for (EventSuspend, EventEject) or NoEvent. now
-// is read only if a rest may begin or end. Requires s.mu.
-func (s *Shard[T, ID]) Unhold(n *node.Node[T, ID], end Ending, now func() int64) (Change, events.EventType) {
-	c := Change{RestWas: n.RestUntil}
-	if end == (Ending{How: Succeeded}) && s.pool.Health.ReleaseCooldown == 0 &&
-		n.State == node.Held && n.Holders <= n.Capacity && n.RestUntil == 0 {
-		// The common release, of an anonymous hold or a lease, frees a
-		// slot of a full node that does not rest, and so only moves it
-		// back into the heap: a branch of its own, since the
-		// bookkeeping below measured to cost more than the move. The
-		// holder count goes first, since the heap breaks ties by it.
-		s.Save(n, SavingHolders)
-		n.Holders--
-		s.Holders--
-		s.Activate(n)
-		s.Commit()
-		n.ResetFailures()
-		return c, NoEvent
-	}
-	s.Save(n, SavingHolders|SavingHealth)
-	back := s.LimitsOnly(n) // n may rest: freeing a slot can leave only its limits in the way
-	n.Holders--
-	s.Holders--
-	s.Recount(n, back)
-	failures, ejections := n.Health()
-	switch end.How {
-	case Succeeded:
-		n.ResetFailures()
-	case Failed:
-		n.SetHealth(failures+1, ejections)
-	}
-	if n.State == node.Draining {
-		s.Commit() // no comparator below
-		if n.Holders == 0 {
-			s.SetState(n, node.Removed)
-			s.nodes.Delete(n.Key) // leaving: the affinity ring lost it at Remove
-		}
-		return c, NoEvent
-	}
-	// A rest that is over ended before this release: restAfter would
-	// replace it unreported.
-	at := now()
-	c.resumed(s.ForgetEnded(n, at))
-	event := s.restAfter(n, end, at)
-	c.resumed(s.Place(n, at))
-	s.Commit()
-	return c, event
-}
 
 // restAfter decides whether n rests after a hold on it ended: ejected when
 // its failures reach the threshold and the pool allows another ejection,

@@ -20,6 +20,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/heap"
@@ -135,6 +136,7 @@ type Pool struct {
 	Excluded atomic.Int64
 	Ejected  atomic.Int64
 	Health   Health
+	LeaseTTL time.Duration // a lease's deadline after its grant; 0: none
 }
 
 // Init makes s the shard at index of a scheduler whose pool counts are

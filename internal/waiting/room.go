@@ -50,12 +50,12 @@ type Grant[T any, ID comparable] struct {
 type Host[T any, ID comparable] interface {
 	// Now is the scheduler's time, in nanoseconds since it started.
 	Now() int64
-	// Hold hands n, an active node of sh that covers cost, to a caller
-	// of tenant t at priority prio: a lease when lease is set, whose
-	// token and deadline it returns. Requires sh's lock. (It takes the
-	// grant's fields, not the grant: a pointer passed through an
-	// interface call would move every caller's grant to the heap.)
-	Hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, cost config.Cost, t *budget.Tenant, prio int) (token uint64, deadline int64)
+	// LeaseDue queues the expiry of the lease with token on n at
+	// deadline. Requires n's shard's lock.
+	LeaseDue(n *node.Node[T, ID], token uint64, deadline int64)
+	// Report reports what a committed step on n left to report (see
+	// shard.Change). Requires n's shard's lock; never blocks.
+	Report(n *node.Node[T, ID], c shard.Change)
 	// Acquired reports that n was handed out (an event; never blocks).
 	Acquired(n *node.Node[T, ID])
 	// Wake makes the scheduler's timer call Woken for shard i at at.
@@ -96,6 +96,7 @@ type Config[T any, ID comparable] struct {
 // Room is the waiting of one scheduler. Init it before use.
 type Room[T any, ID comparable] struct {
 	cfg        Config[T, ID]
+	clock      shard.Clock // cfg.Host, converted once
 	queue      queue.Queue[Grant[T, ID]]
 	limitWaits atomic.Uint64 // waits that began while limits held the caller back
 	panics     atomic.Uint64 // comparator panics recovered by ServeAfter
@@ -107,7 +108,7 @@ type Room[T any, ID comparable] struct {
 
 // Init sets what r serves.
 func (r *Room[T, ID]) Init(cfg Config[T, ID]) {
-	r.cfg = cfg
+	r.cfg, r.clock = cfg, cfg.Host
 	r.queue.Now, r.queue.Strict = cfg.Host.Now, cfg.Strict
 }
 

@@ -33,11 +33,19 @@ func (r *Room[T, ID]) Grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease b
 	return true
 }
 
-// hold takes a hold on n for g through the host (Host.Hold), and fills
-// in g. Requires sh's lock.
+// hold takes a hold on n for g (shard.Shard.Hold), fills in g, and has
+// the host queue the lease's expiry and report the rest. Requires sh's
+// lock.
 func (r *Room[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID]) {
 	g.Node, g.Value = n, n.Value
-	g.Token, g.Deadline = r.cfg.Host.Hold(sh, n, lease, g.Cost, g.Tenant, g.Priority)
+	var c shard.Change
+	g.Token, g.Deadline, c = sh.Hold(n, lease, g.Cost, g.Tenant, g.Priority, r.clock)
+	if g.Deadline != 0 {
+		r.cfg.Host.LeaseDue(n, g.Token, g.Deadline)
+	}
+	if c.Resumed != 0 || c.RestWas != n.RestUntil {
+		r.cfg.Host.Report(n, c)
+	}
 }
 
 // Units is what a grant of cost counts against its tenant's share: its
