@@ -193,6 +193,23 @@ func TestHandlesRacingForABudgetGetExactlyItsMax(t *testing.T) {
 	const max = 150
 	add(t, handles[0], Resource{ID: "a", Capacity: 1000, Limits: []config.Limit{tokens(max)}},
 		Resource{ID: "b", Capacity: 1000, Limits: []config.Limit{tokens(max)}})
+	granted := drainConcurrently(t, handles, func(_ int, cost int64) []AcquireOption {
+		return []AcquireOption{WithCost(config.Cost{"tokens": cost})}
+	})
+	left := remaining(t, handles[0], "a")["tokens"] + remaining(t, handles[0], "b")["tokens"]
+	if granted+left != 2*max || left < 0 || left > 2 {
+		t.Fatalf("granted %d tokens with %d left of %d", granted, left, 2*max)
+	}
+	checkInvariants(t, c, handles[0])
+}
+
+// drainConcurrently has 12 goroutines, spread over handles, take and
+// release leases by TryAcquire until none is left, goroutine g with
+// opts(g, cost) for a cost of 1 to 3 tokens, and returns the tokens
+// granted: what racing handles got of a budget. An error other than
+// ErrNoResourceAvailable fails t.
+func drainConcurrently(t *testing.T, handles []*Pool, opts func(g int, cost int64) []AcquireOption) int64 {
+	t.Helper()
 	var granted atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 12)
@@ -200,10 +217,10 @@ func TestHandlesRacingForABudgetGetExactlyItsMax(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := handles[g%len(handles)]
+			cost := int64(1 + g%3)
+			p, o := handles[g%len(handles)], opts(g, cost)
 			for {
-				cost := int64(1 + g%3)
-				l, err := p.TryAcquire(context.Background(), WithCost(config.Cost{"tokens": cost}))
+				l, err := p.TryAcquire(context.Background(), o...)
 				if errors.Is(err, crserrors.ErrNoResourceAvailable) {
 					return
 				}
@@ -224,9 +241,5 @@ func TestHandlesRacingForABudgetGetExactlyItsMax(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	left := remaining(t, handles[0], "a")["tokens"] + remaining(t, handles[0], "b")["tokens"]
-	if granted.Load()+left != 2*max || left < 0 || left > 2 {
-		t.Fatalf("granted %d tokens with %d left of %d", granted.Load(), left, 2*max)
-	}
-	checkInvariants(t, c, handles[0])
+	return granted.Load()
 }

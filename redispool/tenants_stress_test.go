@@ -2,16 +2,13 @@ package redispool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crsched/crs/config"
-	crserrors "github.com/crsched/crs/errors"
 )
 
 // A tenant's budget is kept exactly across processes: however many
@@ -31,40 +28,11 @@ func TestHandlesRacingForATenantsBudgetGetExactlyItsMax(t *testing.T) {
 	if err := handles[1].SyncTenants(context.Background(), []Tenant{{Name: "t", Limits: budget}}); err != nil {
 		t.Fatal(err)
 	}
-	var granted atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 12)
-	for g := range 12 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := handles[g%len(handles)]
-			cost := int64(1 + g%3)
-			opts := []AcquireOption{WithTenant("t"), WithPriority(g % 2), WithCost(config.Cost{"tokens": cost})}
-			for {
-				l, err := p.TryAcquire(context.Background(), opts...)
-				if errors.Is(err, crserrors.ErrNoResourceAvailable) {
-					return
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				granted.Add(cost)
-				if err := l.Release(context.Background()); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if granted.Load() != max {
-		t.Fatalf("granted %d tokens of the tenant's %d", granted.Load(), max)
+	granted := drainConcurrently(t, handles, func(g int, cost int64) []AcquireOption {
+		return []AcquireOption{WithTenant("t"), WithPriority(g % 2), WithCost(config.Cost{"tokens": cost})}
+	})
+	if granted != max {
+		t.Fatalf("granted %d tokens of the tenant's %d", granted, max)
 	}
 	checkInvariants(t, c, handles[0])
 	checkFair(t, handles[0])
