@@ -22,17 +22,17 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		HeapSizes:       make([]int, len(s.shards)),
 	}
 	for i := range s.shards {
-		c := countsOf(&s.shards[i])
-		st.HeapSizes[i] = c.active
-		st.ActiveResources += c.active
-		st.HeldResources += c.held
-		st.ExcludedResources += c.excluded
-		st.DrainingResources += c.draining
-		st.SuspendedResources += c.resting[node.Suspended]
-		st.EjectedResources += c.resting[node.Ejected]
-		st.RateLimitedResources += c.resting[node.RateLimited]
-		st.Holders += c.holders
-		if c.active == 0 {
+		c := s.shards[i].Counts()
+		st.HeapSizes[i] = c.Active
+		st.ActiveResources += c.Active
+		st.HeldResources += c.Held
+		st.ExcludedResources += c.Excluded
+		st.DrainingResources += c.Draining
+		st.SuspendedResources += c.Resting[node.Suspended]
+		st.EjectedResources += c.Resting[node.Ejected]
+		st.RateLimitedResources += c.Resting[node.RateLimited]
+		st.Holders += c.Holders
+		if c.Active == 0 {
 			st.EmptyHeaps++
 		}
 	}
@@ -55,43 +55,8 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 	st.Suspensions = s.totals.suspensions.Load()
 	st.Ejections = s.totals.ejections.Load()
 	st.Failures = s.totals.failures.Load()
-	st.Tenants, st.Priorities = s.shares()
+	st.Tenants, st.Priorities = s.room.Shares()
 	return st
-}
-
-// shares sums the waiting room's classes by tenant and by priority.
-func (s *Scheduler[T, ID]) shares() ([]stats.TenantStats, []stats.PriorityStats) {
-	classes := s.room.Classes()
-	if classes == nil {
-		return nil, nil
-	}
-	var ts []stats.TenantStats
-	var ps []stats.PriorityStats
-	for _, c := range classes { // by tenant, then priority from the highest
-		if len(ts) == 0 || ts[len(ts)-1].Name != c.Tenant {
-			ts = append(ts, stats.TenantStats{Name: c.Tenant})
-		}
-		t := &ts[len(ts)-1]
-		t.Waiters, t.Grants, t.Usage = t.Waiters+c.Waiters, t.Grants+c.Grants, t.Usage+c.Usage
-		i, found := slices.BinarySearchFunc(ps, c.Priority, func(p stats.PriorityStats, prio int) int { return prio - p.Priority })
-		if !found {
-			ps = slices.Insert(ps, i, stats.PriorityStats{Priority: c.Priority})
-		}
-		p := &ps[i]
-		p.Waiters, p.Grants, p.Usage = p.Waiters+c.Waiters, p.Grants+c.Grants, p.Usage+c.Usage
-	}
-	return ts, ps
-}
-
-type shardCounts struct {
-	active, held, excluded, draining, holders int
-	resting                                   [node.RestKinds]int
-}
-
-func countsOf[T any, ID comparable](sh *shard.Shard[T, ID]) shardCounts {
-	sh.Lock()
-	defer sh.Unlock()
-	return shardCounts{sh.Heap.Len(), sh.Held, sh.Excluded, sh.Draining, sh.Holders, sh.Resting}
 }
 
 // policyName spells the policy as CRS's Stats did. (AcquirePolicy.String

@@ -605,3 +605,16 @@ func Versions[T any, ID comparable](shards []Shard[T, ID]) (sum uint64, busy boo
 	}
 	return sum, busy
 }
+
+// Counts are a shard's nodes by state, and their holders.
+type Counts struct {
+	Active, Held, Excluded, Draining, Holders int
+	Resting                                   [node.RestKinds]int
+}
+
+// Counts reads s's counts under its lock.
+func (s *Shard[T, ID]) Counts() Counts {
+	s.Lock()
+	defer s.Unlock()
+	return Counts{s.Heap.Len(), s.Held, s.Excluded, s.Draining, s.Holders, s.Resting}
+}

@@ -140,10 +140,6 @@ func (r *Room[T, ID]) Totals() (counts []uint64, waited time.Duration, cancelled
 	return counts, waited, cancelled, r.limitWaits.Load(), r.panics.Load()
 }
 
-// Classes returns the figures of every class of waiters, by tenant and
-// priority, or nil while no tenant or priority is in use.
-func (r *Room[T, ID]) Classes() []queue.ClassStats { return r.queue.Classes() }
-
 // Step is where a caller that found nothing is, for a test hook.
 type Step uint8
 

@@ -1,10 +1,13 @@
 package waiting
 
 import (
+	"slices"
+
 	"github.com/crsched/crs/config"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
+	"github.com/crsched/crs/stats"
 )
 
 // What a grant does to its tenant: it spends from the tenant's budgets
@@ -123,4 +126,29 @@ func (r *Room[T, ID]) armPark(at int64) {
 	for i := range r.cfg.Shards {
 		r.cfg.Host.Wake(i, at)
 	}
+}
+
+// Shares sums the classes of waiters by tenant and by priority, for
+// Stats: nil while no tenant or priority is in use.
+func (r *Room[T, ID]) Shares() ([]stats.TenantStats, []stats.PriorityStats) {
+	classes := r.queue.Classes()
+	if classes == nil {
+		return nil, nil
+	}
+	var ts []stats.TenantStats
+	var ps []stats.PriorityStats
+	for _, c := range classes { // by tenant, then priority from the highest
+		if len(ts) == 0 || ts[len(ts)-1].Name != c.Tenant {
+			ts = append(ts, stats.TenantStats{Name: c.Tenant})
+		}
+		t := &ts[len(ts)-1]
+		t.Waiters, t.Grants, t.Usage = t.Waiters+c.Waiters, t.Grants+c.Grants, t.Usage+c.Usage
+		i, found := slices.BinarySearchFunc(ps, c.Priority, func(p stats.PriorityStats, prio int) int { return prio - p.Priority })
+		if !found {
+			ps = slices.Insert(ps, i, stats.PriorityStats{Priority: c.Priority})
+		}
+		p := &ps[i]
+		p.Waiters, p.Grants, p.Usage = p.Waiters+c.Waiters, p.Grants+c.Grants, p.Usage+c.Usage
+	}
+	return ts, ps
 }
