@@ -326,3 +326,37 @@ func (r *Room[T, ID]) Repair(sh *shard.Shard[T, ID], only *node.Node[T, ID]) {
 		r.Serve(sh)
 	}
 }
+
+// Grant takes a hold on n, an active node of sh that covers g.Cost, for
+// g's tenant, if the tenant's budgets cover g.Cost too, and reports
+// whether it did: the tenant pays in the same step as the resource
+// (Reserve), and the grant counts against its share (Granted). It is the
+// grant of a caller that does not wait (a waiter's is grantTo's).
+// Requires sh's lock.
+func (r *Room[T, ID]) Grant(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID]) bool {
+	if g.Tenant == nil && g.Priority == 0 && !r.queue.Fair() {
+		r.hold(sh, n, lease, g) // no tenant to pay or count
+		return true
+	}
+	if ok, _ := r.Reserve(sh, g); !ok {
+		return false
+	}
+	r.hold(sh, n, lease, g)
+	r.Granted(g)
+	return true
+}
+
+// hold takes a hold on n for g (shard.Shard.Hold), fills in g, and has
+// the host queue the lease's expiry and report the rest. Requires sh's
+// lock.
+func (r *Room[T, ID]) hold(sh *shard.Shard[T, ID], n *node.Node[T, ID], lease bool, g *Grant[T, ID]) {
+	g.Node, g.Value = n, n.Value
+	var c shard.Change
+	g.Token, g.Deadline, c = sh.Hold(n, lease, g.Cost, g.Tenant, g.Priority, r.clock)
+	if g.Deadline != 0 {
+		r.cfg.Host.LeaseDue(n, g.Token, g.Deadline)
+	}
+	if c.Resumed != 0 || c.RestWas != n.RestUntil {
+		r.cfg.Host.Report(n, c)
+	}
+}
