@@ -95,18 +95,9 @@ func (s *Scheduler[T, ID]) add(n *node.Node[T, ID]) (served bool, present *node.
 	sh.Lock()
 	defer sh.Unlock()
 	s.room.Repair(sh, nil)
-	sh.Begin()
-	defer sh.End()
-	// The node is in the map before it is in the heap, but only while this
-	// shard's lock is held: anyone who finds it must take the lock, and by
-	// then it is either fully active or rolled back to Removed.
-	if present, ok := s.nodes.Insert(n.Key, n); !ok {
+	if present := sh.Insert(n); present != nil {
 		return false, present
 	}
-	sh.Save(n, shard.SavingInsert)
-	sh.Activate(n)
-	sh.Commit()
-	s.pool.Size.Add(1)
 	if s.budgeted {
 		// Counted in the step that makes n visible: a Remove of it, or a
 		// lease's check of the profiles, must never see it uncounted.

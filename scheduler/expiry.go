@@ -52,27 +52,18 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 // restEnded ends n's rest if it is over, and places the node.
 func (s *Scheduler[T, ID]) restEnded(n *node.Node[T, ID]) {
 	sh := &s.shards[n.Shard]
-	resumed := false
-	func() {
-		sh.Lock()
-		defer sh.Unlock()
-		s.room.Repair(sh, n)
-		if n.RestUntil == 0 || s.now() < n.RestUntil {
-			return // ended early, or extended: a later entry is queued
-		}
-		// place leaves an excluded node as it is, so its rest ends, and
-		// is reported, here; place reports the others'.
-		sh.Save(n, 0)
-		resumed = n.State == node.Excluded && sh.ForgetEnded(n, s.now())
-		was := n.RestUntil
-		s.place(sh, n)
-		sh.Commit()
-		if n.RestUntil != was && n.RestUntil != 0 { // the limits' rest after a suspension
-			s.deadlines.Schedule(n.RestUntil, restEnd(n))
-		}
-		s.room.ServeAfter(sh)
-	}()
-	if resumed {
+	sh.Lock()
+	defer sh.Unlock()
+	s.room.Repair(sh, n)
+	c, over := sh.EndRest(n, s.now())
+	if !over {
+		return // ended early, or extended: a later entry is queued
+	}
+	for range c.Resumed { // before a waiter acquires n (emit never blocks)
 		s.emit(events.EventResume, n.Key)
 	}
+	if n.RestUntil != c.RestWas && n.RestUntil != 0 { // the limits' rest after a suspension
+		s.deadlines.Schedule(n.RestUntil, restEnd(n))
+	}
+	s.room.ServeAfter(sh)
 }

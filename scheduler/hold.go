@@ -35,12 +35,3 @@ func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
 	n.DropLease(i)
 	s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 }
-
-// place is shard.Place at the scheduler's time; it reports the end of a
-// rest that Place found over (under the lock: emit never blocks and runs
-// no user code).
-func (s *Scheduler[T, ID]) place(sh *shard.Shard[T, ID], n *node.Node[T, ID]) {
-	if sh.Place(n, s.now()) {
-		s.emit(events.EventResume, n.Key)
-	}
-}

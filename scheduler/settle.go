@@ -9,7 +9,6 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
-	"github.com/crsched/crs/internal/shard"
 )
 
 // Settle replaces the lease's estimate (WithCost, or the default 1 of
@@ -153,17 +152,11 @@ func (s *Scheduler[T, ID]) onLease(l *Lease[T, ID], change func(n *node.Node[T, 
 		if !n.Budgeted() {
 			return false, change(n, e, now) // nothing to move
 		}
-		rest := n.RestUntil
-		sh.Save(n, shard.SavingBudgets)
-		sh.SaveLease(e)
-		if err := change(n, e, now); err != nil {
+		c, err := sh.Rebudget(n, e, now, func() error { return change(n, e, now) })
+		if err != nil {
 			return false, err
 		}
-		sh.SetLimitRest(n, shard.LimitRest(n, now))
-		n.SetFullAt(n.Budgets().FullAt(now))
-		s.place(sh, n)
-		sh.Commit()
-		s.restMoved(n, rest)
+		s.report(n, c)
 		return s.room.ServeAfter(sh), nil
 	}()
 	yieldTo(served)

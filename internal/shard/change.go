@@ -7,7 +7,7 @@ import (
 )
 
 // The administrative transitions of one node (Exclude, Include,
-// Suspend, Remove, Update): each takes the time as an argument and returns what its
+// Suspend, Remove, Update, Insert, EndRest, Rebudget): each takes the time as an argument and returns what its
 // caller reports once the step is done (a Change), so that a shard
 // knows no scheduler. Each requires s.mu; the comparator may panic in
 // it, and the step's undo then puts the node back (see Save).
@@ -168,4 +168,61 @@ func (s *Shard[T, ID]) Update(n *node.Node[T, ID], v T, capacity int32, limits [
 	c.resumed(s.Place(n, at))
 	s.Commit()
 	return c
+}
+
+// EndRest ends n's rest if it is over at now, and reports whether it
+// was: n goes where its state puts it (Place), or, excluded, stays out.
+// Change.Resumed counts the rest's end, whoever reports it; a rest for
+// the limits may follow a suspension (RestUntil then differs from
+// RestWas).
+func (s *Shard[T, ID]) EndRest(n *node.Node[T, ID], now int64) (c Change, over bool) {
+	c.RestWas = n.RestUntil
+	if n.RestUntil == 0 || now < n.RestUntil {
+		return c, false
+	}
+	s.Save(n, 0)
+	// Place leaves an excluded node as it is, so its rest ends here.
+	c.resumed(n.State == node.Excluded && s.ForgetEnded(n, now))
+	c.resumed(s.Place(n, now))
+	s.Commit()
+	return c, true
+}
+
+// Insert puts n, new, into the lookup map and the heap, and the pool is
+// one larger, unless n's key is taken: it returns the node that has it
+// then, and changes nothing. Readers without the lock see the map, the
+// pool's size and the shard change at once (Version).
+func (s *Shard[T, ID]) Insert(n *node.Node[T, ID]) (present *node.Node[T, ID]) {
+	s.Begin()
+	defer s.End()
+	// n is in the map before it is in the heap, but only while s's lock
+	// is held: anyone who finds it must take the lock, and by then it is
+	// either fully active or rolled back to Removed.
+	if present, ok := s.nodes.Insert(n.Key, n); !ok {
+		return present
+	}
+	s.Save(n, SavingInsert)
+	s.Activate(n)
+	s.Commit()
+	s.pool.Size.Add(1)
+	return nil
+}
+
+// Rebudget runs change on n's budgets and on e, the record of one of its
+// leases, in one step at now, and moves n where its budgets now put it:
+// resting while one holds less than a unit, back in the heap once a
+// refund gives every one a unit, in the heap's order by its FullAt. An
+// error from change ends the step there.
+func (s *Shard[T, ID]) Rebudget(n *node.Node[T, ID], e *node.Lease, now int64, change func() error) (Change, error) {
+	c := Change{RestWas: n.RestUntil}
+	s.Save(n, SavingBudgets)
+	s.SaveLease(e)
+	if err := change(); err != nil {
+		return c, err
+	}
+	s.SetLimitRest(n, LimitRest(n, now))
+	n.SetFullAt(n.Budgets().FullAt(now))
+	c.resumed(s.Place(n, now))
+	s.Commit()
+	return c, nil
 }

@@ -100,3 +100,48 @@ func TestUpdateMovesANodeByItsNewValueAndCapacity(t *testing.T) {
 type at int64
 
 func (a at) Now() int64 { return int64(a) }
+
+// Insert puts a new node in the map and the heap, and refuses a key
+// taken, changing nothing; EndRest ends a rest only once it is over.
+func TestInsertRefusesATakenKeyAndEndRestWaitsForTheRestsEnd(t *testing.T) {
+	s, ns, _ := newShard(t, 1)
+	s.nodes.Insert(ns[0].Key, ns[0])
+	fresh, twin := node.New(5, 7, 0, 1), node.New(6, 7, 0, 1)
+	var present *node.Node[int, int]
+	step(s, func() { present = s.Insert(fresh) })
+	if present != nil || fresh.State != node.Active || s.Heap.Len() != 2 || s.pool.Size.Load() != 1 {
+		t.Fatalf("Insert of a new key: present %v, state %v, heap %d, size %d", present, fresh.State, s.Heap.Len(), s.pool.Size.Load())
+	}
+	step(s, func() { present = s.Insert(twin) })
+	if present != fresh || twin.State == node.Active || s.Heap.Len() != 2 || s.pool.Size.Load() != 1 {
+		t.Fatalf("Insert of a taken key: present %v, heap %d, size %d", present, s.Heap.Len(), s.pool.Size.Load())
+	}
+	step(s, func() { s.Suspend(fresh, 0, 100) })
+	var c Change
+	var over bool
+	step(s, func() { c, over = s.EndRest(fresh, 99) })
+	if over || fresh.State != node.Resting {
+		t.Fatalf("EndRest before the rest's end: over %v, state %v", over, fresh.State)
+	}
+	step(s, func() { c, over = s.EndRest(fresh, 100) })
+	if !over || c.Resumed != 1 || c.RestWas != 100 || fresh.State != node.Active {
+		t.Fatalf("EndRest at the rest's end: over %v, %+v, state %v", over, c, fresh.State)
+	}
+}
+
+// Rebudget stops at an error from its change, and otherwise puts the
+// node back in the heap's order.
+func TestRebudgetStopsAtItsChangesError(t *testing.T) {
+	s, ns, _ := newShard(t, 1, 2)
+	e := &node.Lease{Token: 1}
+	want := errors.New("refused")
+	var err error
+	step(s, func() { _, err = s.Rebudget(ns[0], e, 0, func() error { return want }) })
+	if !errors.Is(err, want) {
+		t.Fatalf("Rebudget = %v, want its change's error", err)
+	}
+	step(s, func() { _, err = s.Rebudget(ns[1], e, 0, func() error { ns[1].Value = 0; return nil }) })
+	if err != nil || s.Best() != ns[1] {
+		t.Fatalf("Rebudget after a change that makes the node best: %v, top %v", err, s.Best().Value)
+	}
+}
