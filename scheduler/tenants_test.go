@@ -88,7 +88,7 @@ func takeTurns(t *testing.T, s *scheduler.Scheduler[*worker, string], cs []calle
 }
 
 // waitForWaiters yields until n callers wait in s.
-func waitForWaiters(s *scheduler.Scheduler[*worker, string], n int) {
+func waitForWaiters[T any](s *scheduler.Scheduler[T, string], n int) {
 	for s.Stats().Waiters != n {
 		runtime.Gosched()
 	}
@@ -470,11 +470,11 @@ func TestAWaiterWhoseCostNoResourceCoversHoldsBackOnlyItsTenant(t *testing.T) {
 	l := leaseNow(t, s, tokens(50), scheduler.WithTenant("x"))
 	_ = l.Release()
 	big := leaseLater(context.Background(), s, tokens(80), scheduler.WithTenant("x"))
-	untilWaiting(s, 1)
+	waitForWaiters(s, 1)
 	other := leaseNow(t, s, tokens(10), scheduler.WithTenant("y"))
 	_ = other.Release()
 	same := leaseLater(context.Background(), s, tokens(10), scheduler.WithTenant("x"))
-	untilWaiting(s, 2)
+	waitForWaiters(s, 2)
 	select {
 	case <-same:
 		t.Fatal("a call passed the waiter of its own tenant")
@@ -489,74 +489,42 @@ func TestAWaiterWhoseCostNoResourceCoversHoldsBackOnlyItsTenant(t *testing.T) {
 	}
 }
 
-func untilWaiting(s *scheduler.Scheduler[*apiKey, string], n int) {
-	for s.Stats().Waiters != n {
-		runtime.Gosched()
+// A refund of a tenant's budget, by Settle or by Reconcile (which
+// settles as Settle does), serves the waiter parked on it at once, not
+// when the refill would have.
+func TestARefundServesAWaiterParkedOnItsTenant(t *testing.T) {
+	refunds := map[string]func(l scheduler.Lease[*worker, string]) error{
+		"settle":    func(l scheduler.Lease[*worker, string]) error { return l.Settle(config.Cost{"tokens": 0}) },
+		"reconcile": func(l scheduler.Lease[*worker, string]) error { return l.Reconcile(config.Cost{"tokens": 0}, nil) },
 	}
-}
-
-// A settlement that refunds a tenant's budget serves the waiter parked on
-// it at once, not when the refill would have.
-func TestASettlementRefundServesAWaiterParkedOnItsTenant(t *testing.T) {
-	limit := config.Limit{Name: "tokens", Max: 100, Per: time.Hour}
-	s, clock := tenantPool(t, 2, 1e9, map[string]config.Tenant{"t": {Limits: []config.Limit{limit}}})
-	opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": 100}), scheduler.AllowUnknownLimits()}
-	l, ok := leaseNowAs(s, "t", opts...)
-	if !ok {
-		t.Fatal("the first lease failed")
+	for name, refund := range refunds {
+		t.Run(name, func(t *testing.T) {
+			limit := config.Limit{Name: "tokens", Max: 100, Per: time.Hour}
+			s, clock := tenantPool(t, 2, 1e9, map[string]config.Tenant{"t": {Limits: []config.Limit{limit}}})
+			opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": 100}), scheduler.AllowUnknownLimits()}
+			l, ok := leaseNowAs(s, "t", opts...)
+			if !ok {
+				t.Fatal("the first lease failed")
+			}
+			got := make(chan error, 1)
+			go func() {
+				l2, err := s.Lease(context.Background(), append(opts, scheduler.WithTenant("t"))...)
+				if err == nil {
+					err = l2.Release()
+				}
+				got <- err
+			}()
+			waitForWaiters(s, 1)
+			if err := refund(l); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Nanosecond) // the kick: a wake due now, on the timer; the refill takes an hour
+			if err := <-got; err != nil {
+				t.Fatal(err)
+			}
+			_ = l.Release()
+		})
 	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := s.Lease(context.Background(), append(opts, scheduler.WithTenant("t"))...)
-		if err == nil {
-			err = l2.Release()
-		}
-		got <- err
-	}()
-	waitForWaiters(s, 1)
-	if err := l.Settle(config.Cost{"tokens": 0}); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Nanosecond) // the kick: a wake due now, on the timer
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	_ = l.Release()
-}
-
-// Reconcile settles as Settle does, and so corrects the lease's tenant
-// as Settle does: a refund serves the waiter parked on its tenant's
-// budget at once, not when the refill would have.
-func TestAReconcileRefundServesAWaiterParkedOnItsTenant(t *testing.T) {
-	limit := config.Limit{Name: "tokens", Max: 100, Per: time.Hour}
-	s, clock := tenantPool(t, 2, 1e9, map[string]config.Tenant{"t": {Limits: []config.Limit{limit}}})
-	opts := []scheduler.LeaseOption{scheduler.WithCost(config.Cost{"tokens": 100}), scheduler.AllowUnknownLimits()}
-	l, ok := leaseNowAs(s, "t", opts...)
-	if !ok {
-		t.Fatal("the first lease failed")
-	}
-	got := make(chan error, 1)
-	go func() {
-		l2, err := s.Lease(context.Background(), append(opts, scheduler.WithTenant("t"))...)
-		if err == nil {
-			err = l2.Release()
-		}
-		got <- err
-	}()
-	waitForWaiters(s, 1)
-	if err := l.Reconcile(config.Cost{"tokens": 0}, nil); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Nanosecond) // the kick: a wake due now, on the timer
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reconcile's refund did not serve the waiter parked on its tenant")
-	}
-	_ = l.Release()
 }
 
 // Settle and Reconcile correct a tenant's usage (config.Config.ShareBy)
