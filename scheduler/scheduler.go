@@ -49,7 +49,7 @@ type Scheduler[T any, ID comparable] struct {
 	limits    func(T) []config.Limit // nil: no budgets
 	// budgeted: Limits is set. Waiting callers are then served in strict
 	// FIFO order, and a cost that no resource covers yet is waited for
-	// through the wakes (see cover.go).
+	// through the wakes (see internal/waiting, wake.go).
 	budgeted bool
 	profiles budget.Profiles
 	// tenants is config.Tenants (nil: every tenant has weight 1 and no

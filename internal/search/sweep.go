@@ -7,7 +7,7 @@ import (
 	"github.com/crsched/crs/internal/waiting"
 )
 
-// sweep takes a hold (see hold) on the best resource of the first
+// sweep takes a hold (the room's Grant) on the best resource of the first
 // non-empty shard at or after start, or with GlobalOrder on the best
 // resource of all shards (ties going to the first from start). A cost
 // (g.Cost) goes to the best resource that covers it (see shard.Shard.Covering) of
