@@ -7,13 +7,14 @@ import (
 	crserrors "github.com/crsched/crs/errors"
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/budget"
+	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
 	"github.com/crsched/crs/internal/shard"
 )
 
 // Add puts a new resource into the pool, active, and hands it to the
 // oldest waiter if any. It returns ErrNilResource for a nil value,
-// ErrInvalidKey for a key that cannot identify it (see usable) and
+// ErrInvalidKey for a key that cannot identify it (see lookup.Usable) and
 // ErrDuplicateKey if its key is already present; when the key belongs to
 // a resource removed while held, whose holders have not all released yet,
 // the error wraps both ErrDuplicateKey and ErrResourceDraining. Limits
@@ -23,11 +24,11 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	if s.isNil(v) {
+	if node.IsNil(s.nilness, v) {
 		return crserrors.ErrNilResource
 	}
 	key := s.key(v)
-	if s.checkKeys && !usable(key) {
+	if s.checkKeys && !lookup.Usable(key) {
 		return crserrors.ErrInvalidKey
 	}
 	limits, err := s.limitsOf(v)
@@ -58,35 +59,6 @@ func (s *Scheduler[T, ID]) Add(v T) error {
 func (s *Scheduler[T, ID]) assign(n int) int {
 	end := s.assigned.Add(uint64(n))
 	return int((end - uint64(n)) % uint64(len(s.shards)))
-}
-
-// slabOrder returns where in a slab of n nodes, assigned to shards in
-// rotation, the i-th goes: grouped by shard, so that nodes next to each
-// other in memory belong to one shard. A node is not a whole number of
-// cache lines, so otherwise nodes of different shards would share lines,
-// and goroutines working in different shards would write to one line
-// (false sharing).
-func slabOrder(n, shards int) func(i int) int {
-	return func(i int) int {
-		// The nodes with i % shards == r go to one shard; there are
-		// n/shards of them, plus one if r < n%shards. Those of every
-		// smaller r come first.
-		r := i % shards
-		return r*(n/shards) + min(r, n%shards) + i/shards
-	}
-}
-
-// inSlabOrder calls f(i, slabOrder(n, shards)(i), i%shards) for each i
-// in [0, n), in the order of the second argument: it walks the slab
-// front to back without slabOrder's divisions.
-func inSlabOrder(n, shards int, f func(i, at, offset int)) {
-	at := 0
-	for offset := 0; offset < min(shards, n); offset++ {
-		for i := offset; i < n; i += shards {
-			f(i, at, offset)
-			at++
-		}
-	}
 }
 
 // add inserts n, or returns the node that holds its key.
@@ -144,7 +116,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	slab, first := s.batchNodes(vs, limits)
 	if s.checkKeys {
 		for i := range slab {
-			if !usable(slab[i].Key) {
+			if !lookup.Usable(slab[i].Key) {
 				return crserrors.ErrInvalidKey
 			}
 		}
@@ -154,10 +126,10 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 	yieldTo(served)
 	if failed {
 		s.refused(insertFailed)
-		return s.batchError(slab, slabOrder(len(vs), len(s.shards)), met)
+		return s.batchError(slab, shard.SlabOrder(len(vs), len(s.shards)), met)
 	}
 	if s.events != nil {
-		at := slabOrder(len(vs), len(s.shards))
+		at := shard.SlabOrder(len(vs), len(s.shards))
 		for i := range vs {
 			s.emit(events.EventAdd, slab[at(i)].Key)
 		}
@@ -169,7 +141,7 @@ func (s *Scheduler[T, ID]) BatchAdd(vs []T) error {
 // the pool has any.
 func (s *Scheduler[T, ID]) batchLimits(vs []T) ([][]config.Limit, error) {
 	for _, v := range vs {
-		if s.isNil(v) {
+		if node.IsNil(s.nilness, v) {
 			return nil, crserrors.ErrNilResource
 		}
 	}
@@ -193,7 +165,7 @@ func (s *Scheduler[T, ID]) batchNodes(vs []T, limits [][]config.Limit) (slab []n
 	now := s.now()
 	slab = make([]node.Node[T, ID], len(vs))
 	first = s.assign(len(vs))
-	inSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
+	shard.InSlabOrder(len(vs), len(s.shards), func(i, at, offset int) {
 		v, n := vs[i], &slab[at]
 		n.Key, n.Index, n.Shard = s.key(v), -1, int32(s.search.Wrap(first+offset)) // (first + i) % len(s.shards)
 		n.Capacity = s.capacityOf(v)
@@ -216,7 +188,7 @@ func (s *Scheduler[T, ID]) batchError(slab []node.Node[T, ID], at func(int) int,
 	for i := range keys {
 		keys[i] = slab[at(i)].Key
 	}
-	if repeats(keys) {
+	if lookup.Repeats(keys) {
 		return crserrors.ErrDuplicateKey
 	}
 	// Nothing of the batch is in the map: whatever is found was there
@@ -237,18 +209,6 @@ func (s *Scheduler[T, ID]) refused(at refusal) {
 	if s.hooks.refusing != nil {
 		s.hooks.refusing(at)
 	}
-}
-
-// repeats reports whether a key appears twice in keys.
-func repeats[ID comparable](keys []ID) bool {
-	seen := make(map[ID]struct{}, len(keys))
-	for _, k := range keys {
-		if _, ok := seen[k]; ok {
-			return true
-		}
-		seen[k] = struct{}{}
-	}
-	return false
 }
 
 // batchAdd inserts the batch, or reports failed and the first key of it

@@ -4,7 +4,6 @@ import (
 	"github.com/crsched/crs/events"
 	"github.com/crsched/crs/internal/deadline"
 	"github.com/crsched/crs/internal/node"
-	"github.com/crsched/crs/internal/shard"
 )
 
 // due handles a deadline that came due, on the timer's goroutine. Each
@@ -34,9 +33,7 @@ func (s *Scheduler[T, ID]) leaseEnded(n *node.Node[T, ID], token uint64) {
 		if i < 0 || s.now() < n.Lease(i).Deadline {
 			return // released, or extended
 		}
-		rest = s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
-		expired = true
-		s.expired.Add(1)
+		rest, expired = s.reclaim(sh, n, i), true
 		// The timer goroutine has nothing else to do, so a waiter served
 		// here gets a processor without yielding.
 		s.room.ServeAfter(sh)

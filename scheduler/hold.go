@@ -35,3 +35,10 @@ func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
 	n.DropLease(i)
 	s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
 }
+
+// reclaim ends the lease at position i of n's leases at its deadline,
+// counts it, and returns what unhold does. Requires sh's lock.
+func (s *Scheduler[T, ID]) reclaim(sh *shard.Shard[T, ID], n *node.Node[T, ID], i int) events.EventType {
+	s.expired.Add(1)
+	return s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
+}

@@ -200,9 +200,7 @@ func (s *Scheduler[T, ID]) endHold(n *node.Node[T, ID], token uint64, handleDead
 			return false, s.leaseGone(handleDeadline)
 		}
 		if d := n.Lease(i).Deadline; d != 0 && s.now() >= d {
-			rest = s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
-			s.expired.Add(1)
-			reclaimedHere = true
+			rest, reclaimedHere = s.reclaim(sh, n, i), true
 			return s.room.ServeAfter(sh), crserrors.ErrLeaseExpired
 		}
 		rest = s.unhold(sh, n, i, end)

@@ -158,7 +158,7 @@ func (s *Scheduler[T, ID]) Update(v T) error {
 	if s.closed.Load() {
 		return crserrors.ErrSchedulerClosed
 	}
-	if s.isNil(v) {
+	if node.IsNil(s.nilness, v) {
 		return crserrors.ErrNilResource
 	}
 	id := s.key(v)
@@ -250,21 +250,7 @@ func (s *Scheduler[T, ID]) enter(sh *shard.Shard[T, ID], n *node.Node[T, ID]) bo
 // what Acquire and Get see at that instant. If changes keep coming, it
 // stops them by locking every shard.
 func (s *Scheduler[T, ID]) Len() int {
-	for range 3 {
-		before, busy := shard.Versions(s.shards)
-		if busy {
-			continue
-		}
-		n := s.pool.Size.Load()
-		if after, _ := shard.Versions(s.shards); after == before {
-			return int(n)
-		}
-	}
-	for i := range s.shards {
-		s.shards[i].Lock()
-		defer s.shards[i].Unlock()
-	}
-	return int(s.pool.Size.Load())
+	return int(shard.Stable(s.shards, s.pool.Size.Load))
 }
 
 // Get returns the current value of the resource with key id, whatever its

@@ -22,9 +22,9 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 		cmp:       cfg.Comparator,
 		key:       cfg.KeyFunc,
 		capacity:  cfg.Capacity,
-		nilness:   nilnessOf[T](),
+		nilness:   node.NilnessOf[T](),
 		word:      node.WordShaped[T](),
-		checkKeys: mayBeUnusable[ID](),
+		checkKeys: lookup.MayBeUnusable[ID](),
 		policy:    cfg.AcquirePolicy,
 		global:    cfg.Ordering == config.GlobalOrder,
 		lockFree:  cfg.AcquirePolicy == config.Shared && cfg.RateLimit == nil && cfg.Limits == nil && cfg.Tenants == nil,
@@ -41,8 +41,8 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.pool.Health = shard.Health{Ejection: cfg.Ejection, ReleaseCooldown: cfg.ReleaseCooldown}
 	s.pool.LeaseTTL = cfg.LeaseTTL
-	if s.strategy == nil && len(s.shards) > 1 {
-		s.rotation.m = ^uint64(0)/uint64(len(s.shards)) + 1
+	if s.strategy == nil {
+		s.rotation.Init(len(s.shards))
 	}
 	s.epoch = s.clock.Now()
 	if s.tenants != nil {

@@ -22,7 +22,7 @@ func TestDefaultRotationMatchesRoundRobin(t *testing.T) {
 		}
 		t.Cleanup(s.Shutdown)
 		for _, c := range []uint64{0, 1, 2, uint64(n - 1), uint64(n), uint64(n + 1), 12345, 1<<31 - 1, 1 << 31, 1<<32 - 2, 1<<32 - 1, 1 << 32, 1<<32 + 5} {
-			s.rotation.turns.Store(c)
+			s.rotation.Turns.Store(c)
 			got, err := s.strategyStart()
 			if want := int(uint32(c) % uint32(n)); got != want || err != nil {
 				t.Fatalf("%d shards, turn %d: start %d, %v; want %d", n, c, got, err, want)

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,11 +29,11 @@ import (
 type Scheduler[T any, ID comparable] struct {
 	cmp      func(a, b T) int
 	key      func(T) ID
-	capacity func(T) int // nil: every resource has capacity 1
-	nilness  nilness     // how to tell a nil T, which Add must reject
-	word     bool        // T is one pointer word (see node.WordShaped)
-	// checkKeys: ID has values that cannot be map keys (see usable), so
-	// keys are checked before they reach the lookup map.
+	capacity func(T) int  // nil: every resource has capacity 1
+	nilness  node.Nilness // how to tell a nil T, which Add must reject
+	word     bool         // T is one pointer word (see node.WordShaped)
+	// checkKeys: ID has values that cannot be map keys (see
+	// lookup.Usable), so keys are checked before they reach the map.
 	checkKeys bool
 	policy    config.AcquirePolicy
 	global    bool // Ordering is GlobalOrder
@@ -59,7 +58,7 @@ type Scheduler[T any, ID comparable] struct {
 	tenantTable sync.Map
 	defTenant   *budget.Tenant
 	strategy    acquire.AcquireStrategy // nil: the default strategy, rotation
-	rotation    rotation
+	rotation    search.Rotation
 	view        acquire.ShardView
 
 	shards []shard.Shard[T, ID]
@@ -129,29 +128,6 @@ func (s *Scheduler[T, ID]) acquired(n *node.Node[T, ID]) {
 	}
 }
 
-// rotation is the default strategy: the exact rotation of
-// acquire.NewRoundRobin, kept by the scheduler (see strategyStart). The
-// padding keeps the counter, which every Acquire writes, off the lines
-// of the scheduler's other fields.
-type rotation struct {
-	_     [56]byte
-	turns atomic.Uint64
-	m     uint64 // ceil(2^64 / n) for the scheduler's n shards, n >= 2
-	_     [56]byte
-}
-
-// next returns the next of n shards in rotation, shard 0 first, as
-// RoundRobin's Select does. It takes turns % n without a divide, by
-// Lemire's multiply-shift reduction, exact for a 32-bit dividend: the
-// rotation skips at most n-1 shards once every 2^32 calls.
-func (r *rotation) next(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	hi, _ := bits.Mul64(r.m*uint64(uint32(r.turns.Add(1)-1)), uint64(n))
-	return int(hi)
-}
-
 // refusal is where a failing BatchAdd is, for a test hook.
 type refusal uint8
 
@@ -169,12 +145,3 @@ func yieldTo(served bool) {
 		runtime.Gosched()
 	}
 }
-
-// nilness is how values of a type can be nil.
-type nilness uint8
-
-const (
-	neverNil   nilness = iota
-	nilWord            // one machine word, nil when zero: pointers, maps, channels, funcs
-	nilReflect         // interfaces (nil, or holding a nil) and slices: ask reflect
-)

@@ -2,12 +2,10 @@ package scheduler
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/crsched/crs/config"
 	crserrors "github.com/crsched/crs/errors"
-	"github.com/crsched/crs/internal/budget"
 	"github.com/crsched/crs/internal/node"
 )
 
@@ -38,53 +36,17 @@ func (l *Lease[T, ID]) Settle(actual config.Cost) error {
 }
 
 func (s *Scheduler[T, ID]) settle(l *Lease[T, ID], actual config.Cost) error {
-	// The lease's tenant is corrected once the resource's step is done:
-	// that step may be undone, the tenant's correction could not be.
-	var tenant lastPaid
+	var was node.Lease
+	var at int64
 	err := s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, now int64) error {
-		tenant = paidBy(e, now)
-		return s.settleOn(n, e, l.token, actual, now)
+		was, at = *e, now
+		e.Settle(n.Budgets(), actual, now)
+		return nil
 	})
 	if err == nil {
-		s.tenantSettled(tenant, actual)
+		s.room.Settled(&was, actual, at)
 	}
 	return err
-}
-
-// lastPaid is what a lease had paid, for its tenant, when it was settled.
-type lastPaid struct {
-	t    *budget.Tenant
-	prio int
-	paid config.Cost
-	at   int64
-}
-
-// paidBy is what the lease whose record is e has paid, at now, before a
-// settlement changes its cost. Requires the lock of its node's shard.
-func paidBy(e *node.Lease, now int64) lastPaid {
-	return lastPaid{e.Tenant, e.Priority, config.Cost(e.Cost), now}
-}
-
-// tenantSettled corrects the tenant of a lease settled to actual, whose
-// record said paid (Settle, Reconcile): its budgets and its share. It runs
-// once the resource's step is done: that step may be undone, the
-// tenant's correction could not be.
-func (s *Scheduler[T, ID]) tenantSettled(paid lastPaid, actual config.Cost) {
-	s.room.Settled(paid.t, paid.prio, paid.paid, actual, paid.at)
-}
-
-// settleOn settles the lease token, whose record is e, to actual at now.
-// Requires the lock of n's shard.
-func (s *Scheduler[T, ID]) settleOn(n *node.Node[T, ID], e *node.Lease, token uint64, actual config.Cost, now int64) error {
-	paid := config.Cost(e.Cost)
-	n.Budgets().Settle(token, paid, actual, now)
-	if len(actual) > 0 {
-		c := make(config.Cost, len(paid)+len(actual))
-		maps.Copy(c, paid)
-		maps.Copy(c, actual)
-		e.Cost = c
-	}
-	return nil
 }
 
 // Observe lowers the resource's budget called name to what the provider
@@ -220,7 +182,8 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 		return crserrors.ErrSchedulerClosed
 	}
 	var was, now []config.Limit
-	var tenant lastPaid
+	var paid node.Lease
+	var paidAt int64
 	err := l.s.onLease(l, func(n *node.Node[T, ID], e *node.Lease, at int64) error {
 		qs := n.Budgets()
 		for name := range reported {
@@ -228,11 +191,8 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 				return fmt.Errorf("reconcile %q: %w", name, crserrors.ErrUnknownLimit)
 			}
 		}
-		was = qs.Limits()
-		tenant = paidBy(e, at)
-		if err := l.s.settleOn(n, e, l.token, actual, at); err != nil {
-			return err
-		}
+		was, paid, paidAt = qs.Limits(), *e, at
+		e.Settle(qs, actual, at)
 		for i := range qs {
 			if r, ok := reported[qs[i].Name]; ok && !qs[i].PerHold() {
 				qs[i].Reconcile(at, r.Limit, r.Remaining, r.Reset, n.OthersPaid(l.token, &qs[i]))
@@ -244,7 +204,7 @@ func (l *Lease[T, ID]) Reconcile(actual config.Cost, reported map[string]Reporte
 	if err != nil {
 		return err
 	}
-	l.s.tenantSettled(tenant, actual) // as Settle does
+	l.s.room.Settled(&paid, actual, paidAt) // as Settle does
 	if l.s.budgeted && l.s.profiles.Move(was, now) && l.s.room.Len() > 0 {
 		l.s.room.Kick(-1) // the oldest waiter's cost may now exceed every resource's limits
 	}

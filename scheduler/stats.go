@@ -19,23 +19,19 @@ func (s *Scheduler[T, ID]) Stats() stats.Stats {
 		HeapCount:       len(s.shards),
 		AcquirePolicy:   policyName(s.policy),
 		AcquireStrategy: strategyName(s.strategy),
-		HeapSizes:       make([]int, len(s.shards)),
 	}
-	for i := range s.shards {
-		c := s.shards[i].Counts()
-		st.HeapSizes[i] = c.Active
-		st.ActiveResources += c.Active
-		st.HeldResources += c.Held
-		st.ExcludedResources += c.Excluded
-		st.DrainingResources += c.Draining
-		st.SuspendedResources += c.Resting[node.Suspended]
-		st.EjectedResources += c.Resting[node.Ejected]
-		st.RateLimitedResources += c.Resting[node.RateLimited]
-		st.Holders += c.Holders
-		if c.Active == 0 {
+	c, sizes := shard.Total(s.shards)
+	st.HeapSizes = sizes
+	for _, k := range sizes {
+		if k == 0 {
 			st.EmptyHeaps++
 		}
 	}
+	st.ActiveResources, st.HeldResources, st.Holders = c.Active, c.Held, c.Holders
+	st.ExcludedResources, st.DrainingResources = c.Excluded, c.Draining
+	st.SuspendedResources = c.Resting[node.Suspended]
+	st.EjectedResources = c.Resting[node.Ejected]
+	st.RateLimitedResources = c.Resting[node.RateLimited]
 	st.NonEmptyHeaps = st.HeapCount - st.EmptyHeaps
 	st.InactiveResources = st.HeldResources + st.ExcludedResources +
 		st.SuspendedResources + st.EjectedResources + st.RateLimitedResources
@@ -90,14 +86,8 @@ func (s *Scheduler[T, ID]) Remaining(id ID) (map[string]int64, error) {
 	}
 	var out map[string]int64
 	_, err := s.locked(id, func(_ *shard.Shard[T, ID], n *node.Node[T, ID]) (bool, error) {
-		now := s.now()
-		qs := n.Budgets()
-		out = make(map[string]int64, len(qs))
-		for i := range qs {
-			if !qs[i].PerHold() { // the rate limit is RateLimit's, not a Limit
-				out[qs[i].Name] = qs[i].Bucket.Level(now)
-			}
-		}
+		out = make(map[string]int64, len(n.Budgets()))
+		n.Budgets().Levels(s.now(), func(name string, _, level int64) { out[name] = level })
 		return false, nil
 	})
 	return out, err
@@ -144,11 +134,9 @@ func (s *Scheduler[T, ID]) Budgets(yield func(ID, Budget) bool) {
 				if gone(n) {
 					continue
 				}
-				for _, q := range n.Budgets() {
-					if !q.PerHold() {
-						read = append(read, entry{n.Key, Budget{q.Name, q.Bucket.Max(), q.Bucket.Level(now)}})
-					}
-				}
+				n.Budgets().Levels(now, func(name string, max, level int64) {
+					read = append(read, entry{n.Key, Budget{name, max, level}})
+				})
 			}
 		}()
 		for _, e := range read {

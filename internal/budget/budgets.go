@@ -84,6 +84,16 @@ func (bs Budgets) Limits() []config.Limit {
 	return ls
 }
 
+// Levels calls f with the name, Max and level at now (negative for a
+// bucket in debt) of each budget other than a rate limit.
+func (bs Budgets) Levels(now int64, f func(name string, max, level int64)) {
+	for i := range bs {
+		if !bs[i].PerHold() {
+			f(bs[i].Name, bs[i].Bucket.Max(), bs[i].Bucket.Level(now))
+		}
+	}
+}
+
 // Fits reports whether every budget covers cost at now, and, when not,
 // whether one of them never will (the cost is above its Max).
 func (bs Budgets) Fits(cost config.Cost, now int64) (ok, never bool) {

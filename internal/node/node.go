@@ -2,6 +2,7 @@
 package node
 
 import (
+	"maps"
 	"math"
 	"reflect"
 	"sync/atomic"
@@ -430,6 +431,21 @@ func (n *Node[T, ID]) LeaseIndexConsistent() bool {
 		}
 	}
 	return true
+}
+
+// Settle replaces the estimate e paid from bs, its node's budgets, by
+// what the call actually spent, for the names actual gives (the others
+// keep their estimate): bs take the difference, at now, and e pays
+// actual from then on. Requires the lock of the node's shard.
+func (e *Lease) Settle(bs budget.Budgets, actual config.Cost, now int64) {
+	paid := config.Cost(e.Cost)
+	bs.Settle(e.Token, paid, actual, now)
+	if len(actual) > 0 {
+		c := make(config.Cost, len(paid)+len(actual))
+		maps.Copy(c, paid)
+		maps.Copy(c, actual)
+		e.Cost = c // never changed in place: copies of it may be read
+	}
 }
 
 // OthersPaid sums what n's leases other than token have taken from b:

@@ -84,3 +84,32 @@ func AddBatch[T any, ID comparable](shards []Shard[T, ID], slab []node.Node[T, I
 	}
 	return added
 }
+
+// SlabOrder returns where in a slab of n nodes, assigned to shards in
+// rotation, the i-th goes: grouped by shard, so that nodes next to each
+// other in memory belong to one shard. A node is not a whole number of
+// cache lines, so otherwise nodes of different shards would share lines,
+// and goroutines working in different shards would write to one line
+// (false sharing).
+func SlabOrder(n, shards int) func(i int) int {
+	return func(i int) int {
+		// The nodes with i % shards == r go to one shard; there are
+		// n/shards of them, plus one if r < n%shards. Those of every
+		// smaller r come first.
+		r := i % shards
+		return r*(n/shards) + min(r, n%shards) + i/shards
+	}
+}
+
+// InSlabOrder calls f(i, SlabOrder(n, shards)(i), i%shards) for each i
+// in [0, n), in the order of the second argument: it walks the slab
+// front to back without SlabOrder's divisions.
+func InSlabOrder(n, shards int, f func(i, at, offset int)) {
+	at := 0
+	for offset := 0; offset < min(shards, n); offset++ {
+		for i := offset; i < n; i += shards {
+			f(i, at, offset)
+			at++
+		}
+	}
+}

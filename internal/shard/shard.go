@@ -606,14 +606,54 @@ func Versions[T any, ID comparable](shards []Shard[T, ID]) (sum uint64, busy boo
 	return sum, busy
 }
 
-// Counts are a shard's nodes by state, and their holders.
+// Stable returns read() as of an instant when no change was in progress
+// in shards: between two reads of their versions that show no change in
+// progress or completed in between. If changes keep coming, it stops
+// them by locking every shard.
+func Stable[T any, ID comparable](shards []Shard[T, ID], read func() int64) int64 {
+	for range 3 {
+		before, busy := Versions(shards)
+		if busy {
+			continue
+		}
+		n := read()
+		if after, _ := Versions(shards); after == before {
+			return n
+		}
+	}
+	for i := range shards {
+		shards[i].Lock()
+		defer shards[i].Unlock()
+	}
+	return read()
+}
+
+// Counts are nodes by state, and their holders.
 type Counts struct {
 	Active, Held, Excluded, Draining, Holders int
 	Resting                                   [node.RestKinds]int
 }
 
-// Counts reads s's counts under its lock.
-func (s *Shard[T, ID]) Counts() Counts {
+// Total sums the counts of shards, each read under its lock in turn, and
+// returns each shard's Active count beside the sum.
+func Total[T any, ID comparable](shards []Shard[T, ID]) (sum Counts, active []int) {
+	active = make([]int, len(shards))
+	for i := range shards {
+		c := shards[i].counts()
+		active[i] = c.Active
+		sum.Active += c.Active
+		sum.Held += c.Held
+		sum.Excluded += c.Excluded
+		sum.Draining += c.Draining
+		sum.Holders += c.Holders
+		for k := range sum.Resting {
+			sum.Resting[k] += c.Resting[k]
+		}
+	}
+	return sum, active
+}
+
+func (s *Shard[T, ID]) counts() Counts {
 	s.Lock()
 	defer s.Unlock()
 	return Counts{s.Heap.Len(), s.Held, s.Excluded, s.Draining, s.Holders, s.Resting}

@@ -56,21 +56,24 @@ func (r *Room[T, ID]) Granted(g *Grant[T, ID]) {
 	r.queue.Granted(g.Tenant, g.Priority, r.Units(g.Cost))
 }
 
-// Settled corrects what a lease of tenant t at priority prio spent, paid,
-// by what it actually spent, for the names actual gives: t's budgets, as
-// a resource's (budget.Bucket.Settle), and its usage. A refund may cover
-// the cost a class of t is parked for: those classes are made ready and
+// Settled corrects the tenant of a lease whose record was was (its
+// tenant, priority and what it paid) by what it actually spent, for the
+// names actual gives: the tenant's budgets, as a resource's
+// (budget.Bucket.Settle), and its usage. A refund may cover the cost a
+// class of the tenant is parked for: those classes are made ready and
 // the shards kicked, rather than left parked until the refill would have
-// covered it. The caller holds no lock.
-func (r *Room[T, ID]) Settled(t *budget.Tenant, prio int, paid, actual config.Cost, now int64) {
-	if t == nil && prio == 0 && !r.queue.Fair() {
+// covered it. The caller holds no lock: it runs once the resource's step
+// is done, since that step may be undone and this could not be.
+func (r *Room[T, ID]) Settled(was *node.Lease, actual config.Cost, now int64) {
+	t, paid := was.Tenant, config.Cost(was.Cost)
+	if t == nil && was.Priority == 0 && !r.queue.Fair() {
 		return
 	}
 	if t != nil && t.Settle(paid, actual, now) && r.queue.UnparkTenant(t) {
 		r.Kick(-1)
 	}
 	if a, ok := actual[r.cfg.ShareBy]; ok && r.cfg.ShareBy != "" {
-		r.queue.Resettled(t, prio, a-paid.Of(r.cfg.ShareBy))
+		r.queue.Resettled(t, was.Priority, a-paid.Of(r.cfg.ShareBy))
 	}
 }
 

@@ -1,13 +1,13 @@
-package scheduler
+package shard
 
 import "testing"
 
-// slabOrder must be a permutation that keeps each shard's nodes
+// SlabOrder must be a permutation that keeps each shard's nodes
 // contiguous, for every batch size and shard count, divisible or not.
 func TestSlabOrderGroupsEachShardsNodesTogether(t *testing.T) {
 	for _, shards := range []int{1, 3, 8} {
 		for n := 1; n <= 30; n++ {
-			at := slabOrder(n, shards)
+			at := SlabOrder(n, shards)
 			taken := make([]bool, n)
 			lo, hi := make([]int, shards), make([]int, shards)
 			for r := range lo {
@@ -31,16 +31,16 @@ func TestSlabOrderGroupsEachShardsNodesTogether(t *testing.T) {
 	}
 }
 
-// BatchAdd fills its slab with inSlabOrder, and reports errors and
-// events by slabOrder: the two must agree, and inSlabOrder must visit
+// A BatchAdd fills its slab with InSlabOrder, and reports errors and
+// events by SlabOrder: the two must agree, and InSlabOrder must visit
 // every item once, front to back in the slab.
 func TestInSlabOrderWalksTheSlabInTheOrderOfSlabOrder(t *testing.T) {
 	for _, shards := range []int{1, 3, 8} {
 		for n := 0; n <= 30; n++ {
-			at, next := slabOrder(n, shards), 0
-			inSlabOrder(n, shards, func(i, p, offset int) {
+			at, next := SlabOrder(n, shards), 0
+			InSlabOrder(n, shards, func(i, p, offset int) {
 				if p != next || at(i) != p || offset != i%shards {
-					t.Fatalf("n=%d shards=%d: visit %d was item %d at %d; slabOrder puts it at %d", n, shards, next, i, p, at(i))
+					t.Fatalf("n=%d shards=%d: visit %d was item %d at %d; SlabOrder puts it at %d", n, shards, next, i, p, at(i))
 				}
 				next++
 			})
