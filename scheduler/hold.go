@@ -31,9 +31,9 @@ func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
 	if i < 0 {
 		return
 	}
-	ended := *n.Lease(i)
+	token, deadline := n.Lease(i).Token, n.Lease(i).Deadline
 	n.DropLease(i)
-	s.deadlines.Drop(ended.Deadline, leaseEnd(n, ended.Token))
+	s.deadlines.Drop(deadline, leaseEnd(n, token))
 }
 
 // reclaim ends the lease at position i of n's leases at its deadline,
