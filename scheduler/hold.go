@@ -37,8 +37,10 @@ func (s *Scheduler[T, ID]) dropLease(n *node.Node[T, ID], i int) {
 }
 
 // reclaim ends the lease at position i of n's leases at its deadline,
-// counts it, and returns what unhold does. Requires sh's lock.
+// counts it, and returns what unhold does. Requires sh's lock. The count
+// comes after the step, which a panicking comparator undoes.
 func (s *Scheduler[T, ID]) reclaim(sh *shard.Shard[T, ID], n *node.Node[T, ID], i int) events.EventType {
+	rest := s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
 	s.expired.Add(1)
-	return s.unhold(sh, n, i, shard.Ending{How: shard.Reclaimed})
+	return rest
 }

@@ -68,23 +68,25 @@ func TestAComparatorPanicAtALeaseExpiryOnTheRealClockIsRecovered(t *testing.T) {
 // On a fake clock the timer runs inside Advance. A comparator panic there
 // is recovered before it reaches Advance, for the end of a lease and of a
 // rest alike; the step is undone and comes due again, so the resource is
-// back once the comparator stops panicking.
+// back once the comparator stops panicking; an undone expiry is not
+// counted, so the lease expires once.
 func TestAComparatorPanicOnTheTimerIsUndoneAndRetried(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		start  func(*testing.T, *scheduler.Scheduler[*worker, string])
-		undone string // a's state while the comparator panics
+		name    string
+		start   func(*testing.T, *scheduler.Scheduler[*worker, string])
+		undone  string // a's state while the comparator panics
+		expired uint64 // Stats.ExpiredLeases once it stops
 	}{
 		{"lease expiry", func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
 			if _, err := s.Lease(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-		}, "held"},
+		}, "held", 1},
 		{"end of a suspension", func(t *testing.T, s *scheduler.Scheduler[*worker, string]) {
 			if err := s.Suspend("a", time.Second); err != nil {
 				t.Fatal(err)
 			}
-		}, "resting"},
+		}, "resting", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &trap{}
@@ -110,6 +112,9 @@ func TestAComparatorPanicOnTheTimerIsUndoneAndRetried(t *testing.T) {
 			wantState(t, s, "a", tc.undone)
 			clock.Advance(time.Second)
 			wantState(t, s, "a", "active")
+			if got := s.Stats().ExpiredLeases; got != tc.expired {
+				t.Fatalf("ExpiredLeases = %d, want %d", got, tc.expired)
+			}
 			mustInvariants(t, s)
 		})
 	}
