@@ -6,13 +6,13 @@ import (
 )
 
 // Rotation is a scheduler's default strategy: the exact rotation of
-// acquire.NewRoundRobin, kept without the interface (a shared Acquire
-// is more than a tenth faster that way). The padding keeps the counter,
-// which every Acquire writes, off the lines of its neighbours.
+// acquire.NewRoundRobin, asked without the interface (see
+// docs/BENCHMARKS.md). The padding keeps the counter, which every
+// Acquire writes, off the lines of its neighbours.
 type Rotation struct {
 	_     [56]byte
-	Turns atomic.Uint64 // the turns taken; tests set it
-	m     uint64        // ceil(2^64 / n) for n >= 2 shards
+	turns atomic.Uint64
+	m     uint64 // ceil(2^64 / n) for n >= 2 shards
 	_     [56]byte
 }
 
@@ -31,6 +31,6 @@ func (r *Rotation) Next(n int) int {
 	if n <= 1 {
 		return 0
 	}
-	hi, _ := bits.Mul64(r.m*uint64(uint32(r.Turns.Add(1)-1)), uint64(n))
+	hi, _ := bits.Mul64(r.m*uint64(uint32(r.turns.Add(1)-1)), uint64(n))
 	return int(hi)
 }
