@@ -15,9 +15,10 @@ import (
 // BenchmarkTenantLimitAcrossReplicas: three replicas (Pools with their
 // own connections) share 4 resources; 12 callers of an unlimited tenant
 // hold them 1 ms each, back to back, beside 3 callers of a tenant
-// limited to 20 requests a second, for one second an iteration
-// (-benchtime 10x: ten seconds), then the unlimited callers alone for as
-// long. It fails if a window of the limited tenant's grants holds more
+// limited to 20 requests a second, for one second an iteration, then
+// the unlimited callers alone for as long (-benchtime 10x: 22 s, with the
+// run of one iteration that go test makes first). It fails if a call
+// fails or a window of the limited tenant's grants surely holds more
 // than the limit allows (see refereeSpans), and reports the limited
 // tenant's grants a second and the other tenant's grants against its
 // grants alone.
@@ -66,6 +67,9 @@ func tenantLimitRun(b *testing.B, limit config.Limit, span time.Duration, withLi
 			from := time.Now()
 			l, err := p.Acquire(ctx, WithTenant(tenant))
 			if err != nil {
+				if ctx.Err() == nil {
+					b.Errorf("Acquire for %s: %v", tenant, err)
+				}
 				return // the span is over
 			}
 			to := time.Now()
@@ -77,7 +81,10 @@ func tenantLimitRun(b *testing.B, limit config.Limit, span time.Duration, withLi
 				others.Add(1)
 				time.Sleep(time.Millisecond)
 			}
-			_ = l.Release(context.Background())
+			if err := l.Release(context.Background()); err != nil {
+				b.Errorf("Release for %s: %v", tenant, err)
+				return
+			}
 		}
 	}
 	for i := range 12 {
