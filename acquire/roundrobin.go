@@ -1,9 +1,6 @@
 package acquire
 
-import (
-	"math/bits"
-	"sync/atomic"
-)
+import "github.com/crsched/crs/internal/rotation"
 
 // RoundRobin spreads Acquire calls evenly over the shards regardless of how
 // full they are. It is the cheapest strategy that never starves a shard, and
@@ -16,11 +13,7 @@ import (
 // exactness; AdaptiveStrategy, and WeightedStrategy whose weights fit the
 // shards, avoid shared writes.
 type RoundRobin struct {
-	// Padding keeps the counter on its own cache line so that a hot
-	// RoundRobin does not slow down whatever is allocated next to it.
-	_     [56]byte
-	calls atomic.Uint64
-	_     [56]byte
+	turns rotation.Counter // padded: a hot RoundRobin slows nothing next to it
 }
 
 // NewRoundRobin returns a round-robin strategy whose first pick is shard 0.
@@ -33,41 +26,7 @@ func NewRoundRobin() AcquireStrategy { return &RoundRobin{} }
 // without touching the counter, so a single-shard scheduler pays no
 // cross-core traffic. With ShardCount() < 1 there is no valid answer; it
 // returns 0 and leaves the error to the scheduler's range check.
-func (r *RoundRobin) Select(view ShardView) int { return r.next(view.ShardCount()) }
-
-// next is Select for a caller that knows the shard count, n, as
-// WeightedStrategy's fallback does: it takes the next shard of the same
-// rotation.
-func (r *RoundRobin) next(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	// Add returns the incremented value; subtract one so the first pick
-	// is shard 0. The low 32 bits wrap every 2^32 calls, where the
-	// rotation skips at most n-1 shards once: irrelevant in practice.
-	return fastmod(uint32(r.calls.Add(1)-1), n)
-}
-
-// fastmod returns c % n without a divide instruction, which costs tens of
-// cycles on some CPUs and would dominate Select: Lemire's exact
-// multiply-shift reduction, with the per-n constant precomputed for the
-// shard counts a scheduler allows.
-func fastmod(c uint32, n int) int {
-	if n >= len(fastmodM) {
-		return int(c % uint32(n))
-	}
-	lo := fastmodM[n] * uint64(c)
-	hi, _ := bits.Mul64(lo, uint64(n))
-	return int(hi)
-}
-
-// fastmodM[n] = ceil(2^64 / n), for n in [1, 1024].
-var fastmodM = func() (m [1025]uint64) {
-	for n := 2; n < len(m); n++ {
-		m[n] = ^uint64(0)/uint64(n) + 1
-	}
-	return m
-}()
+func (r *RoundRobin) Select(view ShardView) int { return r.turns.Next(view.ShardCount()) }
 
 // String names the strategy as CRS did, for Stats.
 func (r *RoundRobin) String() string { return "RoundRobin" }

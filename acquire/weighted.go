@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/crsched/crs/internal/rotation"
 )
 
 // WeightedStrategy sends a fixed share of Acquire calls to each shard, for
@@ -32,9 +34,10 @@ type WeightedStrategy struct {
 	weights []uint
 	// columns is the alias table; nil when no weight is positive.
 	columns []column
-	// rotation serves the fallback. It is only written while falling
-	// back, so a configuration that matches pays no shared write.
-	rotation RoundRobin
+	// turns serves the fallback, RoundRobin's rotation. It is only
+	// written while falling back, so a configuration that matches pays
+	// no shared write.
+	turns rotation.Counter
 }
 
 // column i of the alias table is kept with probability threshold/2^64,
@@ -128,7 +131,7 @@ func (w *WeightedStrategy) Select(view ShardView) int {
 		return 0
 	}
 	if len(w.columns) != n {
-		return w.rotation.next(n)
+		return w.turns.Next(n)
 	}
 	// One draw gives both the column (high word) and the coin for it (low
 	// word, uniform to within n/2^64 and independent of the column).

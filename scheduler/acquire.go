@@ -110,8 +110,8 @@ func (s *Scheduler[T, ID]) request(ctx context.Context, start int, id acquire.Af
 }
 
 // strategyStart asks the strategy for the first shard to look in, and
-// checks the shard it names. The default strategy is the scheduler's own
-// rotation (search.Rotation).
+// checks the shard it names. The default strategy is acquire.RoundRobin's
+// rotation, asked without the interface (see docs/BENCHMARKS.md).
 func (s *Scheduler[T, ID]) strategyStart() (int, error) {
 	if s.strategy == nil {
 		return s.rotation.Next(len(s.shards)), nil

@@ -41,9 +41,6 @@ func New[T any, ID comparable](cfg config.Config[T, ID]) (*Scheduler[T, ID], err
 	}
 	s.pool.Health = shard.Health{Ejection: cfg.Ejection, ReleaseCooldown: cfg.ReleaseCooldown}
 	s.pool.LeaseTTL = cfg.LeaseTTL
-	if s.strategy == nil {
-		s.rotation.Init(len(s.shards))
-	}
 	s.epoch = s.clock.Now()
 	if s.tenants != nil {
 		t, err := askTenant(s.tenants, "")

@@ -15,6 +15,7 @@ import (
 	"github.com/crsched/crs/internal/dispatch"
 	"github.com/crsched/crs/internal/lookup"
 	"github.com/crsched/crs/internal/node"
+	"github.com/crsched/crs/internal/rotation"
 	"github.com/crsched/crs/internal/search"
 	"github.com/crsched/crs/internal/shard"
 	"github.com/crsched/crs/internal/waiting"
@@ -58,7 +59,7 @@ type Scheduler[T any, ID comparable] struct {
 	tenantTable sync.Map
 	defTenant   *budget.Tenant
 	strategy    acquire.AcquireStrategy // nil: the default strategy, rotation
-	rotation    search.Rotation
+	rotation    rotation.Counter
 	view        acquire.ShardView
 
 	shards []shard.Shard[T, ID]

@@ -1,17 +1,12 @@
-package search
+package rotation
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/crsched/crs/config"
-)
-
-// The rotation starts at shard 0 and then follows acquire.NewRoundRobin:
-// the turn count modulo the shard count, taken of its low 32 bits.
-func TestRotationMatchesRoundRobin(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7, 8, 32, 1000, config.MaxHeapCount} {
-		var r Rotation
-		r.Init(n)
+// The rotation starts at shard 0; each turn is the turn count modulo the
+// shard count, taken of its low 32 bits.
+func TestTheRotationIsTheTurnCountModuloTheShards(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 8, 32, 1000, 1024} { // 1024: config.MaxHeapCount
+		var r Counter
 		if got := r.Next(n); got != 0 {
 			t.Fatalf("%d shards: the first turn starts at %d, want 0", n, got)
 		}

@@ -1,4 +1,4 @@
-package acquire
+package rotation
 
 import "testing"
 
