@@ -80,6 +80,33 @@ func TestAParkedClassWaitsForItsParkingToEnd(t *testing.T) {
 	}
 }
 
+// When the wake of the earliest parking comes, the next parking gets a
+// wake of its own.
+func TestTheWakeOfOneParkingArmsTheNext(t *testing.T) {
+	now := int64(0)
+	q := Queue[int]{Now: func() int64 { return now }}
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	a1, b1 := tenantWaiter(a, 0), tenantWaiter(b, 0)
+	q.Push(a1)
+	q.Push(b1)
+	if q.Pop() != a1 || q.Pop() != b1 {
+		t.Fatal("first come, first served")
+	}
+	if _, arm := q.Park(a1, 100); !arm {
+		t.Fatal("the first parking must ask for a wake")
+	}
+	if _, arm := q.Park(b1, 200); arm {
+		t.Fatal("a later parking asked for a wake while an earlier one is armed")
+	}
+	now = 100 // the wake comes
+	if at, arm := q.NextPark(); at != 200 || !arm {
+		t.Fatalf("NextPark at the first wake = %d, %v; want 200, true", at, arm)
+	}
+	if _, arm := q.NextPark(); arm {
+		t.Fatal("a second wake asked for the same parking")
+	}
+}
+
 // In the strict order a caller queues behind every waiter but those
 // parked on their tenant's budgets, unless it is of a parked class
 // itself; a class back from parking holds callers back again, and so
