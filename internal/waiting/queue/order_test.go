@@ -142,3 +142,21 @@ func TestOnlyWaitersThatAreNotParkedHoldBackACallerOfAnotherClass(t *testing.T) 
 		t.Fatalf("%d waiters counted as parked in an empty queue", q.parkedN.Load())
 	}
 }
+
+// A class counts the grants and share units of its callers that did not
+// wait and of its waiters alike.
+func TestAClassCountsGrantsToCallersAndToWaiters(t *testing.T) {
+	var q Queue[int]
+	a := &budget.Tenant{Name: "a", Weight: 1}
+	q.Granted(a, 0, 3) // a caller that did not wait
+	w := tenantWaiter(a, 0)
+	q.Push(w)
+	if q.Pop() != w {
+		t.Fatal("the waiter")
+	}
+	q.GrantedTo(w, 5)
+	got := q.Classes()
+	if len(got) != 1 || got[0] != (ClassStats{Tenant: "a", Grants: 2, Usage: 8}) {
+		t.Fatalf("Classes() = %+v, want a's 2 grants and 8 units, no waiter", got)
+	}
+}
