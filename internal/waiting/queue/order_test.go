@@ -160,3 +160,33 @@ func TestAClassCountsGrantsToCallersAndToWaiters(t *testing.T) {
 		t.Fatalf("Classes() = %+v, want a's 2 grants and 8 units, no waiter", got)
 	}
 }
+
+// The default class is a class like any other: parked, it holds back
+// callers of the default tenant, and no one else.
+func TestAParkedDefaultClassHoldsBackItsOwnCallersAlone(t *testing.T) {
+	q := Queue[int]{Now: func() int64 { return 0 }, Strict: true}
+	w := tenantWaiter(nil, 0)
+	q.Push(w)
+	if q.ParkQueued(w, 100); !q.MustQueue(nil, 0) || q.MustQueue(&budget.Tenant{Name: "a", Weight: 1}, 0) {
+		t.Fatal("a parked default class must hold back the default tenant alone")
+	}
+}
+
+// A parking that ends before the one a wake is armed for asks for a wake
+// of its own.
+func TestAnEarlierParkingAsksForAnEarlierWake(t *testing.T) {
+	q := Queue[int]{Now: func() int64 { return 0 }}
+	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
+	a1, b1 := tenantWaiter(a, 0), tenantWaiter(b, 0)
+	q.Push(a1)
+	q.Push(b1)
+	if arm := q.ParkQueued(a1, 200); !arm {
+		t.Fatal("the first parking must ask for a wake")
+	}
+	if arm := q.ParkQueued(b1, 100); !arm {
+		t.Fatal("an earlier parking did not ask for its wake")
+	}
+	if at, arm := q.NextPark(); arm || at != 0 {
+		t.Fatalf("NextPark = %d, %v: a wake is already asked for the earliest parking", at, arm)
+	}
+}
