@@ -12,6 +12,16 @@ func tenantWaiter(t *budget.Tenant, prio int) *Waiter[int] {
 	return w
 }
 
+// pushTwo queues a waiter of tenant a at priority prio, then one of
+// tenant b at 0.
+func pushTwo(q *Queue[int], prio int) (a1, b1 *Waiter[int]) {
+	a1 = tenantWaiter(&budget.Tenant{Name: "a", Weight: 1}, prio)
+	b1 = tenantWaiter(&budget.Tenant{Name: "b", Weight: 1}, 0)
+	q.Push(a1)
+	q.Push(b1)
+	return a1, b1
+}
+
 // A higher priority goes first, whatever the virtual times; within one
 // priority the class with the least virtual time; within a class, the
 // oldest.
@@ -57,10 +67,7 @@ func TestASkippedClassIsPassedOverOnlyByThePassThatSkippedIt(t *testing.T) {
 func TestAParkedClassWaitsForItsParkingToEnd(t *testing.T) {
 	now := int64(0)
 	q := Queue[int]{Now: func() int64 { return now }}
-	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
-	a1, b1 := tenantWaiter(a, 5), tenantWaiter(b, 0)
-	q.Push(a1)
-	q.Push(b1)
+	a1, b1 := pushTwo(&q, 5)
 	if q.Pop() != a1 {
 		t.Fatal("priority")
 	}
@@ -85,10 +92,7 @@ func TestAParkedClassWaitsForItsParkingToEnd(t *testing.T) {
 func TestTheWakeOfOneParkingArmsTheNext(t *testing.T) {
 	now := int64(0)
 	q := Queue[int]{Now: func() int64 { return now }}
-	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
-	a1, b1 := tenantWaiter(a, 0), tenantWaiter(b, 0)
-	q.Push(a1)
-	q.Push(b1)
+	a1, b1 := pushTwo(&q, 0)
 	if q.Pop() != a1 || q.Pop() != b1 {
 		t.Fatal("first come, first served")
 	}
@@ -176,10 +180,7 @@ func TestAParkedDefaultClassHoldsBackItsOwnCallersAlone(t *testing.T) {
 // of its own.
 func TestAnEarlierParkingAsksForAnEarlierWake(t *testing.T) {
 	q := Queue[int]{Now: func() int64 { return 0 }}
-	a, b := &budget.Tenant{Name: "a", Weight: 1}, &budget.Tenant{Name: "b", Weight: 1}
-	a1, b1 := tenantWaiter(a, 0), tenantWaiter(b, 0)
-	q.Push(a1)
-	q.Push(b1)
+	a1, b1 := pushTwo(&q, 0)
 	if arm := q.ParkQueued(a1, 200); !arm {
 		t.Fatal("the first parking must ask for a wake")
 	}
